@@ -1,0 +1,542 @@
+#!/usr/bin/env bash
+# Tollgate load benchmark: mock upstream direct vs nginx reverse proxy vs Tollgate.
+# See bench/README.md for what every figure means. Run from anywhere:
+#   bench/run.sh                      # default: 3 runs, 20 s RSS soak, ~4-5 minutes
+#   BENCH_SOAK=60 bench/run.sh        # 60 s RSS soak per proxy
+# Environment (all optional):
+#   BENCH_RUNS=3            runs per case; medians are reported
+#   BENCH_DURATION=5        seconds of wrk per connection count (16 and 64)
+#   BENCH_RATE=5000         fixed offered rate (req/s) for the latency test
+#   BENCH_RATE_DURATION=8   measured seconds of the fixed-rate test (after 1 s warm-up)
+#   BENCH_RATE_CONNS=32     keep-alive connections of the fixed-rate test
+#   BENCH_TTFB_COUNT=2000   sequential streaming requests per TTFB measurement
+#   BENCH_SOAK=20           seconds of the RSS soak (fixed rate) per proxy; 0 disables
+#   BENCH_TARGETS="direct nginx tollgate"
+#   BENCH_PROXY_CPU=0       CPU for the proxy under test
+#   BENCH_LOAD_CPU=1        CPU for the load generators and the mock upstream
+#   TOLLGATE_BIN=build/tollgate
+#   BENCH_TOLLGATE_LOG=FILE where Tollgate's stderr (access log) goes; default /dev/null
+#   BENCH_KEEP=1            keep the temporary run directory under build/bench/
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH="$ROOT/bench"
+OUT="$ROOT/build/bench"
+
+RUNS=${BENCH_RUNS:-3}
+DUR=${BENCH_DURATION:-5}
+RATE=${BENCH_RATE:-5000}
+RATE_DUR=${BENCH_RATE_DURATION:-8}
+RATE_CONNS=${BENCH_RATE_CONNS:-32}
+TTFB_N=${BENCH_TTFB_COUNT:-2000}
+SOAK=${BENCH_SOAK:-20}
+TARGETS=${BENCH_TARGETS:-direct nginx tollgate}
+PROXY_CPU=${BENCH_PROXY_CPU:-0}
+LOAD_CPU=${BENCH_LOAD_CPU:-1}
+TOLLGATE_BIN=${TOLLGATE_BIN:-$ROOT/build/tollgate}
+TOLLGATE_LOG=${BENCH_TOLLGATE_LOG:-/dev/null}
+KEEP=${BENCH_KEEP:-0}
+
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+int_in() {  # int_in NAME VALUE MIN MAX
+  [[ $2 =~ ^[0-9]+$ ]] || die "$1 must be a non-negative integer (got '$2')"
+  ((10#$2 >= $3 && 10#$2 <= $4)) || die "$1 must be in [$3, $4] (got $2)"
+}
+int_in BENCH_RUNS "$RUNS" 1 20
+int_in BENCH_DURATION "$DUR" 1 120
+int_in BENCH_RATE "$RATE" 1 200000
+int_in BENCH_RATE_DURATION "$RATE_DUR" 1 600
+int_in BENCH_RATE_CONNS "$RATE_CONNS" 1 1024
+int_in BENCH_TTFB_COUNT "$TTFB_N" 1 100000
+int_in BENCH_SOAK "$SOAK" 0 3600
+int_in BENCH_PROXY_CPU "$PROXY_CPU" 0 4095
+int_in BENCH_LOAD_CPU "$LOAD_CPU" 0 4095
+for t in $TARGETS; do
+  case $t in direct | nginx | tollgate) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
+done
+
+for tool in wrk nginx g++ taskset timeout; do
+  command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found (see bench/README.md, Requirements)"
+done
+taskset -c "$PROXY_CPU" true 2>/dev/null || die "cannot pin to CPU $PROXY_CPU (BENCH_PROXY_CPU)"
+taskset -c "$LOAD_CPU" true 2>/dev/null || die "cannot pin to CPU $LOAD_CPU (BENCH_LOAD_CPU)"
+[[ $PROXY_CPU != "$LOAD_CPU" ]] || log "warning: proxy and load generator share CPU $PROXY_CPU"
+
+# ------------------------------------------------------------------ processes and cleanup
+
+mkdir -p "$OUT"
+WORK=$(mktemp -d "$OUT/run.XXXXXX")
+declare -a STARTED=()  # "pid:starttime" of every process this script started
+
+proc_start_time() { # field 22 of /proc/PID/stat; empty if gone
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  s=${s##*) }
+  set -- $s
+  echo "${20}"
+}
+
+remember() { # remember PID...
+  local p st
+  for p in "$@"; do
+    st=$(proc_start_time "$p")
+    [[ -n $st ]] && STARTED+=("$p:$st")
+  done
+  return 0
+}
+
+alive() { # alive "pid:starttime" -> still the process we started?
+  local p=${1%%:*} st=${1##*:}
+  [[ "$(proc_start_time "$p")" == "$st" ]]
+}
+
+stop_pids() { # stop_pids root|all "pid:starttime"... : TERM (the first, or all), wait up to 5 s, then KILL
+  local how=$1 e i any
+  shift
+  if [[ $how == root ]]; then
+    alive "$1" && kill -TERM "${1%%:*}" 2>/dev/null || true
+  else
+    for e in "$@"; do alive "$e" && kill -TERM "${e%%:*}" 2>/dev/null || true; done
+  fi
+  for ((i = 0; i < 50; i++)); do
+    any=0
+    for e in "$@"; do alive "$e" && any=1; done
+    ((any)) || break
+    sleep 0.1
+  done
+  for e in "$@"; do alive "$e" && kill -KILL "${e%%:*}" 2>/dev/null || true; done
+  for e in "$@"; do wait "${e%%:*}" 2>/dev/null || true; done
+  return 0
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  ((${#STARTED[@]})) && stop_pids all "${STARTED[@]}"
+  if [[ $KEEP == 1 ]]; then
+    log "kept $WORK"
+  else
+    rm -rf "$WORK"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+children_of() { # direct children of PID
+  local f d s
+  local -a fld
+  if ls "/proc/$1/task/"*/children >/dev/null 2>&1; then
+    for f in "/proc/$1/task/"*/children; do
+      cat "$f" 2>/dev/null || true
+    done | tr ' ' '\n' | grep -E '^[0-9]+$' || true
+    return 0
+  fi
+  for d in /proc/[0-9]*; do  # fallback: scan parent PIDs (no name matching)
+    s=$(cat "$d/stat" 2>/dev/null) || continue
+    s=${s##*) }
+    read -r -a fld <<<"$s"
+    [[ ${fld[1]} == "$1" ]] && echo "${d#/proc/}"
+  done
+  return 0
+}
+
+tree_of() { # PID and its descendants (two levels: nginx master/workers, a possible tollgate worker)
+  local c g
+  echo "$1"
+  for c in $(children_of "$1"); do
+    echo "$c"
+    for g in $(children_of "$c"); do echo "$g"; done
+  done
+}
+
+run_capture() { # run_capture OUTFILE CMD... : background, tracked for cleanup, waited for
+  local out=$1 pid
+  shift
+  "$@" >"$out" 2>>"$WORK/commands.err" &
+  pid=$!
+  remember "$pid"
+  wait "$pid" || true
+}
+
+cpu_ticks() { # sum of utime+stime over the given PIDs
+  local p s sum=0
+  for p in "$@"; do
+    s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    s=${s##*) }
+    set -- $s
+    sum=$((sum + ${12} + ${13}))
+  done
+  echo "$sum"
+}
+
+wait_port() { # wait_port PORT PID LOGFILE: up to 10 s for a TCP accept
+  local i
+  for ((i = 0; i < 200; i++)); do
+    kill -0 "$2" 2>/dev/null || { cat "$3" >&2 2>/dev/null; die "process $2 exited during startup"; }
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  cat "$3" >&2 2>/dev/null
+  die "nothing listening on 127.0.0.1:$1 after 10 s"
+}
+
+# ------------------------------------------------------------------ build the load generator
+
+LOADGEN="$OUT/loadgen"
+log "compiling bench/loadgen.cpp"
+g++ -O2 -std=c++20 -Wall -Wextra -o "$LOADGEN" "$BENCH/loadgen.cpp" || die "loadgen build failed"
+freeport() { "$LOADGEN" freeport; }
+
+# ------------------------------------------------------------------ payloads
+
+BODY_DIRECT="$WORK/body-direct.json"        # model gpt-4o-mini (what the upstream expects)
+BODY_TOLLGATE="$WORK/body-tollgate.json"    # model bench_model (same length)
+BODY_DIRECT_SSE="$WORK/body-direct-stream.json"
+BODY_TOLLGATE_SSE="$WORK/body-tollgate-stream.json"
+SRC_BODY="$BENCH/chat_request.json"
+grep -q '"model":"gpt-4o-mini"' "$SRC_BODY" || die "chat_request.json must contain \"model\":\"gpt-4o-mini\""
+grep -q '"stream":false' "$SRC_BODY" || die "chat_request.json must contain \"stream\":false"
+tr -d '\n' <"$SRC_BODY" >"$BODY_DIRECT"
+sed 's/"model":"gpt-4o-mini"/"model":"bench_model"/' "$BODY_DIRECT" >"$BODY_TOLLGATE"
+sed 's/"stream":false/"stream":true/' "$BODY_DIRECT" >"$BODY_DIRECT_SSE"
+sed 's/"stream":false/"stream":true/' "$BODY_TOLLGATE" >"$BODY_TOLLGATE_SSE"
+log "request body: $(wc -c <"$BODY_DIRECT") bytes"
+
+# ------------------------------------------------------------------ mock upstream (CPU $LOAD_CPU)
+
+render() { # render TEMPLATE OUTFILE KEY=VALUE...
+  local tpl=$1 out=$2 kv args=()
+  shift 2
+  for kv in "$@"; do args+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+  sed "${args[@]}" "$tpl" >"$out"
+  ! grep -q '@[A-Z_]*@' "$out" || die "unreplaced placeholder in $out"
+}
+
+start_nginx() { # start_nginx NAME CPU TEMPLATE KEY=VALUE... ; sets NG_PID NG_PREFIX
+  local name=$1 cpu=$2 tpl=$3
+  shift 3
+  NG_PREFIX="$WORK/$name"
+  mkdir -p "$NG_PREFIX/tmp"
+  render "$tpl" "$NG_PREFIX/nginx.conf" PREFIX="$NG_PREFIX" "$@"
+  nginx -t -q -p "$NG_PREFIX" -c "$NG_PREFIX/nginx.conf" -e "$NG_PREFIX/error.log" \
+    >"$NG_PREFIX/stderr.log" 2>&1 || { cat "$NG_PREFIX/stderr.log" >&2; die "nginx config test failed ($name)"; }
+  taskset -c "$cpu" nginx -p "$NG_PREFIX" -c "$NG_PREFIX/nginx.conf" -e "$NG_PREFIX/error.log" \
+    >>"$NG_PREFIX/stderr.log" 2>&1 &
+  NG_PID=$!
+  remember "$NG_PID"
+}
+
+MOCK_JSON_PORT=$(freeport)
+MOCK_SSE_PORT=$(freeport)
+while [[ $MOCK_SSE_PORT == "$MOCK_JSON_PORT" ]]; do MOCK_SSE_PORT=$(freeport); done
+start_nginx mock "$LOAD_CPU" "$BENCH/nginx/mock.conf.in" JSON_PORT="$MOCK_JSON_PORT" SSE_PORT="$MOCK_SSE_PORT"
+MOCK_PID=$NG_PID
+wait_port "$MOCK_JSON_PORT" "$MOCK_PID" "$NG_PREFIX/stderr.log"
+wait_port "$MOCK_SSE_PORT" "$MOCK_PID" "$NG_PREFIX/stderr.log"
+MOCK_TREE=$(tree_of "$MOCK_PID" | tr '\n' ' ')
+remember $MOCK_TREE
+log "mock upstream: json 127.0.0.1:$MOCK_JSON_PORT, sse 127.0.0.1:$MOCK_SSE_PORT (pids $MOCK_TREE)"
+
+# ------------------------------------------------------------------ proxies under test (CPU $PROXY_CPU)
+
+# start_target TARGET MODE(json|sse): sets T_PORT, T_PIDS (watched), T_STOP (to stop), T_BODY, T_EXPECT
+start_target() {
+  local target=$1 mode=$2 upstream
+  if [[ $mode == json ]]; then upstream=$MOCK_JSON_PORT; else upstream=$MOCK_SSE_PORT; fi
+  T_STOP=()
+  case $target in
+    direct)
+      T_PORT=$upstream
+      T_PIDS=$MOCK_TREE
+      [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
+      ;;
+    nginx)
+      local port buffering=on
+      port=$(freeport)
+      [[ $mode == sse ]] && buffering=off
+      start_nginx "proxy-$mode" "$PROXY_CPU" "$BENCH/nginx/proxy.conf.in" \
+        LISTEN_PORT="$port" UPSTREAM_PORT="$upstream" PROXY_BUFFERING="$buffering"
+      wait_port "$port" "$NG_PID" "$NG_PREFIX/stderr.log"
+      T_PORT=$port
+      T_PIDS=$(tree_of "$NG_PID" | tr '\n' ' ')
+      [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
+      ;;
+    tollgate)
+      local dir="$WORK/tollgate-$mode" pid i line=""
+      mkdir -p "$dir"
+      cat >"$dir/tollgate.toml" <<EOF
+[gateway]
+listen = "127.0.0.1:0"
+auth = "open"
+workers = 1
+
+[models.bench_model]
+routing = ["mock"]
+[models.bench_model.providers.mock]
+type = "openai"
+api_base = "http://127.0.0.1:$upstream/v1"
+model = "gpt-4o-mini"
+EOF
+      taskset -c "$PROXY_CPU" "$TOLLGATE_BIN" serve --config "$dir/tollgate.toml" \
+        >"$dir/stdout.log" 2>"$TOLLGATE_LOG" &
+      pid=$!
+      remember "$pid"
+      for ((i = 0; i < 300; i++)); do
+        line=$(grep -m1 -o 'tollgate listening on 127\.0\.0\.1:[0-9]*' "$dir/stdout.log" 2>/dev/null || true)
+        [[ -n $line ]] && break
+        kill -0 "$pid" 2>/dev/null || { cat "$dir/stdout.log" >&2; die "tollgate exited during startup (set BENCH_TOLLGATE_LOG=FILE to keep its stderr)"; }
+        sleep 0.05
+      done
+      [[ -n $line ]] || { cat "$dir/stdout.log" >&2; die "tollgate printed no 'tollgate listening on 127.0.0.1:PORT' within 15 s (is stdout flushed?)"; }
+      T_PORT=${line##*:}
+      wait_port "$T_PORT" "$pid" "$dir/stdout.log"
+      T_PIDS=$(tree_of "$pid" | tr '\n' ' ')
+      [[ $mode == json ]] && T_BODY=$BODY_TOLLGATE || T_BODY=$BODY_TOLLGATE_SSE
+      ;;
+  esac
+  local p
+  if [[ $target != direct ]]; then
+    remember $T_PIDS
+    for p in $T_PIDS; do T_STOP+=("$p:$(proc_start_time "$p")"); done
+  fi
+  [[ $mode == json ]] && T_EXPECT='chat.completion' || T_EXPECT='[DONE]'
+  return 0
+}
+
+stop_target() { ((${#T_STOP[@]})) && stop_pids root "${T_STOP[@]}"; T_STOP=(); return 0; }
+
+# Sanity: one request must succeed with the expected body before measuring.
+check_path() { # check_path LABEL
+  local r
+  run_capture "$WORK/out.txt" timeout 20 taskset -c "$LOAD_CPU" "$LOADGEN" ttfb --port "$T_PORT" --body "$T_BODY" \
+    --count 1 --warmup 0 --expect "$T_EXPECT" --marker "" --max-seconds 10
+  r=$(cat "$WORK/out.txt")
+  [[ $(kv measured "$r") == 1 ]] || { log "$1: sanity request failed: $r"; return 1; }
+}
+
+kv() { # kv KEY "RESULT ... KEY=VALUE ..."
+  sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2" | head -n1
+}
+
+# ------------------------------------------------------------------ result store and math
+
+declare -A VALS=()   # "target|metric" -> space-separated per-run values
+declare -a WARN=()
+add() { VALS["$1|$2"]="${VALS["$1|$2"]:-} $3"; }
+median() { # median of the words in $1 ("-" if none)
+  tr ' ' '\n' <<<"$1" | grep -E '^-?[0-9.]+(e[-+]?[0-9]+)?$' | sort -g | awk '
+    { v[NR] = $1 } END { if (NR == 0) { print "-"; exit } if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+med() { median "${VALS["$1|$2"]:-}"; }
+calc() { awk "BEGIN { x = $1; printf \"%.${2:-2}f\", x }"; }
+
+run_wrk() { # run_wrk TARGET CONNS RUN
+  local target=$1 c=$2 run=$3 out ticks0 ticks1 reqs dur errs rps cpu tck
+  tck=$(getconf CLK_TCK)
+  ticks0=$(cpu_ticks $T_PIDS)
+  BENCH_BODY="$T_BODY" run_capture "$WORK/out.txt" timeout $((DUR + 30)) taskset -c "$LOAD_CPU" \
+    wrk -t1 -c"$c" -d"${DUR}s" --timeout 5s -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/v1/chat/completions"
+  ticks1=$(cpu_ticks $T_PIDS)
+  out=$(grep '^RESULT' "$WORK/out.txt" || true)
+  reqs=$(kv requests "$out")
+  dur=$(kv duration_us "$out")
+  [[ -n $reqs && -n $dur && $reqs -gt 0 ]] || { WARN+=("$target run $run: wrk -c$c produced no result"); return 0; }
+  errs=$(($(kv connect_err "$out") + $(kv read_err "$out") + $(kv write_err "$out") + $(kv status_err "$out") + $(kv timeout_err "$out")))
+  ((errs == 0)) || WARN+=("$target run $run: wrk -c$c had $errs errors")
+  rps=$(calc "$reqs / ($dur / 1e6)" 0)
+  cpu=$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $reqs" 2)
+  add "$target" "rps$c" "$rps"
+  add "$target" "cpu$c" "$cpu"
+  add "$target" "util$c" "$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $dur * 100" 0)"
+  log "  $target -c$c: $rps req/s, $cpu us CPU/req"
+}
+
+run_rate() { # run_rate TARGET RUN
+  local target=$1 run=$2 out bad
+  run_capture "$WORK/out.txt" timeout $((RATE_DUR + 30)) taskset -c "$LOAD_CPU" "$LOADGEN" rate --port "$T_PORT" \
+    --body "$T_BODY" --rate "$RATE" --conns "$RATE_CONNS" --duration "$RATE_DUR" --warmup 1 --drain 2 \
+    --expect "$T_EXPECT" --watch "$(tr ' ' ',' <<<"$T_PIDS")"
+  out=$(cat "$WORK/out.txt")
+  [[ $out == RESULT* ]] || { WARN+=("$target run $run: fixed-rate test produced no result"); return 0; }
+  bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))
+  ((bad == 0)) || WARN+=("$target run $run: fixed-rate test had $bad failed/unsent requests (achieved $(kv achieved_rps "$out") req/s)")
+  add "$target" p50 "$(calc "$(kv p50_us "$out") / 1000" 3)"
+  add "$target" p99 "$(calc "$(kv p99_us "$out") / 1000" 3)"
+  add "$target" cpurate "$(kv cpu_us_per_req "$out")"
+  add "$target" hwm "$(calc "$(kv hwm_kb "$out") / 1024" 1)"
+  log "  $target @${RATE}/s: p50 $(kv p50_us "$out") us, p99 $(kv p99_us "$out") us, $(kv cpu_us_per_req "$out") us CPU/req, achieved $(kv achieved_rps "$out") req/s"
+}
+
+run_ttfb() { # run_ttfb TARGET RUN
+  local target=$1 run=$2 out bad
+  run_capture "$WORK/out.txt" timeout 120 taskset -c "$LOAD_CPU" "$LOADGEN" ttfb --port "$T_PORT" --body "$T_BODY" \
+    --count "$TTFB_N" --warmup 100 --expect "$T_EXPECT" --max-seconds 90
+  out=$(cat "$WORK/out.txt")
+  [[ $out == RESULT* ]] || { WARN+=("$target run $run: TTFB test produced no result"); return 0; }
+  bad=$(($(kv errors "$out") + $(kv bad_status "$out") + $(kv bad_body "$out") + $(kv no_marker "$out")))
+  ((bad == 0)) || WARN+=("$target run $run: TTFB test had $bad failed requests")
+  add "$target" ttfb50 "$(calc "$(kv ttfb_p50_us "$out") / 1000" 3)"
+  add "$target" ttfb99 "$(calc "$(kv ttfb_p99_us "$out") / 1000" 3)"
+  log "  $target stream TTFB: p50 $(kv ttfb_p50_us "$out") us, p99 $(kv ttfb_p99_us "$out") us"
+}
+
+run_soak() { # run_soak TARGET
+  local target=$1 out s e
+  run_capture "$WORK/out.txt" timeout $((SOAK + 40)) taskset -c "$LOAD_CPU" "$LOADGEN" rate --port "$T_PORT" \
+    --body "$T_BODY" --rate "$RATE" --conns "$RATE_CONNS" --duration "$SOAK" --warmup 2 --drain 2 --sample-every 5 \
+    --expect "$T_EXPECT" --watch "$(tr ' ' ',' <<<"$T_PIDS")"
+  out=$(cat "$WORK/out.txt")
+  [[ $out == RESULT* ]] || { WARN+=("$target: soak produced no result"); return 0; }
+  s=$(kv rss_start_kb "$out")
+  e=$(kv rss_end_kb "$out")
+  add "$target" soak_start "$(calc "$s / 1024" 1)"
+  add "$target" soak_end "$(calc "$e / 1024" 1)"
+  add "$target" soak_growth_kb "$((e - s))"
+  add "$target" soak_hwm "$(calc "$(kv hwm_kb "$out") / 1024" 1)"
+  SOAK_SAMPLES["$target"]=$(kv rss_samples_kb "$out")
+  log "  $target soak ${SOAK}s @${RATE}/s: RSS ${s} -> ${e} KiB (samples every 5 s: $(kv rss_samples_kb "$out"))"
+}
+declare -A SOAK_SAMPLES=()
+
+# ------------------------------------------------------------------ main loop
+
+ACTIVE=()
+for t in $TARGETS; do
+  if [[ $t == tollgate && ! -x $TOLLGATE_BIN ]]; then
+    WARN+=("tollgate skipped: no executable at ${TOLLGATE_BIN#"$ROOT/"} (build it or set TOLLGATE_BIN)")
+    continue
+  fi
+  ACTIVE+=("$t")
+done
+((${#ACTIVE[@]})) || die "nothing to benchmark"
+
+declare -A BROKEN=()
+T_STOP=()
+START_TS=$(date +%s)
+log "targets: ${ACTIVE[*]}; runs: $RUNS; proxy on CPU $PROXY_CPU, load+mock on CPU $LOAD_CPU"
+for ((run = 1; run <= RUNS; run++)); do
+  for t in "${ACTIVE[@]}"; do
+    [[ -n ${BROKEN[$t]:-} ]] && continue
+    log "run $run/$RUNS: $t"
+    start_target "$t" json
+    if ! check_path "$t (json)"; then
+      BROKEN[$t]=1
+      WARN+=("$t: JSON path failed its sanity request; target dropped")
+      stop_target
+      continue
+    fi
+    # warm-up (not recorded): connections, upstream pool, allocator
+    BENCH_BODY="$T_BODY" run_capture /dev/null timeout 30 taskset -c "$LOAD_CPU" wrk -t1 -c64 -d1s \
+      -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/v1/chat/completions"
+    run_wrk "$t" 16 "$run"
+    run_wrk "$t" 64 "$run"
+    run_rate "$t" "$run"
+    stop_target
+
+    start_target "$t" sse
+    if check_path "$t (stream)"; then
+      run_ttfb "$t" "$run"
+    else
+      WARN+=("$t run $run: streaming path failed its sanity request")
+    fi
+    stop_target
+  done
+done
+
+if ((SOAK > 0)); then
+  for t in "${ACTIVE[@]}"; do
+    [[ $t == direct || -n ${BROKEN[$t]:-} ]] && continue
+    log "soak: $t, ${SOAK}s at ${RATE} req/s"
+    start_target "$t" json
+    run_soak "$t"
+    stop_target
+  done
+fi
+
+# ------------------------------------------------------------------ report
+
+ELAPSED=$(($(date +%s) - START_TS))
+has() { [[ " ${ACTIVE[*]} " == *" $1 "* && -z ${BROKEN[$1]:-} ]]; }
+cell() { if has "$1"; then med "$1" "$2"; else echo "-"; fi; }
+ratio() { # tollgate/nginx
+  local n g
+  n=$(cell nginx "$1"); g=$(cell tollgate "$1")
+  [[ $n == - || $g == - ]] && { echo "-"; return; }
+  awk -v n="$n" -v g="$g" 'BEGIN { if (n == 0) print "-"; else printf "%.2f", g / n }'
+}
+delta() { # tollgate - nginx, ms
+  local n g
+  n=$(cell nginx "$1"); g=$(cell tollgate "$1")
+  [[ $n == - || $g == - ]] && { echo "-"; return; }
+  awk -v n="$n" -v g="$g" 'BEGIN { printf "%+.3f ms", g - n }'
+}
+
+REPORT="$OUT/results.md"
+{
+  echo "Tollgate bench: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, nginx $(nginx -v 2>&1 | sed 's|.*/||'), runs=$RUNS (medians), wrk ${DUR}s per point, fixed rate ${RATE}/s over ${RATE_CONNS} conns for ${RATE_DUR}s, TTFB over ${TTFB_N} sequential requests, soak ${SOAK}s, request $(wc -c <"$BODY_DIRECT") bytes"
+  echo
+  printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "metric" "direct" "nginx" "tollgate" "tollgate/nginx"
+  printf '|%s|%s|%s|%s|%s|\n' "----------------------------------" "----------:" "----------:" "----------:" "----------------"
+  row() { # row LABEL METRIC KIND(ratio|delta)
+    local cmp
+    if [[ $3 == delta ]]; then cmp=$(delta "$2"); else cmp=$(ratio "$2"); fi
+    printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "$1" "$(cell direct "$2")" "$(cell nginx "$2")" "$(cell tollgate "$2")" "$cmp"
+  }
+  row "req/s @16 conns" rps16 ratio
+  row "req/s @64 conns" rps64 ratio
+  row "CPU busy @64 conns (%)" util64 ratio
+  row "CPU us/req @64 conns" cpu64 ratio
+  row "CPU us/req @${RATE} req/s" cpurate ratio
+  row "latency p50 @${RATE} req/s (ms)" p50 delta
+  row "latency p99 @${RATE} req/s (ms)" p99 delta
+  row "stream TTFB p50 (ms)" ttfb50 delta
+  row "stream TTFB p99 (ms)" ttfb99 delta
+  row "peak RSS VmHWM (MiB)" hwm ratio
+  if ((SOAK > 0)); then
+    row "soak RSS start (MiB)" soak_start ratio
+    row "soak RSS end (MiB)" soak_end ratio
+    row "soak RSS growth (KiB)" soak_growth_kb ratio
+  fi
+  echo
+  echo "direct = client -> mock upstream; its CPU/RSS figures are the mock nginx worker's (it shares CPU $LOAD_CPU with the client)."
+  echo "nginx/tollgate CPU figures sum every process of the proxy; RSS figures are the process that used the most CPU (the one serving requests)."
+  echo
+  echo "Targets (tollgate vs nginx):"
+  target_line() { printf '  %-52s %s\n' "$1" "$2"; }
+  verdict() { # verdict AWK-EXPR-over-n,g METRIC
+    local n g
+    n=$(cell nginx "$2"); g=$(cell tollgate "$2")
+    [[ $n == - || $g == - ]] && { echo "n/a"; return; }
+    awk -v n="$n" -v g="$g" "BEGIN { if ($1) print \"PASS\"; else print \"FAIL\" }"
+  }
+  target_line "req/s @64 conns >= 0.5x nginx" "$(verdict 'g >= 0.5 * n' rps64) ($(ratio rps64)x)"
+  target_line "CPU us/req <= 2x nginx (@${RATE} req/s)" "$(verdict 'g <= 2 * n' cpurate) ($(ratio cpurate)x)"
+  target_line "CPU us/req <= 2x nginx (@64 conns)" "$(verdict 'g <= 2 * n' cpu64) ($(ratio cpu64)x)"
+  target_line "p99 @${RATE} req/s within 0.3 ms of nginx" "$(verdict 'g - n <= 0.3' p99) ($(delta p99))"
+  target_line "stream TTFB p50 within 0.3 ms of nginx" "$(verdict 'g - n <= 0.3' ttfb50) ($(delta ttfb50))"
+  target_line "stream TTFB p99 within 0.3 ms of nginx" "$(verdict 'g - n <= 0.3' ttfb99) ($(delta ttfb99))"
+  if ((SOAK > 0)) && has tollgate; then
+    g=$(med tollgate soak_growth_kb)
+    s=$(med tollgate soak_start)
+    flat=$(awk -v g="$g" -v s="$s" 'BEGIN { lim = s * 1024 * 0.02; if (lim < 1024) lim = 1024; print (g <= lim) ? "PASS" : "FAIL" }')
+    target_line "RSS flat over ${SOAK}s soak (growth <= max(1 MiB, 2%))" "$flat (${g} KiB; samples ${SOAK_SAMPLES[tollgate]:-} KiB)"
+  else
+    target_line "RSS flat over soak" "n/a"
+  fi
+  if ((${#WARN[@]})); then
+    echo
+    echo "Warnings:"
+    for w in "${WARN[@]}"; do echo "  - $w"; done
+  fi
+  echo
+  echo "Elapsed: ${ELAPSED}s"
+} >"$REPORT"
+
+echo
+cat "$REPORT"
+echo
+log "report written to ${REPORT#"$ROOT/"}"

@@ -1,0 +1,20 @@
+-- wrk script for bench/run.sh: POST the chat-completions body whose path is in
+-- the environment variable BENCH_BODY, and print one machine-readable line.
+local f = assert(io.open(os.getenv("BENCH_BODY"), "rb"))
+local body = f:read("*a")
+f:close()
+
+wrk.method = "POST"
+wrk.body = body
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["Authorization"] = "Bearer sk-bench-0000000000000000"
+wrk.headers["User-Agent"] = "tollgate-bench/1"
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "RESULT requests=%d duration_us=%d connect_err=%d read_err=%d write_err=%d status_err=%d timeout_err=%d lat_p50_us=%d lat_p99_us=%d\n",
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end

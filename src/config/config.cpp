@@ -1,0 +1,431 @@
+#include "config/config.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+
+#include <rapidjson/document.h>
+#include <toml++/toml.h>
+
+#include "core/json.hpp"
+
+namespace tollgate::config {
+namespace {
+
+constexpr std::string_view kEnvPrefix = "env::";
+constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
+constexpr std::int64_t kMaxWorkers = 256;
+
+/// Walks one TOML table, remembering the dotted path for error messages.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string path, const std::string& file)
+      : table_(table), path_(std::move(path)), file_(file) {}
+
+  [[noreturn]] void fail(std::string_view key, std::string reason) const {
+    throw ConfigError(file_, qualified(key), std::move(reason));
+  }
+
+  std::string qualified(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+
+  void allowOnly(std::initializer_list<std::string_view> keys) const {
+    for (const auto& [k, _] : table_) {
+      if (std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
+        fail(k.str(), "unknown key");
+      }
+    }
+  }
+
+  const toml::node* find(std::string_view key) const { return table_.get(key); }
+
+  std::optional<std::string> string(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) {
+      return std::nullopt;
+    }
+    if (!n->is_string()) {
+      fail(key, "must be a string");
+    }
+    return n->as_string()->get();
+  }
+
+  std::optional<std::int64_t> integer(std::string_view key, std::int64_t min,
+                                      std::int64_t max) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) {
+      return std::nullopt;
+    }
+    if (!n->is_integer()) {
+      fail(key, "must be an integer");
+    }
+    const std::int64_t v = n->as_integer()->get();
+    if (v < min || v > max) {
+      fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
+    }
+    return v;
+  }
+
+  std::optional<double> number(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) {
+      return std::nullopt;
+    }
+    if (n->is_integer()) {
+      return static_cast<double>(n->as_integer()->get());
+    }
+    if (!n->is_floating_point()) {
+      fail(key, "must be a number");
+    }
+    const double v = n->as_floating_point()->get();
+    if (!(v >= 0) || v == std::numeric_limits<double>::infinity()) {
+      fail(key, "must be a finite number >= 0");
+    }
+    return v;
+  }
+
+  std::optional<bool> boolean(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) {
+      return std::nullopt;
+    }
+    if (!n->is_boolean()) {
+      fail(key, "must be true or false");
+    }
+    return n->as_boolean()->get();
+  }
+
+  std::optional<std::vector<std::string>> strings(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) {
+      return std::nullopt;
+    }
+    const toml::array* arr = n->as_array();
+    if (arr == nullptr) {
+      fail(key, "must be an array of strings");
+    }
+    std::vector<std::string> out;
+    for (const toml::node& item : *arr) {
+      if (!item.is_string()) {
+        fail(key, "must be an array of strings");
+      }
+      out.push_back(item.as_string()->get());
+    }
+    return out;
+  }
+
+  const toml::table* table(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) {
+      return nullptr;
+    }
+    if (!n->is_table()) {
+      fail(key, "must be a table");
+    }
+    return n->as_table();
+  }
+
+  Millis millis(std::string_view key, Millis fallback) const {
+    return Millis(integer(key, 1, kMaxTimeoutMs).value_or(fallback.count()));
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  const toml::table& table_;
+  std::string path_;
+  const std::string& file_;
+};
+
+void parseListen(const TableReader& r, Gateway& g) {
+  const auto listen = r.string("listen");
+  if (!listen) {
+    return;
+  }
+  const std::size_t colon = listen->rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    r.fail("listen", "must be HOST:PORT, e.g. 127.0.0.1:8080");
+  }
+  std::string host = listen->substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string port = listen->substr(colon + 1);
+  char* end = nullptr;
+  const long value = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || value < 0 || value > 65535) {
+    r.fail("listen", "port must be a number from 0 to 65535");
+  }
+  g.host = host;
+  g.port = static_cast<std::uint16_t>(value);
+}
+
+Gateway parseGateway(const TableReader& r) {
+  r.allowOnly({"listen", "auth", "workers", "max_header_bytes", "max_body_bytes",
+               "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms", "shutdown_timeout_ms"});
+  Gateway g;
+  parseListen(r, g);
+  if (const auto auth = r.string("auth"); auth && *auth != "open") {
+    r.fail("auth", "must be \"open\" (API keys are not available yet)");
+  }
+  g.workers = static_cast<unsigned>(r.integer("workers", 0, kMaxWorkers).value_or(0));
+  constexpr std::int64_t kMinHeader = 1024;
+  constexpr std::int64_t kMaxHeader = 1024 * 1024;
+  constexpr std::int64_t kMaxBody = 1024LL * 1024 * 1024;
+  g.max_header_bytes = static_cast<std::size_t>(
+      r.integer("max_header_bytes", kMinHeader, kMaxHeader).value_or(g.max_header_bytes));
+  g.max_body_bytes = static_cast<std::size_t>(
+      r.integer("max_body_bytes", 1, kMaxBody).value_or(g.max_body_bytes));
+  g.header_timeout = r.millis("header_timeout_ms", g.header_timeout);
+  g.body_timeout = r.millis("body_timeout_ms", g.body_timeout);
+  g.idle_timeout = r.millis("idle_timeout_ms", g.idle_timeout);
+  g.shutdown_timeout = r.millis("shutdown_timeout_ms", g.shutdown_timeout);
+  return g;
+}
+
+UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
+  UpstreamUrl url;
+  std::string_view rest = text;
+  if (rest.starts_with("https://")) {
+    url.tls = true;
+    rest.remove_prefix(8);
+  } else if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+  } else {
+    r.fail("api_base", "must start with http:// or https://");
+  }
+  const std::size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
+  while (path.ends_with('/')) {
+    path.remove_suffix(1);
+  }
+  if (path.find_first_of("?#") != std::string_view::npos ||
+      authority.find('@') != std::string_view::npos) {
+    r.fail("api_base", "must not carry credentials, a query or a fragment");
+  }
+  std::string_view host = authority;
+  std::string_view port = url.tls ? "443" : "80";
+  const std::size_t close = authority.rfind(']');
+  const std::size_t colon = authority.rfind(':');
+  if (colon != std::string_view::npos && (close == std::string_view::npos || colon > close)) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty() || port.empty() ||
+      port.find_first_not_of("0123456789") != std::string_view::npos || port.size() > 5) {
+    r.fail("api_base", "must be a URL with a host and an optional numeric port");
+  }
+  url.host = host;
+  url.port = port;
+  url.path = path;
+  return url;
+}
+
+Provider parseProvider(const TableReader& r, const std::string& name, const EnvLookup& env) {
+  r.allowOnly({"type", "api_base", "model", "api_key", "connect_timeout_ms",
+               "first_byte_timeout_ms", "total_timeout_ms"});
+  Provider p;
+  p.name = name;
+  const auto type = r.string("type");
+  if (!type) {
+    r.fail("type", "is required (\"openai\" or \"dummy\")");
+  }
+  if (*type == "openai") {
+    p.type = ProviderType::OpenAI;
+    const auto base = r.string("api_base");
+    if (!base) {
+      r.fail("api_base", "is required for type \"openai\"");
+    }
+    p.api_base = parseApiBase(r, *base);
+    const auto model = r.string("model");
+    if (!model || model->empty()) {
+      r.fail("model", "is required for type \"openai\" (the upstream's model name)");
+    }
+    p.model = *model;
+  } else if (*type == "dummy") {
+    p.type = ProviderType::Dummy;
+    for (std::string_view k : {"api_base", "api_key"}) {
+      if (r.find(k) != nullptr) {
+        r.fail(k, "is not used by type \"dummy\"");
+      }
+    }
+    p.model = r.string("model").value_or("echo");
+  } else {
+    r.fail("type", "must be \"openai\" or \"dummy\"");
+  }
+  if (const auto key = r.string("api_key")) {
+    if (!key->starts_with(kEnvPrefix) || key->size() == kEnvPrefix.size()) {
+      r.fail("api_key", "secrets come from the environment: write env::VARIABLE_NAME");
+    }
+    const std::string var = key->substr(kEnvPrefix.size());
+    const auto value = env(var);
+    if (!value || value->empty()) {
+      r.fail("api_key", "environment variable " + var + " is not set");
+    }
+    p.api_key = *value;
+  }
+  p.connect_timeout = r.millis("connect_timeout_ms", p.connect_timeout);
+  p.first_byte_timeout = r.millis("first_byte_timeout_ms", p.first_byte_timeout);
+  p.total_timeout = r.millis("total_timeout_ms", p.total_timeout);
+  return p;
+}
+
+std::string tableToJson(const toml::table& table) {
+  std::ostringstream out;
+  out << toml::json_formatter{table};
+  rapidjson::Document doc;
+  doc.Parse(out.str().c_str());
+  return json::serialize(doc);
+}
+
+Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& env) {
+  r.allowOnly({"display_name", "owned_by", "created", "is_active", "security",
+               "input_cost_per_token", "output_cost_per_token", "max_input_tokens",
+               "max_output_tokens", "input_modalities", "output_modalities", "model_info",
+               "routing", "providers"});
+  Model m;
+  m.id = id;
+  m.display_name = r.string("display_name").value_or(id);
+  m.owned_by = r.string("owned_by").value_or("tollgate");
+  m.created = r.integer("created", 0, std::numeric_limits<std::int64_t>::max()).value_or(0);
+  m.is_active = r.boolean("is_active").value_or(true);
+  for (const std::string& tag : r.strings("security").value_or(std::vector<std::string>{})) {
+    if (tag == "tee") {
+      m.tee = true;
+    } else if (tag == "zdr") {
+      m.zdr = true;
+    } else {
+      r.fail("security", "tags must be \"tee\" or \"zdr\", not \"" + tag + "\"");
+    }
+  }
+  m.input_cost_per_token = r.number("input_cost_per_token").value_or(0);
+  m.output_cost_per_token = r.number("output_cost_per_token").value_or(0);
+  constexpr std::int64_t kMaxTokens = std::numeric_limits<std::int32_t>::max();
+  m.max_input_tokens = r.integer("max_input_tokens", 0, kMaxTokens).value_or(0);
+  m.max_output_tokens = r.integer("max_output_tokens", 0, kMaxTokens).value_or(0);
+  m.input_modalities = r.strings("input_modalities").value_or(m.input_modalities);
+  m.output_modalities = r.strings("output_modalities").value_or(m.output_modalities);
+  if (const toml::table* info = r.table("model_info")) {
+    m.model_info_json = tableToJson(*info);
+  }
+
+  const auto routing = r.strings("routing");
+  if (!routing || routing->empty()) {
+    r.fail("routing", "is required: the provider names, in the order to try them");
+  }
+  const toml::table* providers = r.table("providers");
+  if (providers == nullptr) {
+    r.fail("providers", "is required: at least one [models." + id + ".providers.NAME] table");
+  }
+  const TableReader pr(*providers, r.qualified("providers"), r.file());
+  for (const auto& [name, node] : *providers) {
+    if (!node.is_table()) {
+      pr.fail(name.str(), "must be a table");
+    }
+    if (std::find(routing->begin(), routing->end(), name.str()) == routing->end()) {
+      pr.fail(name.str(), "is not listed in routing");
+    }
+  }
+  for (const std::string& name : *routing) {
+    if (std::count(routing->begin(), routing->end(), name) > 1) {
+      r.fail("routing", "lists \"" + name + "\" twice");
+    }
+    const toml::table* t = pr.table(name);
+    if (t == nullptr) {
+      r.fail("routing", "names provider \"" + name + "\", which has no table");
+    }
+    m.providers.push_back(
+        parseProvider(TableReader(*t, pr.qualified(name), r.file()), name, env));
+  }
+  return m;
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::string file, std::string key, std::string reason)
+    : std::runtime_error(file + ": " + key + ": " + reason),
+      file_(std::move(file)),
+      key_(std::move(key)),
+      reason_(std::move(reason)) {}
+
+const Model* Config::findModel(std::string_view id) const {
+  const auto it = std::lower_bound(models.begin(), models.end(), id,
+                                   [](const Model& m, std::string_view v) { return m.id < v; });
+  return it != models.end() && it->id == id ? &*it : nullptr;
+}
+
+std::optional<std::string> processEnv(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  return value == nullptr ? std::nullopt : std::optional<std::string>(value);
+}
+
+bool isModelId(std::string_view id) {
+  if (id.empty() || id.front() == '_' || id.back() == '_') {
+    return false;
+  }
+  char previous = 0;
+  for (const char c : id) {
+    const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!word && !(c == '_' && previous != '_')) {
+      return false;
+    }
+    previous = c;
+  }
+  return true;
+}
+
+Config parseConfig(std::string_view toml, const std::string& source, const EnvLookup& env) {
+  toml::table root;
+  try {
+    root = toml::parse(toml, source);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    throw ConfigError(source, "line " + std::to_string(where.line),
+                      std::string(e.description()));
+  }
+  const TableReader r(root, "", source);
+  r.allowOnly({"gateway", "models"});
+  Config config;
+  if (const toml::table* g = r.table("gateway")) {
+    config.gateway = parseGateway(TableReader(*g, "gateway", source));
+  }
+  const toml::table* models = r.table("models");
+  if (models == nullptr || models->empty()) {
+    r.fail("models", "at least one model is required");
+  }
+  const TableReader mr(*models, "models", source);
+  for (const auto& [id, node] : *models) {
+    if (!isModelId(id.str())) {
+      mr.fail(id.str(), "model ids are lowercase words joined by underscores, e.g. gpt_4o_mini");
+    }
+    if (!node.is_table()) {
+      mr.fail(id.str(), "must be a table");
+    }
+    config.models.push_back(
+        parseModel(TableReader(*node.as_table(), mr.qualified(id.str()), source),
+                   std::string(id.str()), env));
+  }
+  std::sort(config.models.begin(), config.models.end(),
+            [](const Model& a, const Model& b) { return a.id < b.id; });
+  return config;
+}
+
+Config loadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ConfigError(path, "file", "cannot be read");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseConfig(text.str(), path);
+}
+
+}  // namespace tollgate::config

@@ -1,0 +1,113 @@
+// Typed, validated gateway configuration, loaded once from TOML and shared read-only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tollgate::config {
+
+using Millis = std::chrono::milliseconds;
+
+/// How the gateway treats the Authorization header. Only the open mode exists until API keys land.
+enum class AuthMode { Open };
+
+enum class ProviderType { OpenAI, Dummy };
+
+/// An upstream base address split into its parts, e.g. https://api.example.com/v1.
+struct UpstreamUrl {
+  bool tls = false;
+  std::string host;
+  std::string port;
+  std::string path;  ///< Without a trailing slash, e.g. "/v1"; may be empty.
+};
+
+struct Provider {
+  std::string name;
+  ProviderType type = ProviderType::Dummy;
+  UpstreamUrl api_base;
+  std::string model;    ///< Name sent upstream.
+  std::string api_key;  ///< Resolved from the environment; empty when none.
+  Millis connect_timeout{5'000};
+  Millis first_byte_timeout{60'000};
+  Millis total_timeout{600'000};
+};
+
+struct Model {
+  std::string id;
+  std::string display_name;
+  std::string owned_by;
+  std::int64_t created = 0;
+  bool is_active = true;
+  bool tee = false;
+  bool zdr = false;
+  double input_cost_per_token = 0;
+  double output_cost_per_token = 0;
+  std::int64_t max_input_tokens = 0;
+  std::int64_t max_output_tokens = 0;
+  std::vector<std::string> input_modalities{"text"};
+  std::vector<std::string> output_modalities{"text"};
+  std::string model_info_json = "{}";  ///< Free-form object, as compact JSON.
+  std::vector<Provider> providers;     ///< In routing order.
+};
+
+struct Gateway {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8080;
+  AuthMode auth = AuthMode::Open;
+  unsigned workers = 0;  ///< 0: one per CPU this process may run on.
+  std::size_t max_header_bytes = 16 * 1024;
+  std::size_t max_body_bytes = 4 * 1024 * 1024;
+  Millis header_timeout{10'000};
+  Millis body_timeout{30'000};
+  Millis idle_timeout{60'000};
+  Millis shutdown_timeout{10'000};
+};
+
+struct Config {
+  Gateway gateway;
+  std::vector<Model> models;  ///< Sorted by id.
+
+  /// The model with this exact id, or nullptr.
+  const Model* findModel(std::string_view id) const;
+};
+
+/// A configuration problem, located by file and key.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, std::string key, std::string reason);
+  const std::string& file() const { return file_; }
+  const std::string& key() const { return key_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string file_;
+  std::string key_;
+  std::string reason_;
+};
+
+/// Reads environment variables; replaceable in tests.
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+/// The process environment.
+std::optional<std::string> processEnv(const std::string& name);
+
+/// Parses TOML text; `source` names the file in errors. Throws ConfigError.
+Config parseConfig(std::string_view toml, const std::string& source,
+                   const EnvLookup& env = processEnv);
+
+/// Reads and parses a file. Throws ConfigError.
+Config loadConfigFile(const std::string& path);
+
+/// The embedded default: 127.0.0.1:8080 and the built-in `echo` model.
+Config defaultConfig();
+
+/// True for ids made of lowercase words (letters, digits) joined by single underscores.
+bool isModelId(std::string_view id);
+
+}  // namespace tollgate::config

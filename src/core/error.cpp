@@ -1,0 +1,74 @@
+#include "core/error.hpp"
+
+#include <array>
+
+#include "core/json.hpp"
+
+namespace tollgate {
+namespace {
+
+constexpr std::string_view kInvalidRequest = "invalid_request_error";
+constexpr std::string_view kApiError = "api_error";
+
+struct Row {
+  ErrorKind kind;
+  ErrorSpec spec;
+};
+
+// Order follows the enum; errorSpec() checks the index so a mismatch fails loudly in tests.
+constexpr std::array kTable{
+    Row{ErrorKind::InvalidJson, {400, kInvalidRequest, "invalid_json"}},
+    Row{ErrorKind::InvalidType, {400, kInvalidRequest, "invalid_type"}},
+    Row{ErrorKind::MissingParameter, {400, kInvalidRequest, "missing_required_parameter"}},
+    Row{ErrorKind::InvalidValue, {400, kInvalidRequest, "invalid_value"}},
+    Row{ErrorKind::UnknownParameter, {400, kInvalidRequest, "unknown_parameter"}},
+    Row{ErrorKind::ModelNotFound, {404, kInvalidRequest, "model_not_found"}},
+    Row{ErrorKind::RouteNotFound, {404, kInvalidRequest, "not_found"}},
+    Row{ErrorKind::MethodNotAllowed, {405, kInvalidRequest, "method_not_allowed"}},
+    Row{ErrorKind::UnsupportedMediaType, {415, kInvalidRequest, "unsupported_media_type"}},
+    Row{ErrorKind::PayloadTooLarge, {413, kInvalidRequest, "payload_too_large"}},
+    Row{ErrorKind::HeadersTooLarge, {431, kInvalidRequest, "headers_too_large"}},
+    Row{ErrorKind::RequestTimeout, {408, kInvalidRequest, "request_timeout"}},
+    Row{ErrorKind::UpstreamError, {502, kApiError, "upstream_error"}},
+    Row{ErrorKind::UpstreamUnavailable, {502, kApiError, "upstream_unavailable"}},
+    Row{ErrorKind::UpstreamTimeout, {504, kApiError, "upstream_timeout"}},
+    Row{ErrorKind::UpstreamRateLimited, {429, "rate_limit_error", "upstream_rate_limited"}},
+    Row{ErrorKind::UpstreamInvalidRequest, {400, kInvalidRequest, "upstream_invalid_request"}},
+    Row{ErrorKind::UpstreamStreamInterrupted, {502, kApiError, "upstream_stream_interrupted"}},
+    Row{ErrorKind::ServiceUnavailable, {503, kApiError, "service_unavailable"}},
+    Row{ErrorKind::Internal, {500, kApiError, "internal_error"}},
+};
+
+constexpr bool tableFollowsEnum() {
+  for (std::size_t i = 0; i < kTable.size(); ++i) {
+    if (static_cast<std::size_t>(kTable[i].kind) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(tableFollowsEnum(), "kTable rows must follow ErrorKind's order");
+static_assert(kTable.size() == static_cast<std::size_t>(ErrorKind::Internal) + 1);
+
+}  // namespace
+
+const ErrorSpec& errorSpec(ErrorKind kind) {
+  return kTable[static_cast<std::size_t>(kind)].spec;
+}
+
+std::string errorBody(const Error& error) {
+  const ErrorSpec& spec = errorSpec(error.kind);
+  json::Writer w;
+  w.startObject();
+  w.key("error");
+  w.startObject();
+  w.field("message", error.message);
+  w.field("type", spec.type);
+  w.field("code", spec.code);
+  w.field("param", error.param);
+  w.endObject();
+  w.endObject();
+  return w.take();
+}
+
+}  // namespace tollgate

@@ -1,0 +1,73 @@
+#include "core/ids.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <random>
+
+namespace tollgate::ids {
+namespace {
+
+constexpr std::array<std::size_t, 4> kDashPositions{8, 13, 18, 23};
+constexpr std::size_t kUuidLength = 36;
+
+bool isHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+std::mt19937_64& generator() {
+  thread_local std::mt19937_64 gen{std::random_device{}()};
+  return gen;
+}
+
+}  // namespace
+
+std::string uuidV7() {
+  std::array<std::uint8_t, 16> b{};
+  const auto ms = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  for (int i = 0; i < 6; ++i) {
+    b[i] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
+  }
+  const std::uint64_t r1 = generator()();
+  const std::uint64_t r2 = generator()();
+  for (int i = 6; i < 16; ++i) {
+    b[i] = static_cast<std::uint8_t>((i < 11 ? r1 : r2) >> (8 * (i % 8)));
+  }
+  b[6] = static_cast<std::uint8_t>(0x70 | (b[6] & 0x0F));  // version 7
+  b[8] = static_cast<std::uint8_t>(0x80 | (b[8] & 0x3F));  // RFC 9562 variant
+
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(kUuidLength);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) {
+      out.push_back('-');
+    }
+    out.push_back(kHex[b[i] >> 4]);
+    out.push_back(kHex[b[i] & 0x0F]);
+  }
+  return out;
+}
+
+bool isUuid(std::string_view text) {
+  if (text.size() != kUuidLength) {
+    return false;
+  }
+  std::size_t dash = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (dash < kDashPositions.size() && i == kDashPositions[dash]) {
+      if (text[i] != '-') {
+        return false;
+      }
+      ++dash;
+    } else if (!isHex(text[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace tollgate::ids

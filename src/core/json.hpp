@@ -1,0 +1,71 @@
+// Thin helpers over RapidJSON: a compact writer for building response bodies on the hot path,
+// and value accessors used by the decoders.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace tollgate::json {
+
+/// Appends JSON tokens to an in-memory buffer; take() returns the text.
+class Writer {
+ public:
+  Writer() : w_(buf_) {}
+
+  void startObject() { w_.StartObject(); }
+  void endObject() { w_.EndObject(); }
+  void startArray() { w_.StartArray(); }
+  void endArray() { w_.EndArray(); }
+  void key(std::string_view k) { w_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
+  void string(std::string_view s) {
+    w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  }
+  void integer(std::int64_t v) { w_.Int64(v); }
+  void number(double v) { w_.Double(v); }
+  void boolean(bool v) { w_.Bool(v); }
+  void null() { w_.Null(); }
+  /// Writes already-serialised JSON as one value.
+  void raw(std::string_view json) {
+    w_.RawValue(json.data(), json.size(), rapidjson::kObjectType);
+  }
+  void value(const rapidjson::Value& v) { v.Accept(w_); }
+
+  void field(std::string_view k, std::string_view v) { key(k); string(v); }
+  void field(std::string_view k, const char* v) { key(k); string(v); }
+  void field(std::string_view k, std::int64_t v) { key(k); integer(v); }
+  void field(std::string_view k, int v) { key(k); integer(v); }
+  void field(std::string_view k, double v) { key(k); number(v); }
+  void field(std::string_view k, bool v) { key(k); boolean(v); }
+
+  std::string take() { return std::string(buf_.GetString(), buf_.GetSize()); }
+
+ private:
+  rapidjson::StringBuffer buf_;
+  rapidjson::Writer<rapidjson::StringBuffer> w_;
+};
+
+/// Serialises one value compactly.
+std::string serialize(const rapidjson::Value& v);
+
+/// Returns the member named `name` or nullptr.
+const rapidjson::Value* member(const rapidjson::Value& object, std::string_view name);
+
+/// The string at `name`, if it is present and a string.
+std::optional<std::string_view> stringMember(const rapidjson::Value& object,
+                                             std::string_view name);
+
+/// The integer at `name`, if it is present and an integer.
+std::optional<std::int64_t> intMember(const rapidjson::Value& object, std::string_view name);
+
+/// A view of a string value.
+inline std::string_view view(const rapidjson::Value& v) {
+  return {v.GetString(), v.GetStringLength()};
+}
+
+}  // namespace tollgate::json

@@ -1,0 +1,468 @@
+#include "net/http_server.hpp"
+
+#include <sched.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "net/access_log.hpp"
+#include "net/chat_relay.hpp"
+#include "openai/models.hpp"
+
+namespace tollgate::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t kFirstReadBytes = 4096;
+constexpr auto kWriteTimeout = std::chrono::seconds(60);
+
+/// State one worker thread owns: its io_context, acceptor, upstream pool and idle sessions.
+struct Worker {
+  explicit Worker(const config::Config& c) : config(c), acceptor(ioc) {}
+
+  const config::Config& config;
+  asio::io_context ioc{1};
+  tcp::acceptor acceptor;
+  std::unique_ptr<UpstreamClient> upstream = makeHttpUpstreamClient(ioc);
+  std::unordered_set<beast::tcp_stream*> idle;  ///< Sessions waiting for their next request.
+  std::atomic<bool>* draining = nullptr;
+};
+
+struct Reply {
+  int status = 200;
+  std::string body;
+  std::string_view allow;  ///< For 405.
+};
+
+Reply errorReply(const Error& e) { return {e.status(), errorBody(e), {}}; }
+
+bool isJson(std::string_view content_type) {
+  constexpr std::string_view kJson = "application/json";
+  if (content_type.size() < kJson.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < kJson.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(content_type[i])) != kJson[i]) {
+      return false;
+    }
+  }
+  return content_type.size() == kJson.size() || content_type[kJson.size()] == ';' ||
+         content_type[kJson.size()] == ' ';
+}
+
+/// The client side of a chat exchange over one HTTP/1.x connection.
+class BeastClientStream final : public ClientStream {
+ public:
+  BeastClientStream(beast::tcp_stream& stream, unsigned version, bool keep_alive)
+      : stream_(stream), version_(version), keep_alive_(keep_alive) {}
+
+  asio::awaitable<bool> send(int status, std::string_view content_type,
+                             std::string body) override {
+    http::response<http::string_body> res{static_cast<http::status>(status), version_};
+    res.set(http::field::content_type, content_type);
+    res.keep_alive(keep_alive_);
+    res.body() = std::move(body);
+    res.prepare_payload();
+    stream_.expires_after(kWriteTimeout);
+    auto [ec, n] = co_await http::async_write(stream_, res, kUseTuple);
+    bytes_out_ += n;
+    ok_ = ok_ && !ec;
+    co_return ok_;
+  }
+
+  asio::awaitable<bool> beginEventStream() override {
+    http::response<http::empty_body> res{http::status::ok, version_};
+    res.set(http::field::content_type, "text/event-stream");
+    res.set(http::field::cache_control, "no-cache");
+    res.set("X-Accel-Buffering", "no");
+    chunked_ = version_ >= 11;
+    if (chunked_) {
+      res.chunked(true);
+      res.keep_alive(keep_alive_);
+    } else {
+      res.keep_alive(false);  // HTTP/1.0: the body ends when the connection closes.
+      keep_alive_ = false;
+    }
+    http::response_serializer<http::empty_body> sr{res};
+    stream_.expires_after(kWriteTimeout);
+    auto [ec, n] = co_await http::async_write_header(stream_, sr, kUseTuple);
+    bytes_out_ += n;
+    ok_ = ok_ && !ec;
+    co_return ok_;
+  }
+
+  asio::awaitable<bool> sendEvents(std::string events) override {
+    stream_.expires_after(kWriteTimeout);
+    std::size_t n = 0;
+    beast::error_code ec;
+    if (chunked_) {
+      std::tie(ec, n) = co_await asio::async_write(
+          stream_, http::make_chunk(asio::buffer(events)), kUseTuple);
+    } else {
+      std::tie(ec, n) = co_await asio::async_write(stream_, asio::buffer(events), kUseTuple);
+    }
+    bytes_out_ += n;
+    ok_ = ok_ && !ec;
+    co_return ok_;
+  }
+
+  asio::awaitable<bool> endEventStream() override {
+    if (chunked_) {
+      stream_.expires_after(kWriteTimeout);
+      auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), kUseTuple);
+      bytes_out_ += n;
+      ok_ = ok_ && !ec;
+    }
+    co_return ok_;
+  }
+
+  bool ok() const { return ok_; }
+  bool keepAlive() const { return keep_alive_; }
+  std::size_t bytesOut() const { return bytes_out_; }
+
+ private:
+  beast::tcp_stream& stream_;
+  unsigned version_;
+  bool keep_alive_;
+  bool chunked_ = false;
+  bool ok_ = true;
+  std::size_t bytes_out_ = 0;
+};
+
+/// Answers everything but chat completions, which needs the stream.
+Reply route(const Worker& w, http::verb method, std::string_view path, std::string_view query) {
+  struct Endpoint {
+    std::string_view path;
+    http::verb method;
+    std::string_view allow;
+  };
+  static constexpr Endpoint kEndpoints[] = {
+      {"/health", http::verb::get, "GET"},
+      {"/ready", http::verb::get, "GET"},
+      {"/v1/models", http::verb::get, "GET"},
+      {"/v1/chat/completions", http::verb::post, "POST"},
+  };
+  for (const Endpoint& e : kEndpoints) {
+    if (e.path != path) {
+      continue;
+    }
+    if (e.method != method) {
+      Reply r = errorReply(Error{ErrorKind::MethodNotAllowed,
+                                 std::string(path) + " accepts " + std::string(e.allow) +
+                                     " only",
+                                 ""});
+      r.allow = e.allow;
+      return r;
+    }
+    if (path == "/health") {
+      return {200, R"({"status":"ok"})", {}};
+    }
+    if (path == "/ready") {
+      if (w.draining->load()) {
+        return errorReply(Error{ErrorKind::ServiceUnavailable, "shutting down", ""});
+      }
+      return {200, R"({"status":"ready"})", {}};
+    }
+    auto models = openai::listModels(w.config, query);
+    return models ? Reply{200, std::move(models).value(), {}} : errorReply(models.error());
+  }
+  return errorReply(Error{ErrorKind::RouteNotFound,
+                          "no endpoint " + std::string(path) +
+                              " (the base URL must end in /v1, e.g. http://host:port/v1)",
+                          ""});
+}
+
+/// Writes an error for a request that could not be read and closes the connection.
+asio::awaitable<void> rejectAndClose(beast::tcp_stream& stream, const Error& e) {
+  http::response<http::string_body> res{static_cast<http::status>(e.status()), 11};
+  res.set(http::field::content_type, "application/json");
+  res.keep_alive(false);
+  res.body() = errorBody(e);
+  res.prepare_payload();
+  stream.expires_after(kWriteTimeout);
+  co_await http::async_write(stream, res, kUseTuple);
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+class IdleGuard {
+ public:
+  IdleGuard(Worker& w, beast::tcp_stream& s) : w_(w), s_(s) { w_.idle.insert(&s_); }
+  ~IdleGuard() { w_.idle.erase(&s_); }
+  IdleGuard(const IdleGuard&) = delete;
+  IdleGuard& operator=(const IdleGuard&) = delete;
+
+ private:
+  Worker& w_;
+  beast::tcp_stream& s_;
+};
+
+asio::awaitable<void> session(Worker& w, tcp::socket socket) {
+  const config::Gateway& g = w.config.gateway;
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  for (;;) {
+    if (w.draining->load()) {
+      co_return;
+    }
+    if (buffer.size() == 0) {
+      // Waiting for the next request: only the idle timeout applies, and shutdown may end it.
+      IdleGuard guard(w, stream);
+      stream.expires_after(g.idle_timeout);
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kFirstReadBytes), kUseTuple);
+      if (ec) {
+        co_return;
+      }
+      buffer.commit(n);
+    }
+    const auto started = Clock::now();
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(g.max_header_bytes));
+    parser.body_limit(g.max_body_bytes);
+    stream.expires_after(g.header_timeout);
+    auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kUseTuple);
+    if (hec == http::error::header_limit) {
+      co_await rejectAndClose(stream, {ErrorKind::HeadersTooLarge,
+                                       "request headers exceed " +
+                                           std::to_string(g.max_header_bytes) + " bytes",
+                                       ""});
+      co_return;
+    }
+    if (hec == beast::error::timeout) {
+      co_await rejectAndClose(stream, {ErrorKind::RequestTimeout,
+                                       "request headers were not received in time", ""});
+      co_return;
+    }
+    if (hec == http::error::end_of_stream || hec == asio::error::eof ||
+        hec == asio::error::connection_reset) {
+      co_return;
+    }
+    if (hec) {
+      co_await rejectAndClose(stream, {ErrorKind::InvalidValue,
+                                       "malformed HTTP request: " + hec.message(), ""});
+      co_return;
+    }
+    auto& header = parser.get();
+    if (const auto length = parser.content_length(); length && *length > g.max_body_bytes) {
+      co_await rejectAndClose(stream, {ErrorKind::PayloadTooLarge,
+                                       "request body exceeds " +
+                                           std::to_string(g.max_body_bytes) + " bytes",
+                                       ""});
+      co_return;
+    }
+    if (beast::iequals(header[http::field::expect], "100-continue")) {
+      http::response<http::empty_body> cont{http::status::continue_, header.version()};
+      stream.expires_after(kWriteTimeout);
+      co_await http::async_write(stream, cont, kUseTuple);
+    }
+    stream.expires_after(g.body_timeout);
+    auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kUseTuple);
+    if (bec == http::error::body_limit) {
+      co_await rejectAndClose(stream, {ErrorKind::PayloadTooLarge,
+                                       "request body exceeds " +
+                                           std::to_string(g.max_body_bytes) + " bytes",
+                                       ""});
+      co_return;
+    }
+    if (bec == beast::error::timeout) {
+      co_await rejectAndClose(stream, {ErrorKind::RequestTimeout,
+                                       "request body was not received in time", ""});
+      co_return;
+    }
+    if (bec) {
+      co_return;
+    }
+
+    const auto& req = parser.get();
+    const std::string_view target = req.target();
+    const std::size_t qmark = target.find('?');
+    const std::string_view path = target.substr(0, qmark);
+    const std::string_view query =
+        qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
+    const bool keep_alive = req.keep_alive() && !w.draining->load();
+    BeastClientStream client(stream, req.version(), keep_alive);
+    AccessLogEntry log{req.method_string(), path};
+    log.bytes_in = req.body().size();
+
+    Reply reply = route(w, req.method(), path, query);
+    if (reply.status == 200 && path == "/v1/chat/completions") {
+      if (!isJson(req[http::field::content_type])) {
+        reply = errorReply({ErrorKind::UnsupportedMediaType,
+                            "Content-Type must be application/json", ""});
+      } else {
+        const ChatOutcome outcome = co_await relayChat(w.config, *w.upstream, req.body(), client);
+        log.status = outcome.status;
+        log.model = outcome.model;
+        log.upstream = outcome.upstream;
+      }
+    }
+    if (log.status == 0) {
+      log.status = reply.status;
+      if (!reply.allow.empty()) {
+        // 405 carries Allow; written here to keep BeastClientStream generic.
+        http::response<http::string_body> res{http::status::method_not_allowed, req.version()};
+        res.set(http::field::content_type, "application/json");
+        res.set(http::field::allow, reply.allow);
+        res.keep_alive(keep_alive);
+        res.body() = std::move(reply.body);
+        res.prepare_payload();
+        stream.expires_after(kWriteTimeout);
+        auto [ec, n] = co_await http::async_write(stream, res, kUseTuple);
+        log.bytes_out = n;
+        if (ec) {
+          co_return;
+        }
+      } else {
+        co_await client.send(reply.status, "application/json", std::move(reply.body));
+      }
+    }
+    log.bytes_out += client.bytesOut();
+    log.total = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+    writeAccessLog(log);
+    if (!client.ok() || !client.keepAlive()) {
+      beast::error_code ignored;
+      stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      co_return;
+    }
+  }
+}
+
+asio::awaitable<void> acceptLoop(Worker& w) {
+  for (;;) {
+    auto [ec, socket] = co_await w.acceptor.async_accept(kUseTuple);
+    if (ec == asio::error::operation_aborted || !w.acceptor.is_open()) {
+      co_return;
+    }
+    if (ec) {
+      continue;  // e.g. EMFILE; the next accept may succeed.
+    }
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    asio::co_spawn(w.ioc, session(w, std::move(socket)), [](std::exception_ptr e) {
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+          std::fprintf(stderr, "{\"level\":\"error\",\"msg\":\"session failed: %s\"}\n",
+                       ex.what());
+        }
+      }
+    });
+  }
+}
+
+unsigned workerCount(unsigned configured) {
+  if (configured > 0) {
+    return configured;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  }
+  return std::max(1U, std::thread::hardware_concurrency());
+}
+
+void bind(Worker& w, const tcp::endpoint& endpoint) {
+  w.acceptor.open(endpoint.protocol());
+  w.acceptor.set_option(tcp::acceptor::reuse_address(true));
+  const int one = 1;
+  ::setsockopt(w.acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+  w.acceptor.bind(endpoint);
+  w.acceptor.listen(asio::socket_base::max_listen_connections);
+}
+
+}  // namespace
+
+int serve(const config::Config& config) {
+  std::signal(SIGPIPE, SIG_IGN);
+  const config::Gateway& g = config.gateway;
+  std::atomic<bool> draining{false};
+  std::vector<std::unique_ptr<Worker>> workers;
+  const unsigned count = workerCount(g.workers);
+  tcp::endpoint endpoint;
+  try {
+    endpoint = tcp::endpoint(asio::ip::make_address(g.host), g.port);
+    for (unsigned i = 0; i < count; ++i) {
+      auto w = std::make_unique<Worker>(config);
+      w->draining = &draining;
+      bind(*w, endpoint);
+      endpoint = w->acceptor.local_endpoint();  // Port 0 becomes the port the first one got.
+      workers.push_back(std::move(w));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tollgate: cannot listen on %s:%u: %s\n", g.host.c_str(),
+                 static_cast<unsigned>(g.port), e.what());
+    return 1;
+  }
+
+  asio::io_context main_ioc{1};
+  asio::signal_set signals(main_ioc, SIGINT, SIGTERM);
+  signals.async_wait([](const beast::error_code&, int) {});
+
+  std::mutex mu;
+  std::condition_variable cv;
+  unsigned finished = 0;
+  std::vector<std::thread> threads;
+  for (auto& w : workers) {
+    asio::co_spawn(w->ioc, acceptLoop(*w), asio::detached);
+    threads.emplace_back([&, worker = w.get()] {
+      worker->ioc.run();
+      std::lock_guard lock(mu);
+      ++finished;
+      cv.notify_all();
+    });
+  }
+  std::printf("tollgate listening on %s:%u\n", endpoint.address().to_string().c_str(),
+              static_cast<unsigned>(endpoint.port()));
+  std::fflush(stdout);
+
+  main_ioc.run();  // Returns once a signal arrived.
+  draining = true;
+  for (auto& w : workers) {
+    asio::post(w->ioc, [worker = w.get()] {
+      beast::error_code ignored;
+      worker->acceptor.close(ignored);
+      for (beast::tcp_stream* s : worker->idle) {
+        s->socket().cancel(ignored);
+      }
+    });
+  }
+  {
+    std::unique_lock lock(mu);
+    if (!cv.wait_for(lock, g.shutdown_timeout, [&] { return finished == workers.size(); })) {
+      std::fprintf(stderr, "{\"level\":\"warn\",\"msg\":\"shutdown deadline passed; "
+                           "closing remaining connections\"}\n");
+    }
+  }
+  for (auto& w : workers) {
+    w->ioc.stop();
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  return 0;
+}
+
+}  // namespace tollgate::net

@@ -1,0 +1,41 @@
+// The typed chat-completions request (spec §4.1) and its decoder, which enforces every rule of
+// §4.1, §7 and §8 and names the offending parameter in the error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "core/result.hpp"
+
+namespace tollgate::openai {
+
+/// Namespace prefix of our own request fields and model routing keys.
+inline constexpr std::string_view kPrefix = "tollgate::";
+
+struct ChatRequest {
+  std::string model;       ///< As the client sent it, e.g. "gpt_4o_mini" or "tollgate::model_name::x".
+  rapidjson::Document body;  ///< The validated request, kept whole for the provider adapters.
+  bool stream = false;
+  bool include_usage = false;  ///< stream_options.include_usage
+  /// The effective output limit: the smaller of max_tokens and max_completion_tokens.
+  std::optional<std::int64_t> max_completion_tokens;
+  std::string service_tier = "auto";
+  std::string episode_id;  ///< Empty when the client did not send one.
+  std::string variant_name;
+  bool dryrun = false;
+  bool include_raw_usage = false;
+  bool include_raw_response = false;
+};
+
+/// Parses and validates a request body. Unknown top-level fields are accepted unless
+/// `tollgate::deny_unknown_fields` is true.
+Result<ChatRequest> decodeChatRequest(std::string_view body);
+
+/// True for the OpenAI request fields the gateway forwards to an OpenAI-compatible upstream.
+bool isForwardedField(std::string_view name);
+
+}  // namespace tollgate::openai

@@ -1,0 +1,165 @@
+#include "openai/chat_response.hpp"
+
+#include "core/json.hpp"
+
+namespace tollgate::openai {
+namespace {
+
+constexpr std::string_view kFingerprintFallback = "tollgate";
+
+void writeUsage(json::Writer& w, const Usage& u) {
+  w.key("usage");
+  w.startObject();
+  w.field("prompt_tokens", u.prompt_tokens);
+  w.field("completion_tokens", u.completion_tokens);
+  w.field("total_tokens", u.total_tokens);
+  w.endObject();
+}
+
+void writeOptionalString(json::Writer& w, std::string_view key,
+                         const std::optional<std::string>& v) {
+  w.key(key);
+  if (v) {
+    w.string(*v);
+  } else {
+    w.null();
+  }
+}
+
+void writeHead(json::Writer& w, std::string_view id, std::string_view object,
+               std::int64_t created, std::string_view fingerprint, const ResponseMeta& meta) {
+  w.field("id", id);
+  w.field("object", object);
+  w.field("created", created);
+  w.field("model", meta.model);
+  w.field("episode_id", meta.episode_id);
+  w.field("system_fingerprint", fingerprint.empty() ? kFingerprintFallback : fingerprint);
+  w.field("service_tier", meta.service_tier);
+}
+
+void writeExtras(json::Writer& w, const ResponseMeta& meta, const std::string& raw_usage,
+                 const std::string& raw_response) {
+  if (meta.include_raw_usage && !raw_usage.empty()) {
+    w.key("tollgate::raw_usage");
+    w.raw(raw_usage);
+  }
+  if (meta.include_raw_response && !raw_response.empty()) {
+    w.key("tollgate::raw_response");
+    w.raw(raw_response);
+  }
+}
+
+}  // namespace
+
+std::string encodeCompletion(const Completion& c, const ResponseMeta& meta) {
+  json::Writer w;
+  w.startObject();
+  writeHead(w, c.id, "chat.completion", c.created, c.system_fingerprint, meta);
+  w.key("choices");
+  w.startArray();
+  for (const Choice& ch : c.choices) {
+    w.startObject();
+    w.field("index", ch.index);
+    w.field("finish_reason", ch.finish_reason);
+    w.key("message");
+    w.startObject();
+    w.field("role", "assistant");
+    writeOptionalString(w, "content", ch.content);
+    if (ch.refusal) {
+      w.field("refusal", *ch.refusal);
+    }
+    if (!ch.tool_calls.empty()) {
+      w.key("tool_calls");
+      w.startArray();
+      for (const ToolCall& t : ch.tool_calls) {
+        w.startObject();
+        w.field("id", t.id);
+        w.field("type", "function");
+        w.key("function");
+        w.startObject();
+        w.field("name", t.name);
+        w.field("arguments", t.arguments);
+        w.endObject();
+        w.endObject();
+      }
+      w.endArray();
+    }
+    w.endObject();
+    w.key("logprobs");
+    if (ch.logprobs_json.empty()) {
+      w.null();
+    } else {
+      w.raw(ch.logprobs_json);
+    }
+    w.endObject();
+  }
+  w.endArray();
+  writeUsage(w, c.usage.value_or(Usage{}));
+  writeExtras(w, meta, c.raw_usage_json, c.raw_response_json);
+  w.endObject();
+  return w.take();
+}
+
+std::string encodeChunk(const Chunk& c, const ResponseMeta& meta) {
+  json::Writer w;
+  w.startObject();
+  writeHead(w, c.id, "chat.completion.chunk", c.created, c.system_fingerprint, meta);
+  w.key("choices");
+  w.startArray();
+  for (const ChoiceDelta& ch : c.choices) {
+    w.startObject();
+    w.field("index", ch.index);
+    w.key("delta");
+    w.startObject();
+    if (ch.role) {
+      w.field("role", *ch.role);
+    }
+    if (ch.content) {
+      w.field("content", *ch.content);
+    }
+    if (ch.refusal) {
+      w.field("refusal", *ch.refusal);
+    }
+    if (!ch.tool_calls.empty()) {
+      w.key("tool_calls");
+      w.startArray();
+      for (const ToolCallDelta& t : ch.tool_calls) {
+        w.startObject();
+        w.field("index", t.index);
+        if (t.id) {
+          w.field("id", *t.id);
+          w.field("type", "function");
+        }
+        w.key("function");
+        w.startObject();
+        if (t.name) {
+          w.field("name", *t.name);
+        }
+        if (t.arguments) {
+          w.field("arguments", *t.arguments);
+        }
+        w.endObject();
+        w.endObject();
+      }
+      w.endArray();
+    }
+    w.endObject();
+    w.key("logprobs");
+    if (ch.logprobs_json.empty()) {
+      w.null();
+    } else {
+      w.raw(ch.logprobs_json);
+    }
+    writeOptionalString(w, "finish_reason", ch.finish_reason);
+    w.endObject();
+  }
+  w.endArray();
+  if (c.usage) {
+    writeUsage(w, *c.usage);
+  }
+  writeExtras(w, meta, c.raw_usage_json, c.raw_chunk_json);
+  w.endObject();
+  return w.take();
+}
+
+}  // namespace tollgate::openai

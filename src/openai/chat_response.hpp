@@ -1,0 +1,85 @@
+// The chat completion (spec §2.3) and its streamed chunks as typed values, and their encoding on
+// our wire: provider adapters produce these, the relay encodes them for the client.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tollgate::openai {
+
+struct Usage {
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::int64_t total_tokens = 0;
+};
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;
+};
+
+struct Choice {
+  int index = 0;
+  std::string finish_reason;
+  std::optional<std::string> content;  ///< null on the wire when absent (e.g. tool calls only)
+  std::optional<std::string> refusal;
+  std::vector<ToolCall> tool_calls;
+  std::string logprobs_json;  ///< The upstream's logprobs object as JSON; empty when none.
+};
+
+struct Completion {
+  std::string id;
+  std::int64_t created = 0;
+  std::string system_fingerprint;
+  std::vector<Choice> choices;
+  std::optional<Usage> usage;
+  std::string raw_usage_json;     ///< The upstream's usage object as JSON; empty when none.
+  std::string raw_response_json;  ///< The upstream's whole response; empty when none.
+};
+
+struct ToolCallDelta {
+  int index = 0;
+  std::optional<std::string> id;
+  std::optional<std::string> name;
+  std::optional<std::string> arguments;
+};
+
+struct ChoiceDelta {
+  int index = 0;
+  std::optional<std::string> role;
+  std::optional<std::string> content;
+  std::optional<std::string> refusal;
+  std::vector<ToolCallDelta> tool_calls;
+  std::optional<std::string> finish_reason;
+  std::string logprobs_json;
+};
+
+struct Chunk {
+  std::string id;
+  std::int64_t created = 0;
+  std::string system_fingerprint;
+  std::vector<ChoiceDelta> choices;
+  std::optional<Usage> usage;
+  std::string raw_usage_json;
+  std::string raw_chunk_json;  ///< The upstream's chunk, for tollgate::include_raw_response.
+};
+
+/// Per-request facts the gateway adds to every response it encodes.
+struct ResponseMeta {
+  std::string model;  ///< The model string the client sent.
+  std::string episode_id;
+  std::string service_tier;
+  bool include_raw_usage = false;
+  bool include_raw_response = false;
+};
+
+/// The `chat.completion` object.
+std::string encodeCompletion(const Completion& c, const ResponseMeta& meta);
+
+/// One `chat.completion.chunk` object.
+std::string encodeChunk(const Chunk& c, const ResponseMeta& meta);
+
+}  // namespace tollgate::openai

@@ -1,0 +1,96 @@
+#include "openai/models.hpp"
+
+#include <optional>
+
+#include "core/json.hpp"
+
+namespace tollgate::openai {
+namespace {
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char ca = (a[i] >= 'A' && a[i] <= 'Z') ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    if (ca != b[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Reads one boolean query parameter; absent means true (tagged models included).
+Result<bool> allowFlag(std::string_view query, std::string_view name) {
+  std::optional<std::string_view> value;
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const std::size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+    }
+  }
+  if (!value || equalsIgnoreCase(*value, "true")) {
+    return true;
+  }
+  if (equalsIgnoreCase(*value, "false")) {
+    return false;
+  }
+  return Error{ErrorKind::InvalidValue,
+               std::string(name) + " must be true or false (any case)", std::string(name)};
+}
+
+void writeStrings(json::Writer& w, std::string_view key, const std::vector<std::string>& v) {
+  w.key(key);
+  w.startArray();
+  for (const std::string& s : v) {
+    w.string(s);
+  }
+  w.endArray();
+}
+
+}  // namespace
+
+Result<std::string> listModels(const config::Config& config, std::string_view query) {
+  const Result<bool> allow_tee = allowFlag(query, "allow_tee");
+  if (!allow_tee) {
+    return allow_tee.error();
+  }
+  const Result<bool> allow_zdr = allowFlag(query, "allow_zdr");
+  if (!allow_zdr) {
+    return allow_zdr.error();
+  }
+  json::Writer w;
+  w.startObject();
+  w.field("object", "list");
+  w.key("data");
+  w.startArray();
+  for (const config::Model& m : config.models) {
+    if ((m.tee && !*allow_tee) || (m.zdr && !*allow_zdr)) {
+      continue;
+    }
+    w.startObject();
+    w.field("id", m.id);
+    w.field("object", "model");
+    w.field("created", m.created);
+    w.field("owned_by", m.owned_by);
+    w.field("is_active", m.is_active);
+    w.field("input_cost_per_token", m.input_cost_per_token);
+    w.field("output_cost_per_token", m.output_cost_per_token);
+    w.field("max_input_tokens", m.max_input_tokens);
+    w.field("max_output_tokens", m.max_output_tokens);
+    writeStrings(w, "input_modalities", m.input_modalities);
+    writeStrings(w, "output_modalities", m.output_modalities);
+    w.field("display_name", m.display_name);
+    w.key("model_info");
+    w.raw(m.model_info_json);
+    w.endObject();
+  }
+  w.endArray();
+  w.endObject();
+  return w.take();
+}
+
+}  // namespace tollgate::openai

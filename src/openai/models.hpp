@@ -1,0 +1,15 @@
+// GET /v1/models (spec §4.5): the catalogue of configured models, filtered by allow_tee/allow_zdr.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "config/config.hpp"
+#include "core/result.hpp"
+
+namespace tollgate::openai {
+
+/// The `{object:"list",data:[…]}` body for the query string after '?' (may be empty).
+Result<std::string> listModels(const config::Config& config, std::string_view query);
+
+}  // namespace tollgate::openai

@@ -1,0 +1,235 @@
+#include "providers/openai_compatible.hpp"
+
+#include <rapidjson/document.h>
+
+#include "core/json.hpp"
+
+namespace tollgate::providers {
+namespace {
+
+using rapidjson::Value;
+
+Error badUpstream(std::string what) {
+  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
+}
+
+std::optional<std::string> optionalString(const Value& object, std::string_view name) {
+  const auto s = json::stringMember(object, name);
+  return s ? std::optional<std::string>(*s) : std::nullopt;
+}
+
+std::string rawJson(const Value* v) {
+  return v == nullptr || v->IsNull() ? std::string() : json::serialize(*v);
+}
+
+std::optional<openai::Usage> parseUsage(const Value& root) {
+  const Value* u = json::member(root, "usage");
+  if (u == nullptr || !u->IsObject()) {
+    return std::nullopt;
+  }
+  openai::Usage usage;
+  usage.prompt_tokens = json::intMember(*u, "prompt_tokens").value_or(0);
+  usage.completion_tokens = json::intMember(*u, "completion_tokens").value_or(0);
+  usage.total_tokens = json::intMember(*u, "total_tokens")
+                           .value_or(usage.prompt_tokens + usage.completion_tokens);
+  return usage;
+}
+
+void parseHead(const Value& root, std::string& id, std::int64_t& created,
+               std::string& fingerprint) {
+  id = std::string(json::stringMember(root, "id").value_or(""));
+  created = json::intMember(root, "created").value_or(0);
+  fingerprint = std::string(json::stringMember(root, "system_fingerprint").value_or(""));
+}
+
+Result<openai::Choice> parseChoice(const Value& c, int position) {
+  if (!c.IsObject()) {
+    return badUpstream("a choice that is not an object");
+  }
+  openai::Choice choice;
+  choice.index = static_cast<int>(json::intMember(c, "index").value_or(position));
+  choice.finish_reason = std::string(json::stringMember(c, "finish_reason").value_or("stop"));
+  choice.logprobs_json = rawJson(json::member(c, "logprobs"));
+  const Value* message = json::member(c, "message");
+  if (message == nullptr || !message->IsObject()) {
+    return badUpstream("a choice without a message");
+  }
+  choice.content = optionalString(*message, "content");
+  choice.refusal = optionalString(*message, "refusal");
+  const Value* calls = json::member(*message, "tool_calls");
+  if (calls != nullptr && calls->IsArray()) {
+    for (const Value& t : calls->GetArray()) {
+      const Value* fn = json::member(t, "function");
+      if (fn == nullptr || !fn->IsObject()) {
+        return badUpstream("a tool call without a function");
+      }
+      choice.tool_calls.push_back(
+          openai::ToolCall{std::string(json::stringMember(t, "id").value_or("")),
+                           std::string(json::stringMember(*fn, "name").value_or("")),
+                           std::string(json::stringMember(*fn, "arguments").value_or(""))});
+    }
+  }
+  return choice;
+}
+
+Result<openai::ChoiceDelta> parseDelta(const Value& c, int position) {
+  if (!c.IsObject()) {
+    return badUpstream("a chunk choice that is not an object");
+  }
+  openai::ChoiceDelta choice;
+  choice.index = static_cast<int>(json::intMember(c, "index").value_or(position));
+  choice.finish_reason = optionalString(c, "finish_reason");
+  choice.logprobs_json = rawJson(json::member(c, "logprobs"));
+  const Value* delta = json::member(c, "delta");
+  if (delta == nullptr || !delta->IsObject()) {
+    return choice;
+  }
+  choice.role = optionalString(*delta, "role");
+  choice.content = optionalString(*delta, "content");
+  choice.refusal = optionalString(*delta, "refusal");
+  const Value* calls = json::member(*delta, "tool_calls");
+  if (calls != nullptr && calls->IsArray()) {
+    int i = 0;
+    for (const Value& t : calls->GetArray()) {
+      openai::ToolCallDelta d;
+      d.index = static_cast<int>(json::intMember(t, "index").value_or(i++));
+      d.id = optionalString(t, "id");
+      if (const Value* fn = json::member(t, "function"); fn != nullptr && fn->IsObject()) {
+        d.name = optionalString(*fn, "name");
+        d.arguments = optionalString(*fn, "arguments");
+      }
+      choice.tool_calls.push_back(std::move(d));
+    }
+  }
+  return choice;
+}
+
+std::string upstreamMessage(std::string_view body) {
+  rapidjson::Document doc;
+  doc.Parse(body.data(), body.size());
+  if (!doc.HasParseError()) {
+    if (const Value* err = json::member(doc, "error")) {
+      if (err->IsString()) {
+        return std::string(json::view(*err));
+      }
+      if (auto m = json::stringMember(*err, "message")) {
+        return std::string(*m);
+      }
+    }
+    if (auto m = json::stringMember(doc, "message")) {
+      return std::string(*m);
+    }
+  }
+  constexpr std::size_t kMaxEcho = 200;
+  return std::string(body.substr(0, kMaxEcho));
+}
+
+}  // namespace
+
+std::string chatPath(const config::Provider& provider) {
+  return provider.api_base.path + "/chat/completions";
+}
+
+std::string buildChatBody(const openai::ChatRequest& request, const config::Provider& provider) {
+  json::Writer w;
+  w.startObject();
+  w.field("model", provider.model);
+  for (const auto& m : request.body.GetObject()) {
+    const std::string_view name = json::view(m.name);
+    if (!m.value.IsNull() && openai::isForwardedField(name)) {
+      w.key(name);
+      w.value(m.value);
+    }
+  }
+  if (request.max_completion_tokens) {
+    w.field("max_completion_tokens", *request.max_completion_tokens);
+  }
+  if (request.stream) {
+    // Usage is always asked for, so a streamed request can be billed; the relay drops the usage
+    // chunk when the client did not ask for it.
+    w.key("stream_options");
+    w.startObject();
+    w.field("include_usage", true);
+    w.endObject();
+  }
+  w.endObject();
+  return w.take();
+}
+
+Result<openai::Completion> parseCompletion(std::string_view body, bool keep_raw) {
+  rapidjson::Document doc;
+  doc.Parse(body.data(), body.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return badUpstream("a body that is not a JSON object");
+  }
+  openai::Completion c;
+  parseHead(doc, c.id, c.created, c.system_fingerprint);
+  const Value* choices = json::member(doc, "choices");
+  if (choices == nullptr || !choices->IsArray() || choices->Empty()) {
+    return badUpstream("no choices");
+  }
+  int position = 0;
+  for (const Value& ch : choices->GetArray()) {
+    auto choice = parseChoice(ch, position++);
+    if (!choice) {
+      return std::move(choice).error();
+    }
+    c.choices.push_back(std::move(choice).value());
+  }
+  c.usage = parseUsage(doc);
+  c.raw_usage_json = rawJson(json::member(doc, "usage"));
+  if (keep_raw) {
+    c.raw_response_json = std::string(body);
+  }
+  return c;
+}
+
+Result<std::optional<openai::Chunk>> parseChunk(std::string_view data, bool keep_raw) {
+  if (data == "[DONE]") {
+    return std::optional<openai::Chunk>();
+  }
+  rapidjson::Document doc;
+  doc.Parse(data.data(), data.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return badUpstream("a stream event that is not a JSON object");
+  }
+  if (json::member(doc, "error") != nullptr) {
+    Error e = translateUpstreamError(502, data);
+    e.kind = ErrorKind::UpstreamError;
+    return e;
+  }
+  openai::Chunk c;
+  parseHead(doc, c.id, c.created, c.system_fingerprint);
+  if (const Value* choices = json::member(doc, "choices"); choices != nullptr && choices->IsArray()) {
+    int position = 0;
+    for (const Value& ch : choices->GetArray()) {
+      auto delta = parseDelta(ch, position++);
+      if (!delta) {
+        return std::move(delta).error();
+      }
+      c.choices.push_back(std::move(delta).value());
+    }
+  }
+  c.usage = parseUsage(doc);
+  c.raw_usage_json = rawJson(json::member(doc, "usage"));
+  if (keep_raw) {
+    c.raw_chunk_json = std::string(data);
+  }
+  return std::optional<openai::Chunk>(std::move(c));
+}
+
+Error translateUpstreamError(int status, std::string_view body) {
+  const std::string detail = upstreamMessage(body);
+  const std::string message = "upstream returned " + std::to_string(status) +
+                              (detail.empty() ? std::string() : ": " + detail);
+  if (status == 429) {
+    return Error{ErrorKind::UpstreamRateLimited, message, ""};
+  }
+  // The upstream's own credentials are not the client's business: 401/403 is our fault.
+  if (status >= 400 && status < 500 && status != 401 && status != 403 && status != 408) {
+    return Error{ErrorKind::UpstreamInvalidRequest, message, ""};
+  }
+  return Error{ErrorKind::UpstreamError, message, ""};
+}
+
+}  // namespace tollgate::providers

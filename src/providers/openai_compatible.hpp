@@ -1,0 +1,34 @@
+// The adapter for any upstream speaking OpenAI's chat-completions wire (OpenAI, vLLM, llama.cpp,
+// Together, …): builds the upstream request and parses its answers into typed values. Sans I/O:
+// the net layer moves the bytes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/config.hpp"
+#include "core/result.hpp"
+#include "openai/chat_request.hpp"
+#include "openai/chat_response.hpp"
+
+namespace tollgate::providers {
+
+/// The upstream path for chat completions under the provider's api_base, e.g. "/v1/chat/completions".
+std::string chatPath(const config::Provider& provider);
+
+/// The JSON body sent upstream: forwarded fields only, `model` set to the provider's model, the
+/// effective output limit as max_completion_tokens, and usage always requested when streaming.
+std::string buildChatBody(const openai::ChatRequest& request, const config::Provider& provider);
+
+/// A non-streamed upstream answer. Errors are UpstreamError (502) for bodies we cannot read.
+Result<openai::Completion> parseCompletion(std::string_view body, bool keep_raw);
+
+/// One streamed event's data. nullopt for the `[DONE]` marker; an `{"error":…}` event becomes the
+/// translated error.
+Result<std::optional<openai::Chunk>> parseChunk(std::string_view data, bool keep_raw);
+
+/// Our error for an upstream's non-2xx answer.
+Error translateUpstreamError(int status, std::string_view body);
+
+}  // namespace tollgate::providers

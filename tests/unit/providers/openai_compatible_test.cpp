@@ -1,0 +1,120 @@
+#include "providers/openai_compatible.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+namespace tollgate::providers {
+namespace {
+
+config::Provider provider() {
+  config::Provider p;
+  p.name = "primary";
+  p.type = config::ProviderType::OpenAI;
+  p.api_base.path = "/v1";
+  p.model = "upstream-model";
+  return p;
+}
+
+rapidjson::Document upstreamBody(std::string_view request) {
+  auto req = openai::decodeChatRequest(request);
+  EXPECT_TRUE(req.ok());
+  rapidjson::Document d;
+  d.Parse(buildChatBody(*req, provider()).c_str());
+  return d;
+}
+
+TEST(BuildChatBody, ForwardsKnownFieldsOnly) {
+  const auto d = upstreamBody(R"({"model":"m","messages":[{"role":"user","content":"hi"}],
+      "n":1,"service_tier":"flex","temperature":0.5,"stop":["x"],"tools":[{"type":"function"}],
+      "max_tokens":100,"max_completion_tokens":40,"user":"u1","unknown_field":1,
+      "tollgate::tags":{"a":"b"},"tollgate::dryrun":true,"seed":null})");
+  EXPECT_STREQ(d["model"].GetString(), "upstream-model");
+  EXPECT_EQ(d["messages"].Size(), 1U);
+  EXPECT_DOUBLE_EQ(d["temperature"].GetDouble(), 0.5);
+  EXPECT_STREQ(d["stop"][0].GetString(), "x");
+  EXPECT_TRUE(d.HasMember("tools"));
+  EXPECT_STREQ(d["user"].GetString(), "u1");
+  EXPECT_EQ(d["max_completion_tokens"].GetInt(), 40);
+  for (const char* absent : {"n", "service_tier", "max_tokens", "unknown_field", "tollgate::tags",
+                             "tollgate::dryrun", "seed", "stream_options"}) {
+    EXPECT_FALSE(d.HasMember(absent)) << absent;
+  }
+}
+
+TEST(BuildChatBody, StreamingAlwaysAsksForUsage) {
+  const auto d = upstreamBody(R"({"model":"m","messages":[{"role":"user"}],"stream":true,
+      "stream_options":{"include_usage":false}})");
+  EXPECT_TRUE(d["stream"].GetBool());
+  EXPECT_TRUE(d["stream_options"]["include_usage"].GetBool());
+}
+
+TEST(ChatPath, JoinsApiBase) { EXPECT_EQ(chatPath(provider()), "/v1/chat/completions"); }
+
+TEST(ParseCompletion, ReadsChoicesToolCallsAndUsage) {
+  const auto c = parseCompletion(R"({"id":"chatcmpl-9","created":5,"system_fingerprint":"fp",
+      "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant",
+      "content":null,"tool_calls":[{"id":"call_1","type":"function",
+      "function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}],
+      "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})",
+                                 false);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->id, "chatcmpl-9");
+  EXPECT_EQ(c->system_fingerprint, "fp");
+  ASSERT_EQ(c->choices.size(), 1U);
+  EXPECT_FALSE(c->choices[0].content.has_value());
+  ASSERT_EQ(c->choices[0].tool_calls.size(), 1U);
+  EXPECT_EQ(c->choices[0].tool_calls[0].arguments, "{\"city\":\"Paris\"}");
+  EXPECT_EQ(c->usage->total_tokens, 15);
+  EXPECT_TRUE(c->raw_response_json.empty());
+}
+
+TEST(ParseCompletion, GarbageIsABadGateway) {
+  for (std::string_view body : {"not json", "[]", R"({"choices":[]})", R"({"id":"x"})",
+                                R"({"choices":[{"index":0}]})"}) {
+    const auto c = parseCompletion(body, false);
+    ASSERT_FALSE(c.ok()) << body;
+    EXPECT_EQ(c.error().status(), 502) << body;
+  }
+}
+
+TEST(ParseChunk, DoneUsageAndErrors) {
+  const auto done = parseChunk("[DONE]", false);
+  ASSERT_TRUE(done.ok());
+  EXPECT_FALSE(done->has_value());
+
+  const auto usage = parseChunk(
+      R"({"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}})",
+      false);
+  ASSERT_TRUE(usage.ok());
+  EXPECT_TRUE((*usage)->choices.empty());
+  EXPECT_EQ((*usage)->usage->completion_tokens, 2);
+
+  const auto delta = parseChunk(
+      R"({"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]},"finish_reason":null}]})",
+      true);
+  ASSERT_TRUE(delta.ok());
+  const auto& tc = (*delta)->choices.at(0).tool_calls.at(0);
+  EXPECT_FALSE(tc.id.has_value());
+  EXPECT_EQ(tc.arguments, "{\"ci");
+  EXPECT_FALSE((*delta)->raw_chunk_json.empty());
+
+  const auto err = parseChunk(R"({"error":{"message":"overloaded"}})", false);
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("overloaded"), std::string::npos);
+  EXPECT_FALSE(parseChunk("{oops", false).ok());
+}
+
+TEST(TranslateUpstreamError, MapsStatuses) {
+  const std::string body = R"({"error":{"message":"slow down","type":"rate_limit"}})";
+  const Error rate = translateUpstreamError(429, body);
+  EXPECT_EQ(rate.kind, ErrorKind::UpstreamRateLimited);
+  EXPECT_NE(rate.message.find("slow down"), std::string::npos);
+  EXPECT_EQ(translateUpstreamError(400, body).kind, ErrorKind::UpstreamInvalidRequest);
+  EXPECT_EQ(translateUpstreamError(422, "x").kind, ErrorKind::UpstreamInvalidRequest);
+  EXPECT_EQ(translateUpstreamError(401, body).kind, ErrorKind::UpstreamError);
+  EXPECT_EQ(translateUpstreamError(500, "<html>").kind, ErrorKind::UpstreamError);
+  EXPECT_EQ(translateUpstreamError(503, "").status(), 502);
+}
+
+}  // namespace
+}  // namespace tollgate::providers

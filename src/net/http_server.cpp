@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
@@ -15,6 +16,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -36,6 +38,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kFirstReadBytes = 4096;
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
+constexpr auto kLingerTime = std::chrono::seconds(2);
 
 /// State one worker thread owns: its io_context, acceptor, upstream pool and idle sessions.
 struct Worker {
@@ -193,8 +196,33 @@ Reply route(const Worker& w, http::verb method, std::string_view path, std::stri
                           ""});
 }
 
+/// What a failed request read means for the client: an error to send before closing, or
+/// nothing when the client simply went away.
+std::optional<Error> readFailure(const beast::error_code& ec, const config::Gateway& g,
+                                 std::string_view part) {
+  if (ec == http::error::header_limit) {
+    return Error{ErrorKind::HeadersTooLarge,
+                 "request headers exceed " + std::to_string(g.max_header_bytes) + " bytes", ""};
+  }
+  if (ec == http::error::body_limit) {
+    // Also raised while reading the header, when Content-Length already exceeds the limit.
+    return Error{ErrorKind::PayloadTooLarge,
+                 "request body exceeds " + std::to_string(g.max_body_bytes) + " bytes", ""};
+  }
+  if (ec == beast::error::timeout) {
+    return Error{ErrorKind::RequestTimeout,
+                 "request " + std::string(part) + " not received in time", ""};
+  }
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+      ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == asio::error::operation_aborted) {
+    return std::nullopt;
+  }
+  return Error{ErrorKind::InvalidValue, "malformed HTTP request: " + ec.message(), ""};
+}
+
 /// Writes an error for a request that could not be read and closes the connection.
-asio::awaitable<void> rejectAndClose(beast::tcp_stream& stream, const Error& e) {
+asio::awaitable<void> rejectAndClose(beast::tcp_stream& stream, Error e) {
   http::response<http::string_body> res{static_cast<http::status>(e.status()), 11};
   res.set(http::field::content_type, "application/json");
   res.keep_alive(false);
@@ -204,7 +232,51 @@ asio::awaitable<void> rejectAndClose(beast::tcp_stream& stream, const Error& e) 
   co_await http::async_write(stream, res, kUseTuple);
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  // Lingering close: a client still sending its body would get a reset, and could lose our
+  // answer, if we closed with unread bytes. Discard what arrives for a bounded time.
+  stream.expires_after(kLingerTime);
+  std::array<char, kFirstReadBytes> scratch;
+  for (;;) {
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(scratch), kUseTuple);
+    if (ec) {
+      break;
+    }
+  }
 }
+
+/// Cancels the stream's pending reads when it fires. Unlike the stream's own timeout, which
+/// closes the socket, this leaves the connection open so the client can be told 408.
+class ReadDeadline {
+ public:
+  ReadDeadline(beast::tcp_stream& stream, std::chrono::milliseconds timeout)
+      : timer_(stream.get_executor()), state_(std::make_shared<State>()) {
+    stream.expires_never();
+    timer_.expires_after(timeout);
+    timer_.async_wait([state = state_, &stream](const beast::error_code& ec) {
+      if (!ec && !state->done) {
+        state->fired = true;
+        beast::error_code ignored;
+        stream.socket().cancel(ignored);
+      }
+    });
+  }
+  ~ReadDeadline() {
+    state_->done = true;
+    timer_.cancel();
+  }
+  ReadDeadline(const ReadDeadline&) = delete;
+  ReadDeadline& operator=(const ReadDeadline&) = delete;
+
+  bool fired() const { return state_->fired; }
+
+ private:
+  struct State {
+    bool fired = false;
+    bool done = false;  ///< Set when the guarded read is over; the handler must not touch it.
+  };
+  asio::steady_timer timer_;
+  std::shared_ptr<State> state_;
+};
 
 class IdleGuard {
  public:
@@ -240,57 +312,39 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(g.max_header_bytes));
     parser.body_limit(g.max_body_bytes);
-    stream.expires_after(g.header_timeout);
-    auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kUseTuple);
-    if (hec == http::error::header_limit) {
-      co_await rejectAndClose(stream, {ErrorKind::HeadersTooLarge,
-                                       "request headers exceed " +
-                                           std::to_string(g.max_header_bytes) + " bytes",
-                                       ""});
-      co_return;
-    }
-    if (hec == beast::error::timeout) {
-      co_await rejectAndClose(stream, {ErrorKind::RequestTimeout,
-                                       "request headers were not received in time", ""});
-      co_return;
-    }
-    if (hec == http::error::end_of_stream || hec == asio::error::eof ||
-        hec == asio::error::connection_reset) {
-      co_return;
+    beast::error_code hec;
+    {
+      ReadDeadline deadline(stream, g.header_timeout);
+      std::tie(hec, std::ignore) =
+          co_await http::async_read_header(stream, buffer, parser, kUseTuple);
+      if (deadline.fired()) {
+        hec = beast::error::timeout;
+      }
     }
     if (hec) {
-      co_await rejectAndClose(stream, {ErrorKind::InvalidValue,
-                                       "malformed HTTP request: " + hec.message(), ""});
+      if (auto err = readFailure(hec, g, "headers")) {
+        co_await rejectAndClose(stream, std::move(*err));
+      }
       co_return;
     }
-    auto& header = parser.get();
-    if (const auto length = parser.content_length(); length && *length > g.max_body_bytes) {
-      co_await rejectAndClose(stream, {ErrorKind::PayloadTooLarge,
-                                       "request body exceeds " +
-                                           std::to_string(g.max_body_bytes) + " bytes",
-                                       ""});
-      co_return;
-    }
+    const auto& header = parser.get();
     if (beast::iequals(header[http::field::expect], "100-continue")) {
       http::response<http::empty_body> cont{http::status::continue_, header.version()};
       stream.expires_after(kWriteTimeout);
       co_await http::async_write(stream, cont, kUseTuple);
     }
-    stream.expires_after(g.body_timeout);
-    auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kUseTuple);
-    if (bec == http::error::body_limit) {
-      co_await rejectAndClose(stream, {ErrorKind::PayloadTooLarge,
-                                       "request body exceeds " +
-                                           std::to_string(g.max_body_bytes) + " bytes",
-                                       ""});
-      co_return;
-    }
-    if (bec == beast::error::timeout) {
-      co_await rejectAndClose(stream, {ErrorKind::RequestTimeout,
-                                       "request body was not received in time", ""});
-      co_return;
+    beast::error_code bec;
+    {
+      ReadDeadline deadline(stream, g.body_timeout);
+      std::tie(bec, std::ignore) = co_await http::async_read(stream, buffer, parser, kUseTuple);
+      if (deadline.fired()) {
+        bec = beast::error::timeout;
+      }
     }
     if (bec) {
+      if (auto err = readFailure(bec, g, "body")) {
+        co_await rejectAndClose(stream, std::move(*err));
+      }
       co_return;
     }
 

@@ -220,8 +220,8 @@ Result<std::optional<openai::Chunk>> parseChunk(std::string_view data, bool keep
 
 Error translateUpstreamError(int status, std::string_view body) {
   const std::string detail = upstreamMessage(body);
-  const std::string message = "upstream returned " + std::to_string(status) +
-                              (detail.empty() ? std::string() : ": " + detail);
+  const std::string message =
+      detail.empty() ? "upstream returned HTTP " + std::to_string(status) : detail;
   if (status == 429) {
     return Error{ErrorKind::UpstreamRateLimited, message, ""};
   }

@@ -1,12 +1,12 @@
 // HTTP surface: health/ready, unknown paths and methods, content types,
 // keep-alive, and the access log on stderr.
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, standardConfig, closedPort, postJson, getJson, chatBody, marker, assertError,
-  assertCompletion, rawConnect, waitFor,
+  assertCompletion, rawConnect, waitFor, assertStillServing, ensureServing,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
@@ -14,10 +14,17 @@ const CHAT = '/v1/chat/completions';
 let mock;
 let gw;
 
+let config;
+
 before(async () => {
   mock = await startMock();
   const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-  gw = await startGateway({ config: standardConfig(mock.url, dead) });
+  config = standardConfig(mock.url, dead);
+  gw = await startGateway({ config });
+});
+// A crash in one test (reported by that test) must not fail the next ones.
+beforeEach(async () => {
+  if (gw) gw = await ensureServing(gw, { config });
 });
 after(async () => {
   await gw?.stop();
@@ -175,7 +182,7 @@ describe('connection handling', () => {
     } finally {
       c.close();
     }
-    assert.equal((await getJson(gw.baseURL, '/health')).status, 200);
+    await assertStillServing(gw);
   });
 });
 

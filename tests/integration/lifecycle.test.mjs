@@ -77,7 +77,7 @@ describe('graceful shutdown', () => {
         onEvent: (ev) => {
           if (!signalled && ev.json?.choices?.[0]?.delta?.content) {
             signalled = true;
-            process.kill(gw.pid, 'SIGTERM');
+            gw.terminate('SIGTERM');
             // Once the listener is closed, a new request must not be served.
             sleep(300).then(() => probe(gw.port)).then((p) => { probeResult = p; });
           }
@@ -110,7 +110,7 @@ describe('graceful shutdown', () => {
       const res = await startStream(gw, 'mock:stream-slow=200'); // ~4 s of streaming
       assert.equal(res.status, 200);
       const t0 = Date.now();
-      process.kill(gw.pid, 'SIGTERM');
+      gw.terminate('SIGTERM');
       const reading = readSSE(res).catch((e) => ({ thrown: e }));
       const exit = await Promise.race([gw.exited, sleep(3500).then(() => null)]);
       assert.ok(exit, 'process still running 3.5 s after SIGTERM with shutdown_timeout_ms = 500');

@@ -1,11 +1,11 @@
 // Request size and time limits, driven over raw sockets:
 // 431 (headers too large), 413 (body too large), 408 (slow header / body).
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, rawConnect, assertError, sleep, getJson,
+  startGateway, standardConfig, closedPort, rawConnect, assertError, sleep, getJson, assertStillServing, ensureServing,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
@@ -17,19 +17,24 @@ const MAX_BODY_BYTES = 1048576;
 let mock;
 let gw;
 
+let config;
+
 before(async () => {
   mock = await startMock();
   const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-  gw = await startGateway({
-    config: standardConfig(mock.url, dead, {
-      gateway: {
-        header_timeout_ms: HEADER_TIMEOUT_MS,
-        body_timeout_ms: BODY_TIMEOUT_MS,
-        max_header_bytes: MAX_HEADER_BYTES,
-        max_body_bytes: MAX_BODY_BYTES,
-      },
-    }),
+  config = standardConfig(mock.url, dead, {
+    gateway: {
+      header_timeout_ms: HEADER_TIMEOUT_MS,
+      body_timeout_ms: BODY_TIMEOUT_MS,
+      max_header_bytes: MAX_HEADER_BYTES,
+      max_body_bytes: MAX_BODY_BYTES,
+    },
   });
+  gw = await startGateway({ config });
+});
+// A crash in one test (reported by that test) must not fail the next ones.
+beforeEach(async () => {
+  if (gw) gw = await ensureServing(gw, { config });
 });
 after(async () => {
   await gw?.stop();
@@ -68,6 +73,7 @@ describe('header size limit (max_header_bytes = 16384)', () => {
     conn.close();
     assert.ok(r, 'no response (connection closed without an answer?)');
     assertError(asResult(r), { status: 431, type: 'invalid_request_error', code: 'headers_too_large' });
+    await assertStillServing(gw);
   });
 
   test('many headers totalling ~24 KB -> 431 headers_too_large', T, async () => {
@@ -77,6 +83,7 @@ describe('header size limit (max_header_bytes = 16384)', () => {
     conn.close();
     assert.ok(r, 'no response');
     assertError(asResult(r), { status: 431, code: 'headers_too_large' });
+    await assertStillServing(gw);
   });
 
   test('headers of ~8 KB are fine -> 200', T, async () => {
@@ -96,6 +103,7 @@ describe('body size limit (max_body_bytes = 1 MiB)', () => {
     assert.ok(r, 'no response');
     assertError(asResult(r), { status: 413, type: 'invalid_request_error', code: 'payload_too_large' });
     assert.ok(Date.now() - t0 < BODY_TIMEOUT_MS + 1000, 'answer took as long as a body timeout');
+    await assertStillServing(gw);
   });
 
   test('a 1.2 MB body actually sent -> 413 payload_too_large', T, async () => {
@@ -104,6 +112,7 @@ describe('body size limit (max_body_bytes = 1 MiB)', () => {
     conn.close();
     assert.ok(r, 'no response');
     assertError(asResult(r), { status: 413, code: 'payload_too_large' });
+    await assertStillServing(gw);
   });
 
   test('a body just under the limit -> 200', T, async () => {
@@ -128,6 +137,7 @@ describe('slow clients (header_timeout_ms = 300, body_timeout_ms = 500)', () => 
     } finally {
       conn.close();
     }
+    await assertStillServing(gw);
   });
 
   test('header completed in parts within the timeout -> 200', T, async () => {
@@ -147,6 +157,7 @@ describe('slow clients (header_timeout_ms = 300, body_timeout_ms = 500)', () => 
     } finally {
       conn.close();
     }
+    await assertStillServing(gw);
   });
 
   test('body sent in parts within the timeout -> 200', T, async () => {
@@ -175,5 +186,6 @@ describe('slow clients (header_timeout_ms = 300, body_timeout_ms = 500)', () => 
 
   test('the server is healthy after the limit tests', T, async () => {
     assert.equal((await getJson(gw.baseURL, '/health')).status, 200);
+    await assertStillServing(gw);
   });
 });

@@ -120,6 +120,18 @@ describe('streamed chat completions', () => {
     assert.ok(spread >= 5, `only ${spread} content chunks arrived more than 1 s before the end`);
   });
 
+  test('concurrent streams are served side by side, not one after another', T, async () => {
+    // 5 streams of 20 pieces 50 ms apart: ~1 s each, ~5 s if serialised.
+    const t0 = Date.now();
+    const results = await Promise.all(Array.from({ length: 5 }, async () => readSSE(await streamReq(chatBody('mock:stream-slow=50')))));
+    const took = Date.now() - t0;
+    for (const sse of results) {
+      assert.equal(sse.done, true);
+      assert.equal(sse.content, slowPieces().join(''));
+    }
+    assert.ok(took < 3500, `5 concurrent 1 s streams took ${took} ms`);
+  });
+
   test('streamed tool call: argument deltas pass through and assemble', T, async () => {
     const sse = await readSSE(await streamReq(chatBody('mock:tools', {
       tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
@@ -183,6 +195,21 @@ describe('interrupted streams', () => {
       assert.fail(`upstream request not closed within 3 s of the client leaving (aborted ${mock.aborted}, was ${before})`);
     });
     assert.ok(Date.now() - t0 < 3000);
+  });
+
+  test('upstream stream of unparseable events -> an error (502 or error event), never [DONE]', T, async () => {
+    const res = await streamReq(chatBody('mock:garbage'));
+    if (res.status !== 200) {
+      const text = await res.text();
+      assert.equal(res.status, 502, text);
+      const e = JSON.parse(text).error;
+      assert.equal(e.code, 'upstream_error');
+      return;
+    }
+    const sse = await readSSE(res);
+    assert.equal(sse.done, false, 'garbage upstream stream ended with [DONE]');
+    assert.ok(sse.error, `no error event; events: ${JSON.stringify(sse.events.map((e) => e.data))}`);
+    assert.equal(typeof sse.error.code, 'string');
   });
 
   test('gateway still serves after interrupted and aborted streams', T, async () => {

@@ -14,6 +14,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -39,6 +40,8 @@ constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kFirstReadBytes = 4096;
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
 constexpr auto kLingerTime = std::chrono::seconds(2);
+/// Logged when the client hung up before the answer was complete (nginx's convention).
+constexpr int kClientClosedRequest = 499;
 
 /// State one worker thread owns: its io_context, acceptor, upstream pool and idle sessions.
 struct Worker {
@@ -141,6 +144,7 @@ class BeastClientStream final : public ClientStream {
   }
 
   bool ok() const { return ok_; }
+  void markGone() { ok_ = false; }
   bool keepAlive() const { return keep_alive_; }
   std::size_t bytesOut() const { return bytes_out_; }
 
@@ -278,6 +282,17 @@ class ReadDeadline {
   std::shared_ptr<State> state_;
 };
 
+/// Completes when the client closes its side of the connection. Bytes of a pipelined next
+/// request are no sign of leaving: then it waits until cancelled.
+asio::awaitable<void> clientGone(tcp::socket& socket) {
+  auto [ec] = co_await socket.async_wait(tcp::socket::wait_read, kUseTuple);
+  beast::error_code avail_ec;
+  if (!ec && socket.available(avail_ec) > 0 && !avail_ec) {
+    asio::steady_timer forever(socket.get_executor(), Clock::time_point::max());
+    co_await forever.async_wait(kUseTuple);
+  }
+}
+
 class IdleGuard {
  public:
   IdleGuard(Worker& w, beast::tcp_stream& s) : w_(w), s_(s) { w_.idle.insert(&s_); }
@@ -365,10 +380,19 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
         reply = errorReply({ErrorKind::UnsupportedMediaType,
                             "Content-Type must be application/json", ""});
       } else {
-        const ChatOutcome outcome = co_await relayChat(w.config, *w.upstream, req.body(), client);
-        log.status = outcome.status;
-        log.model = outcome.model;
-        log.upstream = outcome.upstream;
+        using namespace asio::experimental::awaitable_operators;
+        // A client that hangs up cancels the relay, and with it the upstream call.
+        auto done = co_await (relayChat(w.config, *w.upstream, req.body(), client) ||
+                              clientGone(stream.socket()));
+        if (done.index() == 0) {
+          const ChatOutcome& outcome = std::get<0>(done);
+          log.status = outcome.status;
+          log.model = outcome.model;
+          log.upstream = outcome.upstream;
+        } else {
+          log.status = kClientClosedRequest;
+          client.markGone();
+        }
       }
     }
     if (log.status == 0) {

@@ -26,6 +26,15 @@ void writeOptionalString(json::Writer& w, std::string_view key,
   }
 }
 
+void writeRawOrNull(json::Writer& w, std::string_view key, const std::string& raw) {
+  w.key(key);
+  if (raw.empty()) {
+    w.null();
+  } else {
+    w.raw(raw);
+  }
+}
+
 void writeHead(json::Writer& w, std::string_view id, std::string_view object,
                std::int64_t created, std::string_view fingerprint, const ResponseMeta& meta) {
   w.field("id", id);
@@ -85,12 +94,7 @@ std::string encodeCompletion(const Completion& c, const ResponseMeta& meta) {
       w.endArray();
     }
     w.endObject();
-    w.key("logprobs");
-    if (ch.logprobs_json.empty()) {
-      w.null();
-    } else {
-      w.raw(ch.logprobs_json);
-    }
+    writeRawOrNull(w, "logprobs", ch.logprobs_json);
     w.endObject();
   }
   w.endArray();
@@ -144,12 +148,7 @@ std::string encodeChunk(const Chunk& c, const ResponseMeta& meta) {
       w.endArray();
     }
     w.endObject();
-    w.key("logprobs");
-    if (ch.logprobs_json.empty()) {
-      w.null();
-    } else {
-      w.raw(ch.logprobs_json);
-    }
+    writeRawOrNull(w, "logprobs", ch.logprobs_json);
     writeOptionalString(w, "finish_reason", ch.finish_reason);
     w.endObject();
   }

@@ -3,23 +3,16 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, postJson, chatBody, waitFor, assertStillServing,
+  postJson, chatBody, waitFor, assertStillServing, startMockAndGateway, stopAll,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
 let mock;
 let gw;
 
-before(async () => {
-  mock = await startMock();
-  gw = await startGateway({ config: standardConfig(mock.url, `http://127.0.0.1:${await closedPort()}/v1`) });
-});
-after(async () => {
-  await gw?.stop();
-  await mock?.close();
-});
+before(async () => ({ mock, gw } = await startMockAndGateway()));
+after(() => stopAll(gw, mock));
 
 test('client abort during a slow non-streamed completion closes the upstream request', T, async () => {
   const before = mock.aborted;

@@ -3,10 +3,9 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, UPSTREAM_ERROR_MESSAGES } from '../fixtures/mock_upstream.mjs';
+import { UPSTREAM_ERROR_MESSAGES } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, postJson, chatBody, marker, assertError,
-  assertCompletion, waitFor,
+  postJson, chatBody, marker, assertError, assertCompletion, waitFor, startMockAndGateway, stopAll,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
@@ -14,15 +13,8 @@ const CHAT = '/v1/chat/completions';
 let mock;
 let gw;
 
-before(async () => {
-  mock = await startMock();
-  const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-  gw = await startGateway({ config: standardConfig(mock.url, dead) });
-});
-after(async () => {
-  await gw?.stop();
-  await mock?.close();
-});
+before(async () => ({ mock, gw } = await startMockAndGateway()));
+after(() => stopAll(gw, mock));
 
 const chat = (body) => postJson(gw.baseURL, CHAT, body);
 

@@ -635,9 +635,13 @@ class RateRunner {
 
   void dispatch() {
     if (queue_.empty()) return;
-    for (std::size_t i = 0; i < conns_.size() && !queue_.empty(); ++i) {
+    // Round-robin over idle connections so that every keep-alive connection carries load.
+    const std::size_t base = rr_;
+    for (std::size_t k = 0; k < conns_.size() && !queue_.empty(); ++k) {
+      std::size_t i = (base + k) % conns_.size();
       Conn& c = conns_[i];
       if (!c.connected || c.busy) continue;
+      rr_ = i + 1;
       c.intended = queue_.front();
       queue_.pop_front();
       c.busy = true;
@@ -811,6 +815,7 @@ class RateRunner {
   int ep_ = -1, tfd_ = -1;
   uint64_t t0_ = 0, win_start_ = 0, win_end_ = 0, hard_end_ = 0, win_end_actual_ = 0, next_sample_ = 0;
   uint64_t total_planned_ = 0, issued_ = 0;
+  std::size_t rr_ = 0;
   std::deque<uint64_t> queue_;
   bool win_start_sampled_ = false, win_end_sampled_ = false;
   std::map<int, ProcSample> cpu0_, cpu1_;

@@ -17,6 +17,9 @@
 #   TOLLGATE_BIN=build/tollgate
 #   BENCH_TOLLGATE_LOG=FILE where Tollgate's stderr (access log) goes; default /dev/null
 #   BENCH_KEEP=1            keep the temporary run directory under build/bench/
+#   BENCH_WAIT_IDLE=0       wait up to this many seconds for an idle machine before starting
+#   BENCH_RETRIES=2         repeat a run of a path disturbed by other load on our CPUs (at most N times) ...
+#   BENCH_BUDGET=360        ... while the estimated total stays within this many seconds
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,6 +39,10 @@ LOAD_CPU=${BENCH_LOAD_CPU:-1}
 TOLLGATE_BIN=${TOLLGATE_BIN:-$ROOT/build/tollgate}
 TOLLGATE_LOG=${BENCH_TOLLGATE_LOG:-/dev/null}
 KEEP=${BENCH_KEEP:-0}
+WAIT_IDLE=${BENCH_WAIT_IDLE:-0}
+RETRIES=${BENCH_RETRIES:-2}
+BUDGET=${BENCH_BUDGET:-360}
+DISTURBED=0
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -53,6 +60,9 @@ int_in BENCH_TTFB_COUNT "$TTFB_N" 1 100000
 int_in BENCH_SOAK "$SOAK" 0 3600
 int_in BENCH_PROXY_CPU "$PROXY_CPU" 0 4095
 int_in BENCH_LOAD_CPU "$LOAD_CPU" 0 4095
+int_in BENCH_WAIT_IDLE "$WAIT_IDLE" 0 3600
+int_in BENCH_RETRIES "$RETRIES" 0 5
+int_in BENCH_BUDGET "$BUDGET" 0 36000
 for t in $TARGETS; do
   case $t in direct | nginx | tollgate) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
 done
@@ -173,6 +183,58 @@ cpu_ticks() { # sum of utime+stime over the given PIDs
   echo "$sum"
 }
 
+cpu_stat() { # "busy steal" ticks of CPU $1 from /proc/stat. busy = user+nice+system; irq and
+  # softirq time are left out: loopback packet processing lands there for whoever sends.
+  local line
+  line=$(grep "^cpu$1 " /proc/stat)
+  set -- $line
+  echo "$(($2 + $3 + $4)) $9"
+}
+
+reaped_ticks() { # utime+stime of this shell's waited-for children (wrk, loadgen) from cutime+cstime
+  local s
+  s=$(cat "/proc/$$/stat")
+  s=${s##*) }
+  set -- $s
+  echo "$((${14} + ${15}))"
+}
+
+# Other load on the two CPUs while a phase ran: busy time minus what our processes used
+# (the proxy on PROXY_CPU; the mock and the client on LOAD_CPU). For "direct" nothing of
+# ours runs on PROXY_CPU, so only LOAD_CPU matters there.
+phase_begin() { # phase_begin TARGET
+  PH_T0=$(date +%s%N)
+  PH_P0=$(cpu_stat "$PROXY_CPU")
+  PH_L0=$(cpu_stat "$LOAD_CPU")
+  PH_OWN0=0
+  [[ $1 == direct ]] || PH_OWN0=$(cpu_ticks $T_PIDS)
+  PH_LOAD0=$(($(cpu_ticks $MOCK_TREE) + $(reaped_ticks)))
+}
+phase_end() { # phase_end TARGET LABEL
+  local t1 p1 l1 own1=0 load1 el fp=0 fl steal
+  t1=$(date +%s%N)
+  p1=$(cpu_stat "$PROXY_CPU")
+  l1=$(cpu_stat "$LOAD_CPU")
+  [[ $1 == direct ]] || own1=$(cpu_ticks $T_PIDS)
+  load1=$(($(cpu_ticks $MOCK_TREE) + $(reaped_ticks)))
+  el=$(calc "($t1 - $PH_T0) * $CLK_TCK / 1e9" 3)
+  # $4 $5: busy/steal of PROXY_CPU before, $6 $7 after; $8 $9 / ${10} ${11}: the same for LOAD_CPU
+  set -- "$1" "$2" "" $PH_P0 $p1 $PH_L0 $l1
+  [[ $1 == direct ]] || fp=$(calc "(($6 - $4) - ($own1 - $PH_OWN0)) * 100 / $el" 0)
+  fl=$(calc "((${10} - $8) - ($load1 - $PH_LOAD0)) * 100 / $el" 0)
+  steal=$(calc "(($7 - $5) + (${11} - $9)) * 100 / $el" 0)
+  ((fp < 0)) && fp=0
+  ((fl < 0)) && fl=0
+  [[ $1 == direct ]] || add "$1" foreign_p "$fp"
+  add "$1" foreign_l "$fl"
+  if ((fp > 5 || fl > 5)); then
+    DISTURBED=1
+    WARN+=("$1 $2: other processes used ${fp}% of CPU $PROXY_CPU and ${fl}% of CPU $LOAD_CPU")
+  fi
+  ((steal <= 5)) || WARN+=("$1 $2: ${steal}% steal time")
+  return 0
+}
+
 wait_port() { # wait_port PORT PID LOGFILE: up to 10 s for a TCP accept
   local i
   for ((i = 0; i < 200; i++)); do
@@ -184,7 +246,32 @@ wait_port() { # wait_port PORT PID LOGFILE: up to 10 s for a TCP accept
   die "nothing listening on 127.0.0.1:$1 after 10 s"
 }
 
-# ------------------------------------------------------------------ build the load generator
+# ------------------------------------------------------------------ quiet machine, load generator
+
+CLK_TCK=$(getconf CLK_TCK)
+
+# Is the machine quiet? Wait up to BENCH_WAIT_IDLE seconds for both CPUs to be
+# under 10% busy over one second; warn (and go on) if they never are.
+idle_check() {
+  local c0a c1a c0b c1b
+  c0a=$(cpu_stat "$PROXY_CPU"); c1a=$(cpu_stat "$LOAD_CPU")
+  sleep 1
+  c0b=$(cpu_stat "$PROXY_CPU"); c1b=$(cpu_stat "$LOAD_CPU")
+  B0=$(((${c0b%% *} - ${c0a%% *}) * 100 / CLK_TCK))
+  B1=$(((${c1b%% *} - ${c1a%% *}) * 100 / CLK_TCK))
+  ((B0 <= 10 && B1 <= 10))
+}
+IDLE_WARN=""
+idle_deadline=$(($(date +%s) + WAIT_IDLE))
+until idle_check; do
+  if (($(date +%s) >= idle_deadline)); then
+    IDLE_WARN="machine not idle before the run: CPU $PROXY_CPU ${B0}% busy, CPU $LOAD_CPU ${B1}% busy"
+    log "warning: $IDLE_WARN"
+    break
+  fi
+  log "waiting for an idle machine (CPU $PROXY_CPU ${B0}%, CPU $LOAD_CPU ${B1}% busy)"
+  sleep 4
+done
 
 LOADGEN="$OUT/loadgen"
 log "compiling bench/loadgen.cpp"
@@ -332,15 +419,17 @@ median() { # median of the words in $1 ("-" if none)
     { v[NR] = $1 } END { if (NR == 0) { print "-"; exit } if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 med() { median "${VALS["$1|$2"]:-}"; }
+maxval() { tr ' ' '\n' <<<"${VALS["$1|$2"]:-}" | grep -E '^-?[0-9.]+$' | sort -g | tail -n1 | grep . || echo "-"; }
 calc() { awk "BEGIN { x = $1; printf \"%.${2:-2}f\", x }"; }
 
 run_wrk() { # run_wrk TARGET CONNS RUN
-  local target=$1 c=$2 run=$3 out ticks0 ticks1 reqs dur errs rps cpu tck
-  tck=$(getconf CLK_TCK)
+  local target=$1 c=$2 run=$3 out ticks0 ticks1 reqs dur errs rps cpu tck=$CLK_TCK
+  phase_begin "$target"
   ticks0=$(cpu_ticks $T_PIDS)
   BENCH_BODY="$T_BODY" run_capture "$WORK/out.txt" timeout $((DUR + 30)) taskset -c "$LOAD_CPU" \
     wrk -t1 -c"$c" -d"${DUR}s" --timeout 5s -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/v1/chat/completions"
   ticks1=$(cpu_ticks $T_PIDS)
+  phase_end "$target" "run $run wrk -c$c"
   out=$(grep '^RESULT' "$WORK/out.txt" || true)
   reqs=$(kv requests "$out")
   dur=$(kv duration_us "$out")
@@ -357,9 +446,11 @@ run_wrk() { # run_wrk TARGET CONNS RUN
 
 run_rate() { # run_rate TARGET RUN
   local target=$1 run=$2 out bad
+  phase_begin "$target"
   run_capture "$WORK/out.txt" timeout $((RATE_DUR + 30)) taskset -c "$LOAD_CPU" "$LOADGEN" rate --port "$T_PORT" \
     --body "$T_BODY" --rate "$RATE" --conns "$RATE_CONNS" --duration "$RATE_DUR" --warmup 1 --drain 2 \
     --expect "$T_EXPECT" --watch "$(tr ' ' ',' <<<"$T_PIDS")"
+  phase_end "$target" "run $run fixed rate"
   out=$(cat "$WORK/out.txt")
   [[ $out == RESULT* ]] || { WARN+=("$target run $run: fixed-rate test produced no result"); return 0; }
   bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))
@@ -373,8 +464,10 @@ run_rate() { # run_rate TARGET RUN
 
 run_ttfb() { # run_ttfb TARGET RUN
   local target=$1 run=$2 out bad
+  phase_begin "$target"
   run_capture "$WORK/out.txt" timeout 120 taskset -c "$LOAD_CPU" "$LOADGEN" ttfb --port "$T_PORT" --body "$T_BODY" \
     --count "$TTFB_N" --warmup 100 --expect "$T_EXPECT" --max-seconds 90
+  phase_end "$target" "run $run TTFB"
   out=$(cat "$WORK/out.txt")
   [[ $out == RESULT* ]] || { WARN+=("$target run $run: TTFB test produced no result"); return 0; }
   bad=$(($(kv errors "$out") + $(kv bad_status "$out") + $(kv bad_body "$out") + $(kv no_marker "$out")))
@@ -386,9 +479,11 @@ run_ttfb() { # run_ttfb TARGET RUN
 
 run_soak() { # run_soak TARGET
   local target=$1 out s e
+  phase_begin "$target"
   run_capture "$WORK/out.txt" timeout $((SOAK + 40)) taskset -c "$LOAD_CPU" "$LOADGEN" rate --port "$T_PORT" \
     --body "$T_BODY" --rate "$RATE" --conns "$RATE_CONNS" --duration "$SOAK" --warmup 2 --drain 2 --sample-every 5 \
     --expect "$T_EXPECT" --watch "$(tr ' ' ',' <<<"$T_PIDS")"
+  phase_end "$target" "soak"
   out=$(cat "$WORK/out.txt")
   [[ $out == RESULT* ]] || { WARN+=("$target: soak produced no result"); return 0; }
   s=$(kv rss_start_kb "$out")
@@ -398,6 +493,8 @@ run_soak() { # run_soak TARGET
   add "$target" soak_growth_kb "$((e - s))"
   add "$target" soak_hwm "$(calc "$(kv hwm_kb "$out") / 1024" 1)"
   SOAK_SAMPLES["$target"]=$(kv rss_samples_kb "$out")
+  # growth over the second half of the soak, past any warm-up growth
+  add "$target" soak_growth2_kb "$(tr ',' '\n' <<<"${SOAK_SAMPLES[$target]}" | awk '{ v[NR] = $1 } END { if (NR) print v[NR] - v[int((NR + 1) / 2)] }')"
   log "  $target soak ${SOAK}s @${RATE}/s: RSS ${s} -> ${e} KiB (samples every 5 s: $(kv rss_samples_kb "$out"))"
 }
 declare -A SOAK_SAMPLES=()
@@ -412,38 +509,78 @@ for t in $TARGETS; do
   fi
   ACTIVE+=("$t")
 done
-((${#ACTIVE[@]})) || die "nothing to benchmark"
+((${#ACTIVE[@]})) || die "nothing to benchmark: ${WARN[*]:-no targets}"
 
 declare -A BROKEN=()
+[[ -z $IDLE_WARN ]] || WARN+=("$IDLE_WARN")
 T_STOP=()
 START_TS=$(date +%s)
 log "targets: ${ACTIVE[*]}; runs: $RUNS; proxy on CPU $PROXY_CPU, load+mock on CPU $LOAD_CPU"
+measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
+  local t=$1 run=$2
+  start_target "$t" json
+  if ! check_path "$t (json)"; then
+    BROKEN[$t]=1
+    WARN+=("$t: JSON path failed its sanity request; target dropped")
+    stop_target
+    return 0
+  fi
+  # warm-up (not recorded): connections, upstream pool, allocator
+  BENCH_BODY="$T_BODY" run_capture /dev/null timeout 30 taskset -c "$LOAD_CPU" wrk -t1 -c64 -d1s \
+    -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/v1/chat/completions"
+  run_wrk "$t" 16 "$run"
+  run_wrk "$t" 64 "$run"
+  run_rate "$t" "$run"
+  stop_target
+
+  start_target "$t" sse
+  if check_path "$t (stream)"; then
+    run_ttfb "$t" "$run"
+  else
+    WARN+=("$t run $run: streaming path failed its sanity request")
+  fi
+  stop_target
+}
+
+# A run of one path disturbed by other load on our CPUs is thrown away and repeated, at
+# most BENCH_RETRIES times per run, and only while the estimated total time stays within
+# BENCH_BUDGET seconds; otherwise the disturbed figures are kept (and listed as warnings).
+declare -A SNAP=()
+n_units=$((RUNS * ${#ACTIVE[@]}))
+n_soak=0
+for t in "${ACTIVE[@]}"; do [[ $t == direct ]] || n_soak=$((n_soak + 1)); done
+soak_est=0
+((SOAK > 0)) && soak_est=$((n_soak * (SOAK + 6)))
+units_done=0
 for ((run = 1; run <= RUNS; run++)); do
   for t in "${ACTIVE[@]}"; do
-    [[ -n ${BROKEN[$t]:-} ]] && continue
-    log "run $run/$RUNS: $t"
-    start_target "$t" json
-    if ! check_path "$t (json)"; then
-      BROKEN[$t]=1
-      WARN+=("$t: JSON path failed its sanity request; target dropped")
-      stop_target
-      continue
-    fi
-    # warm-up (not recorded): connections, upstream pool, allocator
-    BENCH_BODY="$T_BODY" run_capture /dev/null timeout 30 taskset -c "$LOAD_CPU" wrk -t1 -c64 -d1s \
-      -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/v1/chat/completions"
-    run_wrk "$t" 16 "$run"
-    run_wrk "$t" 64 "$run"
-    run_rate "$t" "$run"
-    stop_target
-
-    start_target "$t" sse
-    if check_path "$t (stream)"; then
-      run_ttfb "$t" "$run"
-    else
-      WARN+=("$t run $run: streaming path failed its sanity request")
-    fi
-    stop_target
+    for ((attempt = 0; attempt <= RETRIES; attempt++)); do
+      [[ -n ${BROKEN[$t]:-} ]] && break
+      if ((attempt)); then log "run $run/$RUNS: $t (retry $attempt)"; else log "run $run/$RUNS: $t"; fi
+      SNAP=()
+      for k in "${!VALS[@]}"; do [[ $k == "$t|"* ]] && SNAP[$k]=${VALS[$k]}; done
+      nwarn=${#WARN[@]}
+      DISTURBED=0
+      unit_t0=$(date +%s)
+      measure_unit "$t" "$run"
+      unit_secs=$(($(date +%s) - unit_t0))
+      ((DISTURBED && attempt < RETRIES)) || break
+      est=$(($(date +%s) - START_TS + unit_secs * (n_units - units_done) + soak_est + 30))
+      if ((est > BUDGET)); then
+        log "  disturbed by other load, but a retry would exceed BENCH_BUDGET=${BUDGET}s; keeping it"
+        break
+      fi
+      for k in "${!VALS[@]}"; do [[ $k == "$t|"* ]] && unset "VALS[$k]"; done
+      for k in "${!SNAP[@]}"; do VALS[$k]=${SNAP[$k]}; done
+      WARN=("${WARN[@]:0:nwarn}")
+      WARN+=("$t run $run: attempt $((attempt + 1)) disturbed by other load, repeated")
+      log "  disturbed by other load; repeating"
+      for ((w = 0; w < 6; w++)); do  # give a burst of other work up to ~30 s to pass
+        idle_check && break
+        sleep 4
+      done
+    done
+    units_done=$((units_done + 1))
   done
 done
 
@@ -481,25 +618,37 @@ REPORT="$OUT/results.md"
   echo
   printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "metric" "direct" "nginx" "tollgate" "tollgate/nginx"
   printf '|%s|%s|%s|%s|%s|\n' "----------------------------------" "----------:" "----------:" "----------:" "----------------"
-  row() { # row LABEL METRIC KIND(ratio|delta)
-    local cmp
-    if [[ $3 == delta ]]; then cmp=$(delta "$2"); else cmp=$(ratio "$2"); fi
-    printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "$1" "$(cell direct "$2")" "$(cell nginx "$2")" "$(cell tollgate "$2")" "$cmp"
+  fmt() { # fmt PRINTF-FORMAT VALUE ("-" stays "-")
+    [[ $2 == - ]] && { echo "-"; return; }
+    awk -v v="$2" "BEGIN { printf \"$1\", v }"
   }
-  row "req/s @16 conns" rps16 ratio
-  row "req/s @64 conns" rps64 ratio
-  row "CPU busy @64 conns (%)" util64 ratio
-  row "CPU us/req @64 conns" cpu64 ratio
-  row "CPU us/req @${RATE} req/s" cpurate ratio
-  row "latency p50 @${RATE} req/s (ms)" p50 delta
-  row "latency p99 @${RATE} req/s (ms)" p99 delta
-  row "stream TTFB p50 (ms)" ttfb50 delta
-  row "stream TTFB p99 (ms)" ttfb99 delta
-  row "peak RSS VmHWM (MiB)" hwm ratio
+  row() { # row LABEL METRIC KIND(ratio|delta|none) FORMAT
+    local cmp
+    case $3 in delta) cmp=$(delta "$2") ;; ratio) cmp=$(ratio "$2") ;; *) cmp="" ;; esac
+    printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "$1" "$(fmt "$4" "$(cell direct "$2")")" \
+      "$(fmt "$4" "$(cell nginx "$2")")" "$(fmt "$4" "$(cell tollgate "$2")")" "$cmp"
+  }
+  row "req/s @16 conns" rps16 ratio %.0f
+  row "req/s @64 conns" rps64 ratio %.0f
+  row "CPU busy @64 conns (%)" util64 ratio %.0f
+  row "CPU us/req @64 conns" cpu64 ratio %.1f
+  row "CPU us/req @${RATE} req/s" cpurate ratio %.1f
+  row "latency p50 @${RATE} req/s (ms)" p50 delta %.3f
+  row "latency p99 @${RATE} req/s (ms)" p99 delta %.3f
+  row "stream TTFB p50 (ms)" ttfb50 delta %.3f
+  row "stream TTFB p99 (ms)" ttfb99 delta %.3f
+  row "peak RSS VmHWM (MiB)" hwm ratio %.1f
+  otherload() { # max other load "proxy CPU/load CPU"
+    has "$1" || { echo "-"; return; }
+    echo "$(maxval "$1" foreign_p)/$(maxval "$1" foreign_l)"
+  }
+  printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "max other load CPU $PROXY_CPU/$LOAD_CPU (%)" \
+    "$(otherload direct)" "$(otherload nginx)" "$(otherload tollgate)" ""
   if ((SOAK > 0)); then
-    row "soak RSS start (MiB)" soak_start ratio
-    row "soak RSS end (MiB)" soak_end ratio
-    row "soak RSS growth (KiB)" soak_growth_kb ratio
+    row "soak RSS start (MiB)" soak_start ratio %.1f
+    row "soak RSS end (MiB)" soak_end ratio %.1f
+    row "soak RSS growth (KiB)" soak_growth_kb none %.0f
+    row "soak RSS growth, 2nd half (KiB)" soak_growth2_kb none %.0f
   fi
   echo
   echo "direct = client -> mock upstream; its CPU/RSS figures are the mock nginx worker's (it shares CPU $LOAD_CPU with the client)."
@@ -519,7 +668,7 @@ REPORT="$OUT/results.md"
   target_line "p99 @${RATE} req/s within 0.3 ms of nginx" "$(verdict 'g - n <= 0.3' p99) ($(delta p99))"
   target_line "stream TTFB p50 within 0.3 ms of nginx" "$(verdict 'g - n <= 0.3' ttfb50) ($(delta ttfb50))"
   target_line "stream TTFB p99 within 0.3 ms of nginx" "$(verdict 'g - n <= 0.3' ttfb99) ($(delta ttfb99))"
-  if ((SOAK > 0)) && has tollgate; then
+  if ((SOAK > 0)) && has tollgate && [[ $(med tollgate soak_growth_kb) != - ]]; then
     g=$(med tollgate soak_growth_kb)
     s=$(med tollgate soak_start)
     flat=$(awk -v g="$g" -v s="$s" 'BEGIN { lim = s * 1024 * 0.02; if (lim < 1024) lim = 1024; print (g <= lim) ? "PASS" : "FAIL" }')

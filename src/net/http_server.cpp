@@ -43,13 +43,12 @@ constexpr auto kLingerTime = std::chrono::seconds(2);
 /// Logged when the client hung up before the answer was complete (nginx's convention).
 constexpr int kClientClosedRequest = 499;
 
-/// State one worker thread owns: its io_context, acceptor, upstream pool and idle sessions.
+/// State one worker thread owns: its io_context, upstream pool and idle sessions.
 struct Worker {
-  explicit Worker(const config::Config& c) : config(c), acceptor(ioc) {}
+  explicit Worker(const config::Config& c) : config(c) {}
 
   const config::Config& config;
   asio::io_context ioc{1};
-  tcp::acceptor acceptor;
   std::unique_ptr<UpstreamClient> upstream = makeHttpUpstreamClient(ioc);
   std::unordered_set<beast::tcp_stream*> idle;  ///< Sessions waiting for their next request.
   std::atomic<bool>* draining = nullptr;
@@ -85,8 +84,17 @@ class BeastClientStream final : public ClientStream {
 
   asio::awaitable<bool> send(int status, std::string_view content_type,
                              std::string body) override {
+    co_return co_await send(status, content_type, std::move(body), {});
+  }
+
+  /// `allow` is the Allow header of a 405; empty for none.
+  asio::awaitable<bool> send(int status, std::string_view content_type, std::string body,
+                             std::string_view allow) {
     http::response<http::string_body> res{static_cast<http::status>(status), version_};
     res.set(http::field::content_type, content_type);
+    if (!allow.empty()) {
+      res.set(http::field::allow, allow);
+    }
     res.keep_alive(keep_alive_);
     res.body() = std::move(body);
     res.prepare_payload();
@@ -157,8 +165,10 @@ class BeastClientStream final : public ClientStream {
   std::size_t bytes_out_ = 0;
 };
 
-/// Answers everything but chat completions, which needs the stream.
-Reply route(const Worker& w, http::verb method, std::string_view path, std::string_view query) {
+/// Answers every request but a well-formed chat completion, which needs the stream: for that
+/// it returns nothing.
+std::optional<Reply> route(const Worker& w, http::verb method, std::string_view path,
+                           std::string_view query, std::string_view content_type) {
   struct Endpoint {
     std::string_view path;
     http::verb method;
@@ -183,16 +193,23 @@ Reply route(const Worker& w, http::verb method, std::string_view path, std::stri
       return r;
     }
     if (path == "/health") {
-      return {200, R"({"status":"ok"})", {}};
+      return Reply{200, R"({"status":"ok"})", {}};
     }
     if (path == "/ready") {
       if (w.draining->load()) {
         return errorReply(Error{ErrorKind::ServiceUnavailable, "shutting down", ""});
       }
-      return {200, R"({"status":"ready"})", {}};
+      return Reply{200, R"({"status":"ready"})", {}};
     }
-    auto models = openai::listModels(w.config, query);
-    return models ? Reply{200, std::move(models).value(), {}} : errorReply(models.error());
+    if (path == "/v1/models") {
+      auto models = openai::listModels(w.config, query);
+      return models ? Reply{200, std::move(models).value(), {}} : errorReply(models.error());
+    }
+    if (!isJson(content_type)) {
+      return errorReply(
+          Error{ErrorKind::UnsupportedMediaType, "Content-Type must be application/json", ""});
+    }
+    return std::nullopt;
   }
   return errorReply(Error{ErrorKind::RouteNotFound,
                           "no endpoint " + std::string(path) +
@@ -371,48 +388,29 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
         qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
     const bool keep_alive = req.keep_alive() && !w.draining->load();
     BeastClientStream client(stream, req.version(), keep_alive);
-    AccessLogEntry log{req.method_string(), path};
+    AccessLogEntry log;
+    log.method = req.method_string();
+    log.path = path;
     log.bytes_in = req.body().size();
 
-    Reply reply = route(w, req.method(), path, query);
-    if (reply.status == 200 && path == "/v1/chat/completions") {
-      if (!isJson(req[http::field::content_type])) {
-        reply = errorReply({ErrorKind::UnsupportedMediaType,
-                            "Content-Type must be application/json", ""});
+    if (std::optional<Reply> reply =
+            route(w, req.method(), path, query, req[http::field::content_type])) {
+      log.status = reply->status;
+      co_await client.send(reply->status, "application/json", std::move(reply->body),
+                           reply->allow);
+    } else {
+      using namespace asio::experimental::awaitable_operators;
+      // A client that hangs up cancels the relay, and with it the upstream call.
+      auto done = co_await (relayChat(w.config, *w.upstream, req.body(), client) ||
+                            clientGone(stream.socket()));
+      if (done.index() == 0) {
+        const ChatOutcome& outcome = std::get<0>(done);
+        log.status = outcome.status;
+        log.model = outcome.model;
+        log.upstream = outcome.upstream;
       } else {
-        using namespace asio::experimental::awaitable_operators;
-        // A client that hangs up cancels the relay, and with it the upstream call.
-        auto done = co_await (relayChat(w.config, *w.upstream, req.body(), client) ||
-                              clientGone(stream.socket()));
-        if (done.index() == 0) {
-          const ChatOutcome& outcome = std::get<0>(done);
-          log.status = outcome.status;
-          log.model = outcome.model;
-          log.upstream = outcome.upstream;
-        } else {
-          log.status = kClientClosedRequest;
-          client.markGone();
-        }
-      }
-    }
-    if (log.status == 0) {
-      log.status = reply.status;
-      if (!reply.allow.empty()) {
-        // 405 carries Allow; written here to keep BeastClientStream generic.
-        http::response<http::string_body> res{http::status::method_not_allowed, req.version()};
-        res.set(http::field::content_type, "application/json");
-        res.set(http::field::allow, reply.allow);
-        res.keep_alive(keep_alive);
-        res.body() = std::move(reply.body);
-        res.prepare_payload();
-        stream.expires_after(kWriteTimeout);
-        auto [ec, n] = co_await http::async_write(stream, res, kUseTuple);
-        log.bytes_out = n;
-        if (ec) {
-          co_return;
-        }
-      } else {
-        co_await client.send(reply.status, "application/json", std::move(reply.body));
+        log.status = kClientClosedRequest;
+        client.markGone();
       }
     }
     log.bytes_out += client.bytesOut();
@@ -426,10 +424,25 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
   }
 }
 
-asio::awaitable<void> acceptLoop(Worker& w) {
-  for (;;) {
-    auto [ec, socket] = co_await w.acceptor.async_accept(kUseTuple);
-    if (ec == asio::error::operation_aborted || !w.acceptor.is_open()) {
+void logSessionFailure(std::exception_ptr e) {
+  if (!e) {
+    return;
+  }
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "{\"level\":\"error\",\"msg\":\"session failed: %s\"}\n", ex.what());
+  }
+}
+
+/// Accepts on the first worker's thread and hands each connection to the workers in turn; the
+/// accepted socket already belongs to its worker's io_context.
+asio::awaitable<void> acceptLoop(tcp::acceptor& acceptor,
+                                 const std::vector<std::unique_ptr<Worker>>& workers) {
+  for (std::size_t next = 0;; ++next) {
+    Worker& w = *workers[next % workers.size()];
+    auto [ec, socket] = co_await acceptor.async_accept(w.ioc, kUseTuple);
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
       co_return;
     }
     if (ec) {
@@ -437,16 +450,7 @@ asio::awaitable<void> acceptLoop(Worker& w) {
     }
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    asio::co_spawn(w.ioc, session(w, std::move(socket)), [](std::exception_ptr e) {
-      if (e) {
-        try {
-          std::rethrow_exception(e);
-        } catch (const std::exception& ex) {
-          std::fprintf(stderr, "{\"level\":\"error\",\"msg\":\"session failed: %s\"}\n",
-                       ex.what());
-        }
-      }
-    });
+    asio::co_spawn(w.ioc, session(w, std::move(socket)), logSessionFailure);
   }
 }
 
@@ -462,13 +466,13 @@ unsigned workerCount(unsigned configured) {
   return std::max(1U, std::thread::hardware_concurrency());
 }
 
-void bind(Worker& w, const tcp::endpoint& endpoint) {
-  w.acceptor.open(endpoint.protocol());
-  w.acceptor.set_option(tcp::acceptor::reuse_address(true));
-  const int one = 1;
-  ::setsockopt(w.acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-  w.acceptor.bind(endpoint);
-  w.acceptor.listen(asio::socket_base::max_listen_connections);
+/// Binds without SO_REUSEPORT, so a second gateway on the same port fails loudly instead of
+/// silently sharing its traffic.
+void listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint) {
+  acceptor.open(endpoint.protocol());
+  acceptor.set_option(tcp::acceptor::reuse_address(true));
+  acceptor.bind(endpoint);
+  acceptor.listen(asio::socket_base::max_listen_connections);
 }
 
 }  // namespace
@@ -478,17 +482,15 @@ int serve(const config::Config& config) {
   const config::Gateway& g = config.gateway;
   std::atomic<bool> draining{false};
   std::vector<std::unique_ptr<Worker>> workers;
-  const unsigned count = workerCount(g.workers);
+  for (unsigned i = workerCount(g.workers); i > 0; --i) {
+    workers.push_back(std::make_unique<Worker>(config));
+    workers.back()->draining = &draining;
+  }
+  tcp::acceptor acceptor(workers.front()->ioc);
   tcp::endpoint endpoint;
   try {
-    endpoint = tcp::endpoint(asio::ip::make_address(g.host), g.port);
-    for (unsigned i = 0; i < count; ++i) {
-      auto w = std::make_unique<Worker>(config);
-      w->draining = &draining;
-      bind(*w, endpoint);
-      endpoint = w->acceptor.local_endpoint();  // Port 0 becomes the port the first one got.
-      workers.push_back(std::move(w));
-    }
+    listen(acceptor, tcp::endpoint(asio::ip::make_address(g.host), g.port));
+    endpoint = acceptor.local_endpoint();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: cannot listen on %s:%u: %s\n", g.host.c_str(),
                  static_cast<unsigned>(g.port), e.what());
@@ -503,8 +505,11 @@ int serve(const config::Config& config) {
   std::condition_variable cv;
   unsigned finished = 0;
   std::vector<std::thread> threads;
+  using WorkGuard = asio::executor_work_guard<asio::io_context::executor_type>;
+  std::vector<WorkGuard> keep_running;  // Workers wait for connections until shutdown.
+  asio::co_spawn(workers.front()->ioc, acceptLoop(acceptor, workers), logSessionFailure);
   for (auto& w : workers) {
-    asio::co_spawn(w->ioc, acceptLoop(*w), asio::detached);
+    keep_running.emplace_back(w->ioc.get_executor());
     threads.emplace_back([&, worker = w.get()] {
       worker->ioc.run();
       std::lock_guard lock(mu);
@@ -518,10 +523,14 @@ int serve(const config::Config& config) {
 
   main_ioc.run();  // Returns once a signal arrived.
   draining = true;
+  asio::post(workers.front()->ioc, [&acceptor] {
+    beast::error_code ignored;
+    acceptor.close(ignored);
+  });
+  keep_running.clear();
   for (auto& w : workers) {
     asio::post(w->ioc, [worker = w.get()] {
       beast::error_code ignored;
-      worker->acceptor.close(ignored);
       for (beast::tcp_stream* s : worker->idle) {
         s->socket().cancel(ignored);
       }

@@ -1,4 +1,4 @@
-// The gateway's HTTP server: one io_context and acceptor (SO_REUSEPORT) per worker thread,
+// The gateway's HTTP server: one io_context per worker thread, fed by one acceptor,
 // keep-alive sessions with size and time limits, routing, and graceful shutdown on SIGINT/SIGTERM.
 #pragma once
 

@@ -2,6 +2,15 @@
 
 namespace tollgate::json {
 
+bool parse(rapidjson::Document& doc, const std::string& text) {
+  doc.Parse(text.c_str());
+  if (!doc.HasParseError() && text.find('\0') != std::string::npos) {
+    doc.SetNull();  // Text after an embedded NUL would otherwise be ignored.
+    return false;
+  }
+  return !doc.HasParseError();
+}
+
 std::string serialize(const rapidjson::Value& v) {
   Writer w;
   w.value(v);

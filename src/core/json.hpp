@@ -50,6 +50,10 @@ class Writer {
   rapidjson::Writer<rapidjson::StringBuffer> w_;
 };
 
+/// Parses `text` into `doc`; false on a syntax error (see doc.GetParseError()) or an embedded NUL.
+/// Reads the string's terminating NUL, which lets RapidJSON scan with SIMD.
+bool parse(rapidjson::Document& doc, const std::string& text);
+
 /// Serialises one value compactly.
 std::string serialize(const rapidjson::Value& v);
 

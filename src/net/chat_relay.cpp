@@ -132,7 +132,7 @@ asio::awaitable<bool> ClientStream::sendError(const Error& error) {
 }
 
 asio::awaitable<ChatOutcome> relayChat(const config::Config& config, UpstreamClient& upstream,
-                                       std::string_view body, ClientStream& client) {
+                                       const std::string& body, ClientStream& client) {
   ChatOutcome outcome;
   auto fail = [&](const Error& e) -> asio::awaitable<ChatOutcome> {
     outcome.status = e.status();

@@ -217,6 +217,24 @@ std::optional<Reply> route(const Worker& w, http::verb method, std::string_view 
                           ""});
 }
 
+/// Feeds bytes already in `buffer` to the parser; an error only when they are malformed or over
+/// a limit, none when more bytes are needed.
+beast::error_code feedBuffered(http::request_parser<http::string_body>& parser,
+                               beast::flat_buffer& buffer) {
+  beast::error_code ec;
+  while (buffer.size() > 0 && !parser.is_done()) {
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::need_more) {
+      return {};
+    }
+    if (ec || used == 0) {
+      break;
+    }
+  }
+  return ec;
+}
+
 /// What a failed request read means for the client: an error to send before closing, or
 /// nothing when the client simply went away.
 std::optional<Error> readFailure(const beast::error_code& ec, const config::Gateway& g,
@@ -344,8 +362,10 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(g.max_header_bytes));
     parser.body_limit(g.max_body_bytes);
-    beast::error_code hec;
-    {
+    parser.eager(true);
+    // Usually the whole request arrived with the first read: parse it without timers or I/O.
+    beast::error_code hec = feedBuffered(parser, buffer);
+    if (!hec && !parser.is_header_done()) {
       ReadDeadline deadline(stream, g.header_timeout);
       std::tie(hec, std::ignore) =
           co_await http::async_read_header(stream, buffer, parser, kUseTuple);
@@ -366,7 +386,7 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
       co_await http::async_write(stream, cont, kUseTuple);
     }
     beast::error_code bec;
-    {
+    if (!parser.is_done()) {
       ReadDeadline deadline(stream, g.body_timeout);
       std::tie(bec, std::ignore) = co_await http::async_read(stream, buffer, parser, kUseTuple);
       if (deadline.fired()) {

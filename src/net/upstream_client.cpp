@@ -1,3 +1,4 @@
+#include <array>
 #include <chrono>
 #include <unordered_map>
 #include <vector>
@@ -32,6 +33,7 @@ struct Connection {
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
+  std::array<char, kReadBufferBytes> body;  ///< Pieces of the current answer's body.
 
   beast::tcp_stream& tcp() { return plain ? *plain : beast::get_lowest_layer(*tls); }
 
@@ -78,8 +80,8 @@ class HttpCall final : public UpstreamCall {
   std::unique_ptr<Connection> conn_;
   const config::Provider& provider_;
   Clock::time_point deadline_;
+  bool body_deadline_armed_ = false;
   http::response_parser<http::buffer_body> parser_;
-  char buf_[kReadBufferBytes];
 };
 
 class Pool final : public UpstreamClient {
@@ -127,10 +129,14 @@ HttpCall::~HttpCall() {
 }
 
 asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
-  while (!parser_.is_done()) {
+  if (!body_deadline_armed_) {
     conn_->tcp().expires_at(deadline_);
-    parser_.get().body().data = buf_;
-    parser_.get().body().size = sizeof(buf_);
+    body_deadline_armed_ = true;
+  }
+  while (!parser_.is_done()) {
+    auto& buf = conn_->body;
+    parser_.get().body().data = buf.data();
+    parser_.get().body().size = buf.size();
     auto [ec, n] = co_await conn_->visit([&](auto& s) {
       return http::async_read_some(s, conn_->buffer, parser_, kUseTuple);
     });
@@ -146,9 +152,9 @@ asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
                           "' failed: " + ec.message(),
                       ""};
     }
-    const std::size_t got = sizeof(buf_) - parser_.get().body().size;
+    const std::size_t got = buf.size() - parser_.get().body().size;
     if (got > 0) {
-      co_return std::string_view(buf_, got);
+      co_return std::string_view(buf.data(), got);
     }
   }
   co_return std::string_view{};
@@ -234,8 +240,7 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(
                                              : unavailable(p, wec);
     }
     auto call = std::make_unique<HttpCall>(*this, std::move(conn), p, deadline);
-    Connection& c = call->connection();
-    c.tcp().expires_at(first_byte);
+    Connection& c = call->connection();  // Its first-byte deadline is already armed.
     auto [rec, rn] = co_await c.visit([&](auto& s) {
       return http::async_read_header(s, c.buffer, call->parser(), kUseTuple);
     });

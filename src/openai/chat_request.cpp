@@ -282,15 +282,14 @@ bool isForwardedField(std::string_view name) {
   return f != nullptr && f->forwarded;
 }
 
-Result<ChatRequest> decodeChatRequest(std::string_view body) {
+Result<ChatRequest> decodeChatRequest(const std::string& body) {
   ChatRequest req;
-  req.body.Parse(body.data(), body.size());
-  if (req.body.HasParseError()) {
-    return Error{ErrorKind::InvalidJson,
-                 std::string("request body is not valid JSON: ") +
-                     rapidjson::GetParseError_En(req.body.GetParseError()) + " at offset " +
-                     std::to_string(req.body.GetErrorOffset()),
-                 ""};
+  if (!json::parse(req.body, body)) {
+    const std::string why = req.body.HasParseError()
+                                ? std::string(rapidjson::GetParseError_En(req.body.GetParseError())) +
+                                      " at offset " + std::to_string(req.body.GetErrorOffset())
+                                : "it contains a NUL byte";
+    return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + why, ""};
   }
   if (!req.body.IsObject()) {
     return Error{ErrorKind::InvalidType, "request body must be a JSON object", ""};

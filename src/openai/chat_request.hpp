@@ -33,7 +33,7 @@ struct ChatRequest {
 
 /// Parses and validates a request body. Unknown top-level fields are accepted unless
 /// `tollgate::deny_unknown_fields` is true.
-Result<ChatRequest> decodeChatRequest(std::string_view body);
+Result<ChatRequest> decodeChatRequest(const std::string& body);
 
 /// True for the OpenAI request fields the gateway forwards to an OpenAI-compatible upstream.
 bool isForwardedField(std::string_view name);

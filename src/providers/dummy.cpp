@@ -119,10 +119,9 @@ std::string chunk(const std::string& id, std::int64_t created, std::string_view 
 
 }  // namespace
 
-LocalReply respondLocally(std::string_view upstream_body) {
+LocalReply respondLocally(const std::string& upstream_body) {
   rapidjson::Document req;
-  req.Parse(upstream_body.data(), upstream_body.size());
-  const Value* messages = req.HasParseError() ? nullptr : json::member(req, "messages");
+  const Value* messages = json::parse(req, upstream_body) ? json::member(req, "messages") : nullptr;
   if (messages == nullptr || !messages->IsArray()) {
     return badRequest("messages is required");
   }

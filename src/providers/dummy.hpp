@@ -15,6 +15,6 @@ struct LocalReply {
 };
 
 /// The reply an OpenAI-compatible server would give to `upstream_body`.
-LocalReply respondLocally(std::string_view upstream_body);
+LocalReply respondLocally(const std::string& upstream_body);
 
 }  // namespace tollgate::providers

@@ -104,10 +104,9 @@ Result<openai::ChoiceDelta> parseDelta(const Value& c, int position) {
   return choice;
 }
 
-std::string upstreamMessage(std::string_view body) {
+std::string upstreamMessage(const std::string& body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (!doc.HasParseError()) {
+  if (json::parse(doc, body)) {
     if (const Value* err = json::member(doc, "error")) {
       if (err->IsString()) {
         return std::string(json::view(*err));
@@ -121,7 +120,7 @@ std::string upstreamMessage(std::string_view body) {
     }
   }
   constexpr std::size_t kMaxEcho = 200;
-  return std::string(body.substr(0, kMaxEcho));
+  return body.substr(0, kMaxEcho);
 }
 
 }  // namespace
@@ -156,10 +155,9 @@ std::string buildChatBody(const openai::ChatRequest& request, const config::Prov
   return w.take();
 }
 
-Result<openai::Completion> parseCompletion(std::string_view body, bool keep_raw) {
+Result<openai::Completion> parseCompletion(const std::string& body, bool keep_raw) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  if (!json::parse(doc, body) || !doc.IsObject()) {
     return badUpstream("a body that is not a JSON object");
   }
   openai::Completion c;
@@ -179,18 +177,17 @@ Result<openai::Completion> parseCompletion(std::string_view body, bool keep_raw)
   c.usage = parseUsage(doc);
   c.raw_usage_json = rawJson(json::member(doc, "usage"));
   if (keep_raw) {
-    c.raw_response_json = std::string(body);
+    c.raw_response_json = body;
   }
   return c;
 }
 
-Result<std::optional<openai::Chunk>> parseChunk(std::string_view data, bool keep_raw) {
+Result<std::optional<openai::Chunk>> parseChunk(const std::string& data, bool keep_raw) {
   if (data == "[DONE]") {
     return std::optional<openai::Chunk>();
   }
   rapidjson::Document doc;
-  doc.Parse(data.data(), data.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  if (!json::parse(doc, data) || !doc.IsObject()) {
     return badUpstream("a stream event that is not a JSON object");
   }
   if (json::member(doc, "error") != nullptr) {
@@ -213,12 +210,12 @@ Result<std::optional<openai::Chunk>> parseChunk(std::string_view data, bool keep
   c.usage = parseUsage(doc);
   c.raw_usage_json = rawJson(json::member(doc, "usage"));
   if (keep_raw) {
-    c.raw_chunk_json = std::string(data);
+    c.raw_chunk_json = data;
   }
   return std::optional<openai::Chunk>(std::move(c));
 }
 
-Error translateUpstreamError(int status, std::string_view body) {
+Error translateUpstreamError(int status, const std::string& body) {
   const std::string detail = upstreamMessage(body);
   const std::string message =
       detail.empty() ? "upstream returned HTTP " + std::to_string(status) : detail;

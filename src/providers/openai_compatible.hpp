@@ -22,13 +22,13 @@ std::string chatPath(const config::Provider& provider);
 std::string buildChatBody(const openai::ChatRequest& request, const config::Provider& provider);
 
 /// A non-streamed upstream answer. Errors are UpstreamError (502) for bodies we cannot read.
-Result<openai::Completion> parseCompletion(std::string_view body, bool keep_raw);
+Result<openai::Completion> parseCompletion(const std::string& body, bool keep_raw);
 
 /// One streamed event's data. nullopt for the `[DONE]` marker; an `{"error":…}` event becomes the
 /// translated error.
-Result<std::optional<openai::Chunk>> parseChunk(std::string_view data, bool keep_raw);
+Result<std::optional<openai::Chunk>> parseChunk(const std::string& data, bool keep_raw);
 
 /// Our error for an upstream's non-2xx answer.
-Error translateUpstreamError(int status, std::string_view body);
+Error translateUpstreamError(int status, const std::string& body);
 
 }  // namespace tollgate::providers

@@ -172,3 +172,18 @@ TEST(ChatRequest, ForwardedFields) {
 
 }  // namespace
 }  // namespace tollgate::openai
+
+namespace tollgate::openai {
+namespace {
+
+TEST(ChatRequest, EmbeddedNulIsInvalidJson) {
+  const std::string text = body("");
+  const std::string with_nul = text + std::string("\0{}", 3);
+  const auto r = decodeChatRequest(with_nul);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidJson);
+  EXPECT_TRUE(decodeChatRequest(text).ok());
+}
+
+}  // namespace
+}  // namespace tollgate::openai

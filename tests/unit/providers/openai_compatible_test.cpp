@@ -15,7 +15,7 @@ config::Provider provider() {
   return p;
 }
 
-rapidjson::Document upstreamBody(std::string_view request) {
+rapidjson::Document upstreamBody(const std::string& request) {
   auto req = openai::decodeChatRequest(request);
   EXPECT_TRUE(req.ok());
   rapidjson::Document d;
@@ -69,7 +69,7 @@ TEST(ParseCompletion, ReadsChoicesToolCallsAndUsage) {
 }
 
 TEST(ParseCompletion, GarbageIsABadGateway) {
-  for (std::string_view body : {"not json", "[]", R"({"choices":[]})", R"({"id":"x"})",
+  for (const std::string body : {"not json", "[]", R"({"choices":[]})", R"({"id":"x"})",
                                 R"({"choices":[{"index":0}]})"}) {
     const auto c = parseCompletion(body, false);
     ASSERT_FALSE(c.ok()) << body;

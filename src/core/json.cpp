@@ -11,6 +11,15 @@ bool parse(rapidjson::Document& doc, const std::string& text) {
   return !doc.HasParseError();
 }
 
+bool parseInPlace(rapidjson::Document& doc, std::string& text) {
+  if (text.find('\0') != std::string::npos) {
+    doc.SetNull();
+    return false;
+  }
+  doc.ParseInsitu(text.data());
+  return !doc.HasParseError();
+}
+
 std::string serialize(const rapidjson::Value& v) {
   Writer w;
   w.value(v);

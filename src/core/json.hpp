@@ -54,6 +54,11 @@ class Writer {
 /// Reads the string's terminating NUL, which lets RapidJSON scan with SIMD.
 bool parse(rapidjson::Document& doc, const std::string& text);
 
+/// Parses `text` in place (RapidJSON's in-situ mode): strings are unescaped inside `text`, which
+/// `doc` then points into, so `text` must outlive `doc` and must not be resized. Same failures
+/// as parse().
+bool parseInPlace(rapidjson::Document& doc, std::string& text);
+
 /// Serialises one value compactly.
 std::string serialize(const rapidjson::Value& v);
 

@@ -14,7 +14,7 @@ double millis(std::chrono::microseconds us) {
 
 }  // namespace
 
-void writeAccessLog(const AccessLogEntry& e) {
+void AccessLog::write(const AccessLogEntry& e) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch());
   json::Writer w;
@@ -29,9 +29,25 @@ void writeAccessLog(const AccessLogEntry& e) {
   w.field("bytes_in", static_cast<std::int64_t>(e.bytes_in));
   w.field("bytes_out", static_cast<std::int64_t>(e.bytes_out));
   w.endObject();
-  std::string line = w.take();
-  line.push_back('\n');
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  pending_ += w.take();
+  pending_.push_back('\n');
+  if (pending_.size() >= kFlushBytes) {
+    flush();
+  } else if (!timer_armed_) {
+    timer_armed_ = true;
+    timer_.expires_after(kFlushDelay);
+    timer_.async_wait([this](const boost::system::error_code&) {
+      timer_armed_ = false;
+      flush();
+    });
+  }
+}
+
+void AccessLog::flush() {
+  if (!pending_.empty()) {
+    std::fwrite(pending_.data(), 1, pending_.size(), stderr);
+    pending_.clear();
+  }
 }
 
 }  // namespace tollgate::net

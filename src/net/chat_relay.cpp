@@ -57,6 +57,7 @@ asio::awaitable<void> relayStream(UpstreamCall& call, const openai::ChatRequest&
   if (!co_await client.beginEventStream()) {
     co_return;
   }
+  const providers::KeepRaw keep{req.include_raw_usage, req.include_raw_response};
   openai::SseParser parser;
   std::vector<openai::SseEvent> events;
   for (;;) {
@@ -82,8 +83,8 @@ asio::awaitable<void> relayStream(UpstreamCall& call, const openai::ChatRequest&
     }
     std::string out;
     bool done = false;
-    for (const openai::SseEvent& ev : events) {
-      auto chunk = providers::parseChunk(ev.data, req.include_raw_response);
+    for (openai::SseEvent& ev : events) {
+      auto chunk = providers::parseChunk(ev.data, keep);
       if (!chunk) {
         out += openai::sseData(errorBody(chunk.error()));
         if (co_await client.sendEvents(std::move(out))) {
@@ -132,7 +133,7 @@ asio::awaitable<bool> ClientStream::sendError(const Error& error) {
 }
 
 asio::awaitable<ChatOutcome> relayChat(const config::Config& config, UpstreamClient& upstream,
-                                       const std::string& body, ClientStream& client) {
+                                       std::string& body, ClientStream& client) {
   ChatOutcome outcome;
   auto fail = [&](const Error& e) -> asio::awaitable<ChatOutcome> {
     outcome.status = e.status();
@@ -186,7 +187,8 @@ asio::awaitable<ChatOutcome> relayChat(const config::Config& config, UpstreamCli
       last = std::move(text).error();
       continue;
     }
-    auto completion = providers::parseCompletion(*text, req->include_raw_response);
+    auto completion = providers::parseCompletion(
+        *text, {req->include_raw_usage, req->include_raw_response});
     if (!completion) {
       last = std::move(completion).error();
       continue;

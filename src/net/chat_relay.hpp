@@ -35,7 +35,7 @@ struct ChatOutcome {
 };
 
 boost::asio::awaitable<ChatOutcome> relayChat(const config::Config& config,
-                                              UpstreamClient& upstream, const std::string& body,
+                                              UpstreamClient& upstream, std::string& body,
                                               ClientStream& client);
 
 }  // namespace tollgate::net

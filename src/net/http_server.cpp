@@ -43,7 +43,7 @@ constexpr auto kLingerTime = std::chrono::seconds(2);
 /// Logged when the client hung up before the answer was complete (nginx's convention).
 constexpr int kClientClosedRequest = 499;
 
-/// State one worker thread owns: its io_context, upstream pool and idle sessions.
+/// State one worker thread owns: its io_context, upstream pool, idle sessions and access log.
 struct Worker {
   explicit Worker(const config::Config& c) : config(c) {}
 
@@ -51,6 +51,7 @@ struct Worker {
   asio::io_context ioc{1};
   std::unique_ptr<UpstreamClient> upstream = makeHttpUpstreamClient(ioc);
   std::unordered_set<beast::tcp_stream*> idle;  ///< Sessions waiting for their next request.
+  AccessLog access_log{ioc};
   std::atomic<bool>* draining = nullptr;
 };
 
@@ -400,7 +401,7 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
       co_return;
     }
 
-    const auto& req = parser.get();
+    auto& req = parser.get();
     const std::string_view target = req.target();
     const std::size_t qmark = target.find('?');
     const std::string_view path = target.substr(0, qmark);
@@ -435,7 +436,7 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
     }
     log.bytes_out += client.bytesOut();
     log.total = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
-    writeAccessLog(log);
+    w.access_log.write(log);
     if (!client.ok() || !client.keepAlive()) {
       beast::error_code ignored;
       stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

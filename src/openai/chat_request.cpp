@@ -282,9 +282,9 @@ bool isForwardedField(std::string_view name) {
   return f != nullptr && f->forwarded;
 }
 
-Result<ChatRequest> decodeChatRequest(const std::string& body) {
+Result<ChatRequest> decodeChatRequest(std::string& body) {
   ChatRequest req;
-  if (!json::parse(req.body, body)) {
+  if (!json::parseInPlace(req.body, body)) {
     const std::string why = req.body.HasParseError()
                                 ? std::string(rapidjson::GetParseError_En(req.body.GetParseError())) +
                                       " at offset " + std::to_string(req.body.GetErrorOffset())

@@ -31,9 +31,10 @@ struct ChatRequest {
   bool include_raw_response = false;
 };
 
-/// Parses and validates a request body. Unknown top-level fields are accepted unless
+/// Parses and validates a request body, in place: `body` is modified and the request's strings
+/// point into it, so it must outlive the request. Unknown top-level fields are accepted unless
 /// `tollgate::deny_unknown_fields` is true.
-Result<ChatRequest> decodeChatRequest(const std::string& body);
+Result<ChatRequest> decodeChatRequest(std::string& body);
 
 /// True for the OpenAI request fields the gateway forwards to an OpenAI-compatible upstream.
 bool isForwardedField(std::string_view name);

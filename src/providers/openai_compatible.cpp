@@ -155,12 +155,15 @@ std::string buildChatBody(const openai::ChatRequest& request, const config::Prov
   return w.take();
 }
 
-Result<openai::Completion> parseCompletion(const std::string& body, bool keep_raw) {
+Result<openai::Completion> parseCompletion(std::string& body, KeepRaw keep) {
+  openai::Completion c;
+  if (keep.response) {
+    c.raw_response_json = body;  // Before the in-place parse rewrites it.
+  }
   rapidjson::Document doc;
-  if (!json::parse(doc, body) || !doc.IsObject()) {
+  if (!json::parseInPlace(doc, body) || !doc.IsObject()) {
     return badUpstream("a body that is not a JSON object");
   }
-  openai::Completion c;
   parseHead(doc, c.id, c.created, c.system_fingerprint);
   const Value* choices = json::member(doc, "choices");
   if (choices == nullptr || !choices->IsArray() || choices->Empty()) {
@@ -175,27 +178,29 @@ Result<openai::Completion> parseCompletion(const std::string& body, bool keep_ra
     c.choices.push_back(std::move(choice).value());
   }
   c.usage = parseUsage(doc);
-  c.raw_usage_json = rawJson(json::member(doc, "usage"));
-  if (keep_raw) {
-    c.raw_response_json = body;
+  if (keep.usage) {
+    c.raw_usage_json = rawJson(json::member(doc, "usage"));
   }
   return c;
 }
 
-Result<std::optional<openai::Chunk>> parseChunk(const std::string& data, bool keep_raw) {
+Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep) {
   if (data == "[DONE]") {
     return std::optional<openai::Chunk>();
   }
+  openai::Chunk c;
+  if (keep.response) {
+    c.raw_chunk_json = data;
+  }
   rapidjson::Document doc;
-  if (!json::parse(doc, data) || !doc.IsObject()) {
+  if (!json::parseInPlace(doc, data) || !doc.IsObject()) {
     return badUpstream("a stream event that is not a JSON object");
   }
   if (json::member(doc, "error") != nullptr) {
-    Error e = translateUpstreamError(502, data);
+    Error e = translateUpstreamError(502, json::serialize(doc));
     e.kind = ErrorKind::UpstreamError;
     return e;
   }
-  openai::Chunk c;
   parseHead(doc, c.id, c.created, c.system_fingerprint);
   if (const Value* choices = json::member(doc, "choices"); choices != nullptr && choices->IsArray()) {
     int position = 0;
@@ -208,9 +213,8 @@ Result<std::optional<openai::Chunk>> parseChunk(const std::string& data, bool ke
     }
   }
   c.usage = parseUsage(doc);
-  c.raw_usage_json = rawJson(json::member(doc, "usage"));
-  if (keep_raw) {
-    c.raw_chunk_json = data;
+  if (keep.usage) {
+    c.raw_usage_json = rawJson(json::member(doc, "usage"));
   }
   return std::optional<openai::Chunk>(std::move(c));
 }

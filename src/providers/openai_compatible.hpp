@@ -21,12 +21,19 @@ std::string chatPath(const config::Provider& provider);
 /// effective output limit as max_completion_tokens, and usage always requested when streaming.
 std::string buildChatBody(const openai::ChatRequest& request, const config::Provider& provider);
 
-/// A non-streamed upstream answer. Errors are UpstreamError (502) for bodies we cannot read.
-Result<openai::Completion> parseCompletion(const std::string& body, bool keep_raw);
+/// Which parts of an upstream answer to keep verbatim (tollgate::include_raw_usage/_response).
+struct KeepRaw {
+  bool usage = false;
+  bool response = false;
+};
 
-/// One streamed event's data. nullopt for the `[DONE]` marker; an `{"error":…}` event becomes the
-/// translated error.
-Result<std::optional<openai::Chunk>> parseChunk(const std::string& data, bool keep_raw);
+/// A non-streamed upstream answer, parsed in place (`body` is modified). Errors are
+/// UpstreamError (502) for bodies we cannot read.
+Result<openai::Completion> parseCompletion(std::string& body, KeepRaw keep);
+
+/// One streamed event's data, parsed in place (`data` is modified). nullopt for the `[DONE]`
+/// marker; an `{"error":…}` event becomes the translated error.
+Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep);
 
 /// Our error for an upstream's non-2xx answer.
 Error translateUpstreamError(int status, const std::string& body);

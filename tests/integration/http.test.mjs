@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, standardConfig, closedPort, postJson, getJson, chatBody, marker, assertError,
-  assertCompletion, rawConnect, waitFor, assertStillServing, ensureServing,
+  assertCompletion, rawConnect, waitFor, assertStillServing, ensureServing, UPSTREAM_KEY,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
@@ -196,5 +196,27 @@ describe('access log', () => {
     const json = lines.map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
     assert.ok(json.length >= 1, `no JSON access-log line after a request; stderr tail:\n${lines.join('\n')}`);
     assert.ok(json.some((o) => JSON.stringify(o).includes('404')), `no line mentions status 404: ${JSON.stringify(json)}`);
+  });
+
+  test('a chat line has every field and no secret', T, async () => {
+    const clientKey = 'sk-tollgate-client-secret-7d1e';
+    const before = gw.stderr.length;
+    const r = await postJson(gw.baseURL, '/v1/chat/completions?api_key=query-secret-93b1', chatBody('log me'),
+      { headers: { Authorization: `Bearer ${clientKey}` } });
+    assert.equal(r.status, 200);
+    await waitFor(() => gw.stderr.slice(before).includes('"mock_model"'), 3000);
+    const logged = gw.stderr.slice(before);
+    const line = logged.split('\n').map((l) => { try { return JSON.parse(l); } catch { return null; } })
+      .find((o) => o?.model === 'mock_model');
+    assert.ok(line, `no access-log line for the chat request:\n${logged}`);
+    assert.equal(line.method, 'POST');
+    assert.equal(line.path, '/v1/chat/completions');
+    assert.equal(line.status, 200);
+    for (const k of ['upstream_ms', 'total_ms', 'bytes_in', 'bytes_out']) assert.equal(typeof line[k], 'number', k);
+    assert.ok(line.upstream_ms > 0 && line.total_ms >= line.upstream_ms, JSON.stringify(line));
+    assert.ok(line.bytes_in > 0 && line.bytes_out > 0, JSON.stringify(line));
+    for (const secret of [clientKey, UPSTREAM_KEY, 'query-secret-93b1', 'log me']) {
+      assert.ok(!gw.stderr.includes(secret), `stderr contains ${secret}`);
+    }
   });
 });

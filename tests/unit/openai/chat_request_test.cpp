@@ -15,6 +15,10 @@ std::string body(std::string_view extra) {
   return b + "}";
 }
 
+// decodeChatRequest parses in place. The tests below read only what the request copies out of
+// the text (never ChatRequest::body), so the text may end with the call.
+Result<ChatRequest> decode(std::string text) { return decodeChatRequest(text); }
+
 struct Rejected {
   std::string name;
   std::string body;
@@ -28,7 +32,7 @@ class RejectedRequests : public testing::TestWithParam<Rejected> {};
 
 TEST_P(RejectedRequests, NameTheParameter) {
   const Rejected& c = GetParam();
-  const auto r = decodeChatRequest(c.body);
+  const auto r = decode(c.body);
   ASSERT_FALSE(r.ok()) << c.body;
   EXPECT_EQ(r.error().kind, c.kind) << r.error().message;
   EXPECT_EQ(r.error().param, c.param) << r.error().message;
@@ -101,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<Rejected>& info) { return info.param.name; });
 
 TEST(ChatRequest, AcceptsEveryFieldOfTheSpec) {
-  const auto r = decodeChatRequest(body(R"(
+  const auto r = decode(body(R"(
     "temperature":0.2,"top_p":1,"max_tokens":100,"max_completion_tokens":50,"n":1,
     "stop":["a","b"],"presence_penalty":0,"frequency_penalty":-0.5,"seed":7,
     "reasoning_effort":"low","verbosity":"high","service_tier":"flex","stream":true,
@@ -126,18 +130,18 @@ TEST(ChatRequest, AcceptsEveryFieldOfTheSpec) {
 }
 
 TEST(ChatRequest, SmallerTokenLimitWinsEitherWay) {
-  EXPECT_EQ(decodeChatRequest(body(R"("max_tokens":10,"max_completion_tokens":20)"))
+  EXPECT_EQ(decode(body(R"("max_tokens":10,"max_completion_tokens":20)"))
                 ->max_completion_tokens,
             10);
-  EXPECT_EQ(decodeChatRequest(body(R"("max_tokens":30,"max_completion_tokens":20)"))
+  EXPECT_EQ(decode(body(R"("max_tokens":30,"max_completion_tokens":20)"))
                 ->max_completion_tokens,
             20);
-  EXPECT_EQ(decodeChatRequest(body(R"("max_tokens":0)"))->max_completion_tokens, 0);
-  EXPECT_FALSE(decodeChatRequest(body(""))->max_completion_tokens.has_value());
+  EXPECT_EQ(decode(body(R"("max_tokens":0)"))->max_completion_tokens, 0);
+  EXPECT_FALSE(decode(body(""))->max_completion_tokens.has_value());
 }
 
 TEST(ChatRequest, DefaultsAndNulls) {
-  const auto r = decodeChatRequest(body(R"("n":null,"stop":null,"temperature":null)"));
+  const auto r = decode(body(R"("n":null,"stop":null,"temperature":null)"));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_FALSE(r->stream);
   EXPECT_EQ(r->service_tier, "auto");
@@ -145,17 +149,17 @@ TEST(ChatRequest, DefaultsAndNulls) {
 }
 
 TEST(ChatRequest, UnknownFieldsAcceptedUnlessDenied) {
-  EXPECT_TRUE(decodeChatRequest(body(R"("foo":1)")).ok());
-  EXPECT_TRUE(decodeChatRequest(body(R"("foo":1,"tollgate::deny_unknown_fields":false)")).ok());
-  const auto r = decodeChatRequest(body(R"("zeta":1,"alpha":2,"tollgate::deny_unknown_fields":true)"));
+  EXPECT_TRUE(decode(body(R"("foo":1)")).ok());
+  EXPECT_TRUE(decode(body(R"("foo":1,"tollgate::deny_unknown_fields":false)")).ok());
+  const auto r = decode(body(R"("zeta":1,"alpha":2,"tollgate::deny_unknown_fields":true)"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("alpha, zeta"), std::string::npos) << r.error().message;
 }
 
 TEST(ChatRequest, RawUsageWhileStreamingWithUsageIsFine) {
-  EXPECT_TRUE(decodeChatRequest(body(R"("stream":true,"stream_options":{"include_usage":true},"tollgate::include_raw_usage":true)"))
+  EXPECT_TRUE(decode(body(R"("stream":true,"stream_options":{"include_usage":true},"tollgate::include_raw_usage":true)"))
                   .ok());
-  EXPECT_TRUE(decodeChatRequest(body(R"("tollgate::include_raw_usage":true)")).ok());
+  EXPECT_TRUE(decode(body(R"("tollgate::include_raw_usage":true)")).ok());
 }
 
 TEST(ChatRequest, ForwardedFields) {
@@ -179,10 +183,10 @@ namespace {
 TEST(ChatRequest, EmbeddedNulIsInvalidJson) {
   const std::string text = body("");
   const std::string with_nul = text + std::string("\0{}", 3);
-  const auto r = decodeChatRequest(with_nul);
+  const auto r = decode(with_nul);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::InvalidJson);
-  EXPECT_TRUE(decodeChatRequest(text).ok());
+  EXPECT_TRUE(decode(text).ok());
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ config::Provider provider() {
   return p;
 }
 
-rapidjson::Document upstreamBody(const std::string& request) {
+rapidjson::Document upstreamBody(std::string request) {
   auto req = openai::decodeChatRequest(request);
   EXPECT_TRUE(req.ok());
   rapidjson::Document d;
@@ -48,15 +48,22 @@ TEST(BuildChatBody, StreamingAlwaysAsksForUsage) {
   EXPECT_TRUE(d["stream_options"]["include_usage"].GetBool());
 }
 
+// The parsers work in place; these take their input by value.
+Result<openai::Completion> completion(std::string body, KeepRaw keep = {}) {
+  return parseCompletion(body, keep);
+}
+Result<std::optional<openai::Chunk>> chunk(std::string data, KeepRaw keep = {}) {
+  return parseChunk(data, keep);
+}
+
 TEST(ChatPath, JoinsApiBase) { EXPECT_EQ(chatPath(provider()), "/v1/chat/completions"); }
 
 TEST(ParseCompletion, ReadsChoicesToolCallsAndUsage) {
-  const auto c = parseCompletion(R"({"id":"chatcmpl-9","created":5,"system_fingerprint":"fp",
+  const auto c = completion(R"({"id":"chatcmpl-9","created":5,"system_fingerprint":"fp",
       "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant",
       "content":null,"tool_calls":[{"id":"call_1","type":"function",
       "function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}],
-      "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})",
-                                 false);
+      "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->id, "chatcmpl-9");
   EXPECT_EQ(c->system_fingerprint, "fp");
@@ -66,42 +73,52 @@ TEST(ParseCompletion, ReadsChoicesToolCallsAndUsage) {
   EXPECT_EQ(c->choices[0].tool_calls[0].arguments, "{\"city\":\"Paris\"}");
   EXPECT_EQ(c->usage->total_tokens, 15);
   EXPECT_TRUE(c->raw_response_json.empty());
+  EXPECT_TRUE(c->raw_usage_json.empty());
+}
+
+TEST(ParseCompletion, KeepsRawPartsOnRequest) {
+  const std::string body =
+      R"({"id":"x","choices":[{"index":0,"message":{"content":"a\nb"}}],"usage":{"prompt_tokens":1,"cached_tokens":7}})";
+  const auto c = completion(body, {true, true});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->raw_response_json, body);
+  EXPECT_EQ(c->raw_usage_json, R"({"prompt_tokens":1,"cached_tokens":7})");
+  EXPECT_EQ(c->choices[0].content, "a\nb");
 }
 
 TEST(ParseCompletion, GarbageIsABadGateway) {
   for (const std::string body : {"not json", "[]", R"({"choices":[]})", R"({"id":"x"})",
                                 R"({"choices":[{"index":0}]})"}) {
-    const auto c = parseCompletion(body, false);
+    const auto c = completion(body);
     ASSERT_FALSE(c.ok()) << body;
     EXPECT_EQ(c.error().status(), 502) << body;
   }
 }
 
 TEST(ParseChunk, DoneUsageAndErrors) {
-  const auto done = parseChunk("[DONE]", false);
+  const auto done = chunk("[DONE]");
   ASSERT_TRUE(done.ok());
   EXPECT_FALSE(done->has_value());
 
-  const auto usage = parseChunk(
-      R"({"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}})",
-      false);
+  const auto usage = chunk(
+      R"({"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}})");
   ASSERT_TRUE(usage.ok());
   EXPECT_TRUE((*usage)->choices.empty());
   EXPECT_EQ((*usage)->usage->completion_tokens, 2);
 
-  const auto delta = parseChunk(
+  const auto delta = chunk(
       R"({"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]},"finish_reason":null}]})",
-      true);
+      {false, true});
   ASSERT_TRUE(delta.ok());
   const auto& tc = (*delta)->choices.at(0).tool_calls.at(0);
   EXPECT_FALSE(tc.id.has_value());
   EXPECT_EQ(tc.arguments, "{\"ci");
   EXPECT_FALSE((*delta)->raw_chunk_json.empty());
 
-  const auto err = parseChunk(R"({"error":{"message":"overloaded"}})", false);
+  const auto err = chunk(R"({"error":{"message":"overloaded"}})");
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.error().message.find("overloaded"), std::string::npos);
-  EXPECT_FALSE(parseChunk("{oops", false).ok());
+  EXPECT_FALSE(chunk("{oops").ok());
 }
 
 TEST(TranslateUpstreamError, MapsStatuses) {

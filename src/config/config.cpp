@@ -187,7 +187,18 @@ Gateway parseGateway(const TableReader& r) {
   return g;
 }
 
+bool hasControlOrSpace(std::string_view text) {
+  constexpr unsigned char kDelete = 0x7f;
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u <= ' ' || u == kDelete;
+  });
+}
+
 UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
+  if (hasControlOrSpace(text)) {
+    r.fail("api_base", "must not contain spaces or control characters");
+  }
   UpstreamUrl url;
   std::string_view rest = text;
   if (rest.starts_with("https://")) {
@@ -269,6 +280,9 @@ Provider parseProvider(const TableReader& r, const std::string& name, const EnvL
     const auto value = env(var);
     if (!value || value->empty()) {
       r.fail("api_key", "environment variable " + var + " is not set");
+    }
+    if (hasControlOrSpace(*value)) {
+      r.fail("api_key", "environment variable " + var + " contains spaces or control characters");
     }
     p.api_key = *value;
   }

@@ -9,6 +9,9 @@ std::optional<std::string> fakeEnv(const std::string& name) {
   if (name == "UPSTREAM_KEY") {
     return "sk-upstream";
   }
+  if (name == "BROKEN_KEY") {
+    return "sk-up\r\nX-Injected: 1";
+  }
   return std::nullopt;
 }
 
@@ -149,6 +152,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "models.echo.providers.l.api_base", "http"},
         BadCase{"literal_key", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"http://x\"\napi_key=\"sk-123\"\n",
                 "models.echo.providers.l.api_key", "environment"},
+        BadCase{"api_base_with_space", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"http://x/v1 HTTP/1.0\"\n",
+                "models.echo.providers.l.api_base", "control"},
+        BadCase{"key_with_line_break", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"http://x\"\napi_key=\"env::BROKEN_KEY\"\n",
+                "models.echo.providers.l.api_key", "control"},
         BadCase{"unset_env", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"http://x\"\napi_key=\"env::NOPE\"\n",
                 "models.echo.providers.l.api_key", "NOPE is not set"},
         BadCase{"bad_security", "[models.echo]\nsecurity=[\"sgx\"]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n",

@@ -68,7 +68,7 @@ for t in $TARGETS; do
 done
 
 for tool in wrk nginx g++ taskset timeout; do
-  command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found (see bench/README.md, Requirements)"
+  command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found: run scripts/setup --bench"
 done
 taskset -c "$PROXY_CPU" true 2>/dev/null || die "cannot pin to CPU $PROXY_CPU (BENCH_PROXY_CPU)"
 taskset -c "$LOAD_CPU" true 2>/dev/null || die "cannot pin to CPU $LOAD_CPU (BENCH_LOAD_CPU)"

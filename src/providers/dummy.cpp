@@ -7,12 +7,15 @@
 
 #include "core/ids.hpp"
 #include "core/json.hpp"
+#include "openai/chat_response.hpp"
 #include "openai/sse.hpp"
 
 namespace tollgate::providers {
 namespace {
 
 using rapidjson::Value;
+
+constexpr const char* kFingerprint = "dummy";
 
 /// The text of the last user message: a string, or the text parts of a content array.
 std::string lastUserText(const Value& messages) {
@@ -66,57 +69,6 @@ LocalReply badRequest(std::string_view message) {
   return {400, "application/json", w.take()};
 }
 
-struct Answer {
-  std::vector<std::string> pieces;
-  std::string finish_reason = "stop";
-  std::int64_t prompt_tokens = 0;
-};
-
-void head(json::Writer& w, const std::string& id, std::int64_t created, std::string_view object,
-          std::string_view model) {
-  w.field("id", id);
-  w.field("object", object);
-  w.field("created", created);
-  w.field("model", model);
-  w.field("system_fingerprint", "dummy");
-}
-
-void usage(json::Writer& w, const Answer& a) {
-  const auto completion = static_cast<std::int64_t>(a.pieces.size());
-  w.key("usage");
-  w.startObject();
-  w.field("prompt_tokens", a.prompt_tokens);
-  w.field("completion_tokens", completion);
-  w.field("total_tokens", a.prompt_tokens + completion);
-  w.endObject();
-}
-
-std::string chunk(const std::string& id, std::int64_t created, std::string_view model,
-                  const std::string* role, const std::string* content, const std::string* finish) {
-  json::Writer w;
-  w.startObject();
-  head(w, id, created, "chat.completion.chunk", model);
-  w.key("choices");
-  w.startArray();
-  w.startObject();
-  w.field("index", 0);
-  w.key("delta");
-  w.startObject();
-  if (role != nullptr) {
-    w.field("role", *role);
-  }
-  if (content != nullptr) {
-    w.field("content", *content);
-  }
-  w.endObject();
-  w.key("finish_reason");
-  finish != nullptr ? w.string(*finish) : w.null();
-  w.endObject();
-  w.endArray();
-  w.endObject();
-  return openai::sseData(w.take());
-}
-
 }  // namespace
 
 LocalReply respondLocally(const std::string& upstream_body) {
@@ -125,19 +77,24 @@ LocalReply respondLocally(const std::string& upstream_body) {
   if (messages == nullptr || !messages->IsArray()) {
     return badRequest("messages is required");
   }
-  const std::string model(json::stringMember(req, "model").value_or("echo"));
-  Answer a;
-  a.pieces = tokens(lastUserText(*messages));
+  // The answer is written with our own encoder: the adapter reads it like any upstream's.
+  const openai::ResponseMeta meta{std::string(json::stringMember(req, "model").value_or("echo")),
+                                  "", "default", false, false};
+  std::vector<std::string> pieces = tokens(lastUserText(*messages));
+  std::string finish_reason = "stop";
+  openai::Usage usage;
   for (const Value& m : messages->GetArray()) {
     if (auto c = json::stringMember(m, "content")) {
-      a.prompt_tokens += static_cast<std::int64_t>(tokens(*c).size());
+      usage.prompt_tokens += static_cast<std::int64_t>(tokens(*c).size());
     }
   }
   if (auto limit = json::intMember(req, "max_completion_tokens");
-      limit && static_cast<std::size_t>(*limit) < a.pieces.size()) {
-    a.pieces.resize(static_cast<std::size_t>(*limit));
-    a.finish_reason = "length";
+      limit && static_cast<std::size_t>(*limit) < pieces.size()) {
+    pieces.resize(static_cast<std::size_t>(*limit));
+    finish_reason = "length";
   }
+  usage.completion_tokens = static_cast<std::int64_t>(pieces.size());
+  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
   const std::string id = "chatcmpl-" + ids::uuidV7();
   const std::int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -145,46 +102,47 @@ LocalReply respondLocally(const std::string& upstream_body) {
 
   const Value* stream = json::member(req, "stream");
   if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
-    std::string text;
-    for (const std::string& p : a.pieces) {
-      text += p;
+    openai::Choice choice;
+    choice.finish_reason = finish_reason;
+    choice.content.emplace();
+    for (const std::string& p : pieces) {
+      choice.content->append(p);
     }
-    json::Writer w;
-    w.startObject();
-    head(w, id, created, "chat.completion", model);
-    w.key("choices");
-    w.startArray();
-    w.startObject();
-    w.field("index", 0);
-    w.key("message");
-    w.startObject();
-    w.field("role", "assistant");
-    w.field("content", text);
-    w.endObject();
-    w.field("finish_reason", a.finish_reason);
-    w.endObject();
-    w.endArray();
-    usage(w, a);
-    w.endObject();
-    return {200, "application/json", w.take()};
+    openai::Completion c;
+    c.id = id;
+    c.created = created;
+    c.system_fingerprint = kFingerprint;
+    c.choices.push_back(std::move(choice));
+    c.usage = usage;
+    return {200, "application/json", openai::encodeCompletion(c, meta)};
   }
 
-  const std::string role = "assistant";
-  const std::string empty;
-  std::string body = chunk(id, created, model, &role, &empty, nullptr);
-  for (const std::string& p : a.pieces) {
-    body += chunk(id, created, model, nullptr, &p, nullptr);
+  std::string body;
+  const auto event = [&](std::optional<openai::ChoiceDelta> delta,
+                         std::optional<openai::Usage> u) {
+    openai::Chunk c;
+    c.id = id;
+    c.created = created;
+    c.system_fingerprint = kFingerprint;
+    if (delta) {
+      c.choices.push_back(std::move(*delta));
+    }
+    c.usage = u;
+    body += openai::sseData(openai::encodeChunk(c, meta));
+  };
+  openai::ChoiceDelta first;
+  first.role = "assistant";
+  first.content = "";
+  event(std::move(first), std::nullopt);
+  for (std::string& p : pieces) {
+    openai::ChoiceDelta d;
+    d.content = std::move(p);
+    event(std::move(d), std::nullopt);
   }
-  body += chunk(id, created, model, nullptr, nullptr, &a.finish_reason);
-  json::Writer w;
-  w.startObject();
-  head(w, id, created, "chat.completion.chunk", model);
-  w.key("choices");
-  w.startArray();
-  w.endArray();
-  usage(w, a);
-  w.endObject();
-  body += openai::sseData(w.take());
+  openai::ChoiceDelta last;
+  last.finish_reason = finish_reason;
+  event(std::move(last), std::nullopt);
+  event(std::nullopt, usage);
   body += openai::kSseDone;
   return {200, "text/event-stream", body};
 }

@@ -1,5 +1,6 @@
 #include <array>
 #include <chrono>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -111,10 +112,7 @@ class HttpCall final : public UpstreamCall {
 
 class Pool final : public UpstreamClient {
  public:
-  explicit Pool(asio::io_context& ioc) : ioc_(ioc), ssl_(ssl::context::tls_client) {
-    ssl_.set_default_verify_paths();
-    ssl_.set_verify_mode(ssl::verify_peer);
-  }
+  explicit Pool(asio::io_context& ioc) : ioc_(ioc) {}
 
   asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> start(const config::Provider& provider,
                                                                const std::string& path,
@@ -142,8 +140,18 @@ class Pool final : public UpstreamClient {
 
   asio::awaitable<Result<std::unique_ptr<Connection>>> connect(const config::Provider& p);
 
+  /// Made on the first TLS connection: loading the CA store costs tens of milliseconds.
+  ssl::context& tlsContext() {
+    if (!ssl_) {
+      ssl_.emplace(ssl::context::tls_client);
+      ssl_->set_default_verify_paths();
+      ssl_->set_verify_mode(ssl::verify_peer);
+    }
+    return *ssl_;
+  }
+
   asio::io_context& ioc_;
-  ssl::context ssl_;
+  std::optional<ssl::context> ssl_;
   std::unordered_map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
 };
 
@@ -190,7 +198,7 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
   conn->key = poolKey(p);
   const auto& url = p.api_base;
   if (url.tls) {
-    conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, ssl_);
+    conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, tlsContext());
   } else {
     conn->plain = std::make_unique<beast::tcp_stream>(ioc_);
   }

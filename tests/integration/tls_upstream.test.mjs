@@ -56,33 +56,27 @@ function config(host) {
   };
 }
 
-test('an untrusted certificate is refused', T, async () => {
-  const gw = await startGateway({ config: config('localhost'), env: { SSL_CERT_FILE: path.join(dir, 'missing.pem') } });
+/** Sends one chat request through a gateway that reaches the upstream as `host` and trusts the
+ * CA file `caFile` (in the test's directory); returns the response. */
+async function chatThrough(host, caFile) {
+  const gw = await startGateway({ config: config(host), env: { SSL_CERT_FILE: path.join(dir, caFile) } });
   try {
-    const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'));
-    const e = assertError(r, { status: 502, type: 'api_error', code: 'upstream_unavailable' });
-    assert.match(e.message, /certificate/i);
+    return await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'));
   } finally {
     await gw.stop();
   }
+}
+
+test('an untrusted certificate is refused', T, async () => {
+  const e = assertError(await chatThrough('localhost', 'missing.pem'),
+    { status: 502, type: 'api_error', code: 'upstream_unavailable' });
+  assert.match(e.message, /certificate/i);
 });
 
 test('a trusted certificate for the right host name works', T, async () => {
-  const gw = await startGateway({ config: config('localhost'), env: { SSL_CERT_FILE: path.join(dir, 'cert.pem') } });
-  try {
-    const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'));
-    assertCompletion(r, { model: 'mock_model', content: 'Hello from mock' });
-  } finally {
-    await gw.stop();
-  }
+  assertCompletion(await chatThrough('localhost', 'cert.pem'), { model: 'mock_model', content: 'Hello from mock' });
 });
 
 test('a trusted certificate for another host name is refused', T, async () => {
-  const gw = await startGateway({ config: config('127.0.0.1'), env: { SSL_CERT_FILE: path.join(dir, 'cert.pem') } });
-  try {
-    const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'));
-    assertError(r, { status: 502, type: 'api_error', code: 'upstream_unavailable' });
-  } finally {
-    await gw.stop();
-  }
+  assertError(await chatThrough('127.0.0.1', 'cert.pem'), { status: 502, type: 'api_error', code: 'upstream_unavailable' });
 });

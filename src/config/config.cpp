@@ -1,14 +1,14 @@
 #include "config/config.hpp"
 
+#include <rapidjson/document.h>
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <sstream>
-
-#include <rapidjson/document.h>
-#include <toml++/toml.h>
 
 #include "core/json.hpp"
 
@@ -178,8 +178,8 @@ Gateway parseGateway(const TableReader& r) {
   constexpr std::int64_t kMaxBody = 1024LL * 1024 * 1024;
   g.max_header_bytes = static_cast<std::size_t>(
       r.integer("max_header_bytes", kMinHeader, kMaxHeader).value_or(g.max_header_bytes));
-  g.max_body_bytes = static_cast<std::size_t>(
-      r.integer("max_body_bytes", 1, kMaxBody).value_or(g.max_body_bytes));
+  g.max_body_bytes =
+      static_cast<std::size_t>(r.integer("max_body_bytes", 1, kMaxBody).value_or(g.max_body_bytes));
   g.header_timeout = r.millis("header_timeout_ms", g.header_timeout);
   g.body_timeout = r.millis("body_timeout_ms", g.body_timeout);
   g.idle_timeout = r.millis("idle_timeout_ms", g.idle_timeout);
@@ -356,8 +356,7 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
     if (t == nullptr) {
       r.fail("routing", "names provider \"" + name + "\", which has no table");
     }
-    m.providers.push_back(
-        parseProvider(TableReader(*t, pr.qualified(name), r.file()), name, env));
+    m.providers.push_back(parseProvider(TableReader(*t, pr.qualified(name), r.file()), name, env));
   }
   return m;
 }
@@ -402,8 +401,7 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     root = toml::parse(toml, source);
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    throw ConfigError(source, "line " + std::to_string(where.line),
-                      std::string(e.description()));
+    throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
   r.allowOnly({"gateway", "models"});
@@ -423,9 +421,8 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     if (!node.is_table()) {
       mr.fail(id.str(), "must be a table");
     }
-    config.models.push_back(
-        parseModel(TableReader(*node.as_table(), mr.qualified(id.str()), source),
-                   std::string(id.str()), env));
+    config.models.push_back(parseModel(
+        TableReader(*node.as_table(), mr.qualified(id.str()), source), std::string(id.str()), env));
   }
   std::sort(config.models.begin(), config.models.end(),
             [](const Model& a, const Model& b) { return a.id < b.id; });

@@ -22,8 +22,6 @@ type = "dummy"
 
 }  // namespace
 
-Config defaultConfig() {
-  return parseConfig(kDefaultToml, "<embedded default>");
-}
+Config defaultConfig() { return parseConfig(kDefaultToml, "<embedded default>"); }
 
 }  // namespace tollgate::config

@@ -52,9 +52,7 @@ static_assert(kTable.size() == static_cast<std::size_t>(ErrorKind::Internal) + 1
 
 }  // namespace
 
-const ErrorSpec& errorSpec(ErrorKind kind) {
-  return kTable[static_cast<std::size_t>(kind)].spec;
-}
+const ErrorSpec& errorSpec(ErrorKind kind) { return kTable[static_cast<std::size_t>(kind)].spec; }
 
 std::string errorBody(const Error& error) {
   const ErrorSpec& spec = errorSpec(error.kind);

@@ -1,5 +1,5 @@
-// The error catalogue: one closed enum, one table mapping it to HTTP status, OpenAI `type` and `code`,
-// and the four-string error body of spec §2.7 that every failure leaves the gateway in.
+// The error catalogue: one closed enum, one table mapping it to HTTP status, OpenAI `type` and
+// `code`, and the four-string error body of spec §2.7 that every failure leaves the gateway in.
 #pragma once
 
 #include <string>

@@ -24,10 +24,10 @@ std::mt19937_64& generator() {
 
 std::string uuidV7() {
   std::array<std::uint8_t, 16> b{};
-  const auto ms = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const auto ms =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
   for (int i = 0; i < 6; ++i) {
     b[i] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
   }

@@ -30,8 +30,8 @@ const rapidjson::Value* member(const rapidjson::Value& object, std::string_view 
   if (!object.IsObject()) {
     return nullptr;
   }
-  const auto it = object.FindMember(
-      rapidjson::Value(rapidjson::StringRef(name.data(), name.size())));
+  const auto it =
+      object.FindMember(rapidjson::Value(rapidjson::StringRef(name.data(), name.size())));
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 

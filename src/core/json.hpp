@@ -2,14 +2,14 @@
 // and value accessors used by the decoders.
 #pragma once
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 namespace tollgate::json {
 
@@ -31,17 +31,33 @@ class Writer {
   void boolean(bool v) { w_.Bool(v); }
   void null() { w_.Null(); }
   /// Writes already-serialised JSON as one value.
-  void raw(std::string_view json) {
-    w_.RawValue(json.data(), json.size(), rapidjson::kObjectType);
-  }
+  void raw(std::string_view json) { w_.RawValue(json.data(), json.size(), rapidjson::kObjectType); }
   void value(const rapidjson::Value& v) { v.Accept(w_); }
 
-  void field(std::string_view k, std::string_view v) { key(k); string(v); }
-  void field(std::string_view k, const char* v) { key(k); string(v); }
-  void field(std::string_view k, std::int64_t v) { key(k); integer(v); }
-  void field(std::string_view k, int v) { key(k); integer(v); }
-  void field(std::string_view k, double v) { key(k); number(v); }
-  void field(std::string_view k, bool v) { key(k); boolean(v); }
+  void field(std::string_view k, std::string_view v) {
+    key(k);
+    string(v);
+  }
+  void field(std::string_view k, const char* v) {
+    key(k);
+    string(v);
+  }
+  void field(std::string_view k, std::int64_t v) {
+    key(k);
+    integer(v);
+  }
+  void field(std::string_view k, int v) {
+    key(k);
+    integer(v);
+  }
+  void field(std::string_view k, double v) {
+    key(k);
+    number(v);
+  }
+  void field(std::string_view k, bool v) {
+    key(k);
+    boolean(v);
+  }
 
   std::string take() { return std::string(buf_.GetString(), buf_.GetSize()); }
 
@@ -66,8 +82,7 @@ std::string serialize(const rapidjson::Value& v);
 const rapidjson::Value* member(const rapidjson::Value& object, std::string_view name);
 
 /// The string at `name`, if it is present and a string.
-std::optional<std::string_view> stringMember(const rapidjson::Value& object,
-                                             std::string_view name);
+std::optional<std::string_view> stringMember(const rapidjson::Value& object, std::string_view name);
 
 /// The integer at `name`, if it is present and an integer.
 std::optional<std::int64_t> intMember(const rapidjson::Value& object, std::string_view name);

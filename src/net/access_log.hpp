@@ -2,13 +2,12 @@
 // no query strings. Lines are written in batches, off the per-request path.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 namespace tollgate::net {
 

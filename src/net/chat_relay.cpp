@@ -1,8 +1,7 @@
 #include "net/chat_relay.hpp"
 
-#include <vector>
-
 #include <boost/asio/this_coro.hpp>
+#include <vector>
 
 #include "core/ids.hpp"
 #include "openai/chat_request.hpp"
@@ -150,10 +149,9 @@ asio::awaitable<ChatOutcome> relayChat(const config::Config& config, UpstreamCli
   if (!model) {
     co_return co_await fail(model.error());
   }
-  const openai::ResponseMeta meta{req->model,
-                                  req->episode_id.empty() ? ids::uuidV7() : req->episode_id,
-                                  req->service_tier, req->include_raw_usage,
-                                  req->include_raw_response};
+  const openai::ResponseMeta meta{
+      req->model, req->episode_id.empty() ? ids::uuidV7() : req->episode_id, req->service_tier,
+      req->include_raw_usage, req->include_raw_response};
 
   Error last{ErrorKind::UpstreamUnavailable, "no provider could answer", ""};
   for (const config::Provider& provider : (*model)->providers) {
@@ -187,8 +185,8 @@ asio::awaitable<ChatOutcome> relayChat(const config::Config& config, UpstreamCli
       last = std::move(text).error();
       continue;
     }
-    auto completion = providers::parseCompletion(
-        *text, {req->include_raw_usage, req->include_raw_response});
+    auto completion =
+        providers::parseCompletion(*text, {req->include_raw_usage, req->include_raw_response});
     if (!completion) {
       last = std::move(completion).error();
       continue;

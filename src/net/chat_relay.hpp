@@ -2,11 +2,10 @@
 // routing order (falling back before any byte reached the client), relay JSON or SSE.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <string>
 #include <string_view>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "config/config.hpp"
 #include "core/error.hpp"

@@ -4,13 +4,6 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
-#include <csignal>
-#include <cstdio>
-#include <mutex>
-#include <thread>
-#include <unordered_set>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -22,6 +15,12 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
 
 #include "net/access_log.hpp"
 #include "net/chat_relay.hpp"
@@ -110,8 +109,7 @@ class BeastClientStream final : public ClientStream {
   BeastClientStream(beast::tcp_stream& stream, unsigned version, bool keep_alive)
       : stream_(stream), version_(version), keep_alive_(keep_alive) {}
 
-  asio::awaitable<bool> send(int status, std::string_view content_type,
-                             std::string body) override {
+  asio::awaitable<bool> send(int status, std::string_view content_type, std::string body) override {
     co_return co_await send(status, content_type, std::move(body), {});
   }
 
@@ -154,8 +152,8 @@ class BeastClientStream final : public ClientStream {
     std::size_t n = 0;
     beast::error_code ec;
     if (chunked_) {
-      std::tie(ec, n) = co_await asio::async_write(
-          stream_, http::make_chunk(asio::buffer(events)), kUseTuple);
+      std::tie(ec, n) =
+          co_await asio::async_write(stream_, http::make_chunk(asio::buffer(events)), kUseTuple);
     } else {
       std::tie(ec, n) = co_await asio::async_write(stream_, asio::buffer(events), kUseTuple);
     }
@@ -208,10 +206,9 @@ std::optional<Reply> route(const Worker& w, http::verb method, std::string_view 
       continue;
     }
     if (e.method != method) {
-      Reply r = errorReply(Error{ErrorKind::MethodNotAllowed,
-                                 std::string(path) + " accepts " + std::string(e.allow) +
-                                     " only",
-                                 ""});
+      Reply r =
+          errorReply(Error{ErrorKind::MethodNotAllowed,
+                           std::string(path) + " accepts " + std::string(e.allow) + " only", ""});
       r.allow = e.allow;
       return r;
     }
@@ -439,8 +436,7 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
     if (std::optional<Reply> reply =
             route(w, req.method(), path, query, req[http::field::content_type])) {
       log.status = reply->status;
-      co_await client.send(reply->status, "application/json", std::move(reply->body),
-                           reply->allow);
+      co_await client.send(reply->status, "application/json", std::move(reply->body), reply->allow);
     } else {
       using namespace asio::experimental::awaitable_operators;
       // A client that hangs up cancels the relay, and with it the upstream call.
@@ -582,8 +578,9 @@ int serve(const config::Config& config) {
   {
     std::unique_lock lock(mu);
     if (!cv.wait_for(lock, g.shutdown_timeout, [&] { return finished == workers.size(); })) {
-      std::fprintf(stderr, "{\"level\":\"warn\",\"msg\":\"shutdown deadline passed; "
-                           "closing remaining connections\"}\n");
+      std::fprintf(stderr,
+                   "{\"level\":\"warn\",\"msg\":\"shutdown deadline passed; "
+                   "closing remaining connections\"}\n");
     }
   }
   for (auto& w : workers) {

@@ -2,12 +2,11 @@
 // Implemented over pooled HTTP(S) connections and, for the dummy provider, in process.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "config/config.hpp"
 #include "core/result.hpp"
@@ -35,8 +34,7 @@ class UpstreamClient {
 
   /// Sends `body` as POST `path` to the provider and waits for the response header.
   virtual boost::asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> start(
-      const config::Provider& provider, const std::string& path, std::string body,
-      bool stream) = 0;
+      const config::Provider& provider, const std::string& path, std::string body, bool stream) = 0;
 };
 
 /// The client for a worker's io_context, with keep-alive pooling and TLS (certificates verified).

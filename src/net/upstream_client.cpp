@@ -1,9 +1,4 @@
 #include <array>
-#include <chrono>
-#include <optional>
-#include <unordered_map>
-#include <vector>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -12,6 +7,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <chrono>
+#include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "net/upstream_call.hpp"
 
@@ -170,9 +169,8 @@ asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
     auto& buf = conn_->body;
     parser_.get().body().data = buf.data();
     parser_.get().body().size = buf.size();
-    auto [ec, n] = co_await conn_->visit([&](auto& s) {
-      return http::async_read_some(s, conn_->buffer, parser_, kUseTuple);
-    });
+    auto [ec, n] = co_await conn_->visit(
+        [&](auto& s) { return http::async_read_some(s, conn_->buffer, parser_, kUseTuple); });
     if (ec == http::error::need_buffer) {
       ec = {};
     }
@@ -180,10 +178,10 @@ asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
       co_return timedOut(provider_, "while sending its answer");
     }
     if (ec) {
-      co_return Error{ErrorKind::UpstreamError,
-                      "the connection to upstream provider '" + provider_.name +
-                          "' failed: " + ec.message(),
-                      ""};
+      co_return Error{
+          ErrorKind::UpstreamError,
+          "the connection to upstream provider '" + provider_.name + "' failed: " + ec.message(),
+          ""};
     }
     const std::size_t got = buf.size() - parser_.get().body().size;
     if (got > 0) {
@@ -232,8 +230,9 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
   co_return std::move(conn);
 }
 
-asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(
-    const config::Provider& p, const std::string& path, std::string body, bool stream) {
+asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config::Provider& p,
+                                                                   const std::string& path,
+                                                                   std::string body, bool stream) {
   const auto started = Clock::now();
   const auto deadline = started + p.total_timeout;
   const std::string head = requestHead(p, path, stream, body.size());
@@ -253,8 +252,8 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(
     }
     const auto first_byte = std::min(started + p.first_byte_timeout, deadline);
     conn->tcp().expires_at(first_byte);
-    auto [wec, wn] = co_await conn->visit(
-        [&](auto& s) { return asio::async_write(s, request, kUseTuple); });
+    auto [wec, wn] =
+        co_await conn->visit([&](auto& s) { return asio::async_write(s, request, kUseTuple); });
     if (wec && reused && wec != beast::error::timeout) {
       continue;
     }
@@ -264,9 +263,8 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(
     }
     auto call = std::make_unique<HttpCall>(*this, std::move(conn), p, deadline);
     Connection& c = call->connection();  // Its first-byte deadline is already armed.
-    auto [rec, rn] = co_await c.visit([&](auto& s) {
-      return http::async_read_header(s, c.buffer, call->parser(), kUseTuple);
-    });
+    auto [rec, rn] = co_await c.visit(
+        [&](auto& s) { return http::async_read_header(s, c.buffer, call->parser(), kUseTuple); });
     if (rec && reused && !call->parser().got_some() && rec != beast::error::timeout) {
       continue;
     }
@@ -274,10 +272,9 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(
       co_return timedOut(p, "before answering");
     }
     if (rec) {
-      co_return Error{ErrorKind::UpstreamError,
-                      "upstream provider '" + p.name + "' sent no valid HTTP answer: " +
-                          rec.message(),
-                      ""};
+      co_return Error{
+          ErrorKind::UpstreamError,
+          "upstream provider '" + p.name + "' sent no valid HTTP answer: " + rec.message(), ""};
     }
     co_return std::unique_ptr<UpstreamCall>(std::move(call));
   }

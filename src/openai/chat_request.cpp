@@ -1,11 +1,11 @@
 #include "openai/chat_request.hpp"
 
+#include <rapidjson/error/en.h>
+
 #include <algorithm>
 #include <array>
 #include <limits>
 #include <vector>
-
-#include <rapidjson/error/en.h>
 
 #include "core/ids.hpp"
 #include "core/json.hpp"
@@ -85,8 +85,8 @@ const Field* findField(std::string_view name) {
 }
 
 Error invalidType(std::string_view param, std::string_view expected) {
-  return Error{ErrorKind::InvalidType,
-               std::string(param) + " must be " + std::string(expected), std::string(param)};
+  return Error{ErrorKind::InvalidType, std::string(param) + " must be " + std::string(expected),
+               std::string(param)};
 }
 
 Error invalidValue(std::string_view param, std::string message) {
@@ -121,8 +121,8 @@ std::optional<Error> checkStop(const rapidjson::Value& v) {
     return invalidValue("stop", "stop must be an array of strings (a bare string is not accepted)");
   }
   if (v.Size() > kMaxStopSequences) {
-    return invalidValue("stop", "stop accepts at most " + std::to_string(kMaxStopSequences) +
-                                    " sequences");
+    return invalidValue("stop",
+                        "stop accepts at most " + std::to_string(kMaxStopSequences) + " sequences");
   }
   for (const auto& item : v.GetArray()) {
     if (!item.IsString()) {
@@ -285,10 +285,11 @@ bool isForwardedField(std::string_view name) {
 Result<ChatRequest> decodeChatRequest(std::string& body) {
   ChatRequest req;
   if (!json::parseInPlace(req.body, body)) {
-    const std::string why = req.body.HasParseError()
-                                ? std::string(rapidjson::GetParseError_En(req.body.GetParseError())) +
-                                      " at offset " + std::to_string(req.body.GetErrorOffset())
-                                : "it contains a NUL byte";
+    const std::string why =
+        req.body.HasParseError()
+            ? std::string(rapidjson::GetParseError_En(req.body.GetParseError())) + " at offset " +
+                  std::to_string(req.body.GetErrorOffset())
+            : "it contains a NUL byte";
     return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + why, ""};
   }
   if (!req.body.IsObject()) {

@@ -2,12 +2,12 @@
 // §4.1, §7 and §8 and names the offending parameter in the error.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
 
 #include "core/result.hpp"
 
@@ -17,7 +17,7 @@ namespace tollgate::openai {
 inline constexpr std::string_view kPrefix = "tollgate::";
 
 struct ChatRequest {
-  std::string model;       ///< As the client sent it, e.g. "gpt_4o_mini" or "tollgate::model_name::x".
+  std::string model;  ///< As the client sent it, e.g. "gpt_4o_mini" or "tollgate::model_name::x".
   rapidjson::Document body;  ///< The validated request, kept whole for the provider adapters.
   bool stream = false;
   bool include_usage = false;  ///< stream_options.include_usage

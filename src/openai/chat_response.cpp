@@ -35,8 +35,8 @@ void writeRawOrNull(json::Writer& w, std::string_view key, const std::string& ra
   }
 }
 
-void writeHead(json::Writer& w, std::string_view id, std::string_view object,
-               std::int64_t created, std::string_view fingerprint, const ResponseMeta& meta) {
+void writeHead(json::Writer& w, std::string_view id, std::string_view object, std::int64_t created,
+               std::string_view fingerprint, const ResponseMeta& meta) {
   w.field("id", id);
   w.field("object", object);
   w.field("created", created);

@@ -38,8 +38,8 @@ Result<bool> allowFlag(std::string_view query, std::string_view name) {
   if (equalsIgnoreCase(*value, "false")) {
     return false;
   }
-  return Error{ErrorKind::InvalidValue,
-               std::string(name) + " must be true or false (any case)", std::string(name)};
+  return Error{ErrorKind::InvalidValue, std::string(name) + " must be true or false (any case)",
+               std::string(name)};
 }
 
 void writeStrings(json::Writer& w, std::string_view key, const std::vector<std::string>& v) {

@@ -1,9 +1,9 @@
 #include "providers/dummy.hpp"
 
+#include <rapidjson/document.h>
+
 #include <chrono>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 #include "core/ids.hpp"
 #include "core/json.hpp"
@@ -118,8 +118,7 @@ LocalReply respondLocally(const std::string& upstream_body) {
   }
 
   std::string body;
-  const auto event = [&](std::optional<openai::ChoiceDelta> delta,
-                         std::optional<openai::Usage> u) {
+  const auto event = [&](std::optional<openai::ChoiceDelta> delta, std::optional<openai::Usage> u) {
     openai::Chunk c;
     c.id = id;
     c.created = created;

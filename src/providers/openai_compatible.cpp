@@ -30,8 +30,8 @@ std::optional<openai::Usage> parseUsage(const Value& root) {
   openai::Usage usage;
   usage.prompt_tokens = json::intMember(*u, "prompt_tokens").value_or(0);
   usage.completion_tokens = json::intMember(*u, "completion_tokens").value_or(0);
-  usage.total_tokens = json::intMember(*u, "total_tokens")
-                           .value_or(usage.prompt_tokens + usage.completion_tokens);
+  usage.total_tokens =
+      json::intMember(*u, "total_tokens").value_or(usage.prompt_tokens + usage.completion_tokens);
   return usage;
 }
 
@@ -202,7 +202,8 @@ Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep)
     return e;
   }
   parseHead(doc, c.id, c.created, c.system_fingerprint);
-  if (const Value* choices = json::member(doc, "choices"); choices != nullptr && choices->IsArray()) {
+  if (const Value* choices = json::member(doc, "choices");
+      choices != nullptr && choices->IsArray()) {
     int position = 0;
     for (const Value& ch : choices->GetArray()) {
       auto delta = parseDelta(ch, position++);

@@ -14,7 +14,8 @@
 
 namespace tollgate::providers {
 
-/// The upstream path for chat completions under the provider's api_base, e.g. "/v1/chat/completions".
+/// The upstream path for chat completions under the provider's api_base, e.g.
+/// "/v1/chat/completions".
 std::string chatPath(const config::Provider& provider);
 
 /// The JSON body sent upstream: forwarded fields only, `model` set to the provider's model, the

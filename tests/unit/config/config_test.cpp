@@ -114,7 +114,8 @@ TEST_P(ConfigErrors, NameFileKeyAndReason) {
   }
 }
 
-const std::string kEcho = "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n";
+const std::string kEcho =
+    "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n";
 
 INSTANTIATE_TEST_SUITE_P(
     All, ConfigErrors,
@@ -125,14 +126,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "unknown key"},
         BadCase{"bad_listen", "[gateway]\nlisten = \"8080\"\n" + kEcho, "gateway.listen",
                 "HOST:PORT"},
-        BadCase{"bad_port", "[gateway]\nlisten = \"h:70000\"\n" + kEcho, "gateway.listen",
-                "port"},
+        BadCase{"bad_port", "[gateway]\nlisten = \"h:70000\"\n" + kEcho, "gateway.listen", "port"},
         BadCase{"auth", "[gateway]\nauth = \"required\"\n" + kEcho, "gateway.auth", "open"},
         BadCase{"negative_timeout", "[gateway]\nidle_timeout_ms = 0\n" + kEcho,
                 "gateway.idle_timeout_ms", "between"},
         BadCase{"no_models", "[gateway]\n", "models", "at least one"},
-        BadCase{"bad_id_dash", "[models.gpt-4o]\nrouting=[\"l\"]\n", "models.gpt-4o",
-                "lowercase"},
+        BadCase{"bad_id_dash", "[models.gpt-4o]\nrouting=[\"l\"]\n", "models.gpt-4o", "lowercase"},
         BadCase{"bad_id_upper", "[models.Echo]\nrouting=[\"l\"]\n", "models.Echo", "lowercase"},
         BadCase{"bad_id_double_underscore", "[models.a__b]\nrouting=[\"l\"]\n", "models.a__b",
                 "lowercase"},
@@ -140,27 +139,45 @@ INSTANTIATE_TEST_SUITE_P(
                 "models.echo.color", "unknown key"},
         BadCase{"no_routing", "[models.echo]\n[models.echo.providers.l]\ntype=\"dummy\"\n",
                 "models.echo.routing", "required"},
-        BadCase{"routing_names_missing", "[models.echo]\nrouting=[\"x\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n",
+        BadCase{"routing_names_missing",
+                "[models.echo]\nrouting=[\"x\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n",
                 "models.echo.providers.l", "not listed"},
         BadCase{"missing_type", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\n",
                 "models.echo.providers.l.type", "required"},
-        BadCase{"bad_type", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"x\"\n",
+        BadCase{"bad_type",
+                "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"x\"\n",
                 "models.echo.providers.l.type", "openai"},
-        BadCase{"no_api_base", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\n",
+        BadCase{"no_api_base",
+                "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel="
+                "\"m\"\n",
                 "models.echo.providers.l.api_base", "required"},
-        BadCase{"ftp_api_base", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"ftp://x\"\n",
+        BadCase{"ftp_api_base",
+                "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel="
+                "\"m\"\napi_base=\"ftp://x\"\n",
                 "models.echo.providers.l.api_base", "http"},
-        BadCase{"literal_key", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"http://x\"\napi_key=\"sk-123\"\n",
+        BadCase{"literal_key",
+                "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel="
+                "\"m\"\napi_base=\"http://x\"\napi_key=\"sk-123\"\n",
                 "models.echo.providers.l.api_key", "environment"},
-        BadCase{"api_base_with_space", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"http://x/v1 HTTP/1.0\"\n",
+        BadCase{"api_base_with_space",
+                "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel="
+                "\"m\"\napi_base=\"http://x/v1 HTTP/1.0\"\n",
                 "models.echo.providers.l.api_base", "control"},
-        BadCase{"key_with_line_break", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"http://x\"\napi_key=\"env::BROKEN_KEY\"\n",
+        BadCase{"key_with_line_break",
+                "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel="
+                "\"m\"\napi_base=\"http://x\"\napi_key=\"env::BROKEN_KEY\"\n",
                 "models.echo.providers.l.api_key", "control"},
-        BadCase{"unset_env", "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel=\"m\"\napi_base=\"http://x\"\napi_key=\"env::NOPE\"\n",
+        BadCase{"unset_env",
+                "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"openai\"\nmodel="
+                "\"m\"\napi_base=\"http://x\"\napi_key=\"env::NOPE\"\n",
                 "models.echo.providers.l.api_key", "NOPE is not set"},
-        BadCase{"bad_security", "[models.echo]\nsecurity=[\"sgx\"]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n",
+        BadCase{"bad_security",
+                "[models.echo]\nsecurity=[\"sgx\"]\nrouting=[\"l\"]\n[models.echo.providers.l]"
+                "\ntype=\"dummy\"\n",
                 "models.echo.security", "tee"},
-        BadCase{"negative_cost", "[models.echo]\ninput_cost_per_token=-1.0\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n",
+        BadCase{"negative_cost",
+                "[models.echo]\ninput_cost_per_token=-1.0\nrouting=[\"l\"]\n[models.echo.providers."
+                "l]\ntype=\"dummy\"\n",
                 "models.echo.input_cost_per_token", ">= 0"}),
     [](const testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 

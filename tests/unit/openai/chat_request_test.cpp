@@ -45,20 +45,19 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         Rejected{"malformed_json", "{\"model\":", ErrorKind::InvalidJson, ""},
         Rejected{"not_an_object", "[1,2]", ErrorKind::InvalidType, ""},
-        Rejected{"missing_model", "{" + std::string(kMessages) + "}",
-                 ErrorKind::MissingParameter, "model"},
-        Rejected{"missing_messages", R"({"model":"m"})", ErrorKind::MissingParameter,
-                 "messages"},
+        Rejected{"missing_model", "{" + std::string(kMessages) + "}", ErrorKind::MissingParameter,
+                 "model"},
+        Rejected{"missing_messages", R"({"model":"m"})", ErrorKind::MissingParameter, "messages"},
         Rejected{"model_not_string", R"({"model":5,"messages":[]})", ErrorKind::InvalidType,
                  "model"},
         Rejected{"empty_model", "{\"model\":\"\"," + std::string(kMessages) + "}",
                  ErrorKind::InvalidValue, "model"},
         Rejected{"messages_empty", R"({"model":"m","messages":[]})", ErrorKind::InvalidValue,
                  "messages"},
-        Rejected{"messages_not_array", R"({"model":"m","messages":"hi"})",
-                 ErrorKind::InvalidType, "messages"},
-        Rejected{"message_not_object", R"({"model":"m","messages":[1]})",
-                 ErrorKind::InvalidType, "messages[0]"},
+        Rejected{"messages_not_array", R"({"model":"m","messages":"hi"})", ErrorKind::InvalidType,
+                 "messages"},
+        Rejected{"message_not_object", R"({"model":"m","messages":[1]})", ErrorKind::InvalidType,
+                 "messages[0]"},
         Rejected{"message_without_role", R"({"model":"m","messages":[{"content":"x"}]})",
                  ErrorKind::MissingParameter, "messages[0].role"},
         Rejected{"n_two", body(R"("n":2)"), ErrorKind::InvalidValue, "n"},
@@ -71,16 +70,16 @@ INSTANTIATE_TEST_SUITE_P(
                  "max_tokens"},
         Rejected{"max_completion_tokens_negative", body(R"("max_completion_tokens":-5)"),
                  ErrorKind::InvalidValue, "max_completion_tokens"},
-        Rejected{"max_tokens_too_big", body(R"("max_tokens":2147483648)"),
-                 ErrorKind::InvalidValue, "max_tokens"},
+        Rejected{"max_tokens_too_big", body(R"("max_tokens":2147483648)"), ErrorKind::InvalidValue,
+                 "max_tokens"},
         Rejected{"max_tokens_float", body(R"("max_tokens":1.5)"), ErrorKind::InvalidType,
                  "max_tokens"},
         Rejected{"temperature_string", body(R"("temperature":"hot")"), ErrorKind::InvalidType,
                  "temperature"},
         Rejected{"top_p_bool", body(R"("top_p":true)"), ErrorKind::InvalidType, "top_p"},
         Rejected{"seed_too_big", body(R"("seed":4294967296)"), ErrorKind::InvalidValue, "seed"},
-        Rejected{"service_tier_unknown", body(R"("service_tier":"turbo")"),
-                 ErrorKind::InvalidValue, "service_tier"},
+        Rejected{"service_tier_unknown", body(R"("service_tier":"turbo")"), ErrorKind::InvalidValue,
+                 "service_tier"},
         Rejected{"stream_string", body(R"("stream":"yes")"), ErrorKind::InvalidType, "stream"},
         Rejected{"stream_options_array", body(R"("stream_options":[])"), ErrorKind::InvalidType,
                  "stream_options"},
@@ -130,11 +129,9 @@ TEST(ChatRequest, AcceptsEveryFieldOfTheSpec) {
 }
 
 TEST(ChatRequest, SmallerTokenLimitWinsEitherWay) {
-  EXPECT_EQ(decode(body(R"("max_tokens":10,"max_completion_tokens":20)"))
-                ->max_completion_tokens,
+  EXPECT_EQ(decode(body(R"("max_tokens":10,"max_completion_tokens":20)"))->max_completion_tokens,
             10);
-  EXPECT_EQ(decode(body(R"("max_tokens":30,"max_completion_tokens":20)"))
-                ->max_completion_tokens,
+  EXPECT_EQ(decode(body(R"("max_tokens":30,"max_completion_tokens":20)"))->max_completion_tokens,
             20);
   EXPECT_EQ(decode(body(R"("max_tokens":0)"))->max_completion_tokens, 0);
   EXPECT_FALSE(decode(body(""))->max_completion_tokens.has_value());
@@ -157,8 +154,11 @@ TEST(ChatRequest, UnknownFieldsAcceptedUnlessDenied) {
 }
 
 TEST(ChatRequest, RawUsageWhileStreamingWithUsageIsFine) {
-  EXPECT_TRUE(decode(body(R"("stream":true,"stream_options":{"include_usage":true},"tollgate::include_raw_usage":true)"))
-                  .ok());
+  EXPECT_TRUE(
+      decode(
+          body(
+              R"("stream":true,"stream_options":{"include_usage":true},"tollgate::include_raw_usage":true)"))
+          .ok());
   EXPECT_TRUE(decode(body(R"("tollgate::include_raw_usage":true)")).ok());
 }
 

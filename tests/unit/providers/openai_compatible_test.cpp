@@ -87,8 +87,8 @@ TEST(ParseCompletion, KeepsRawPartsOnRequest) {
 }
 
 TEST(ParseCompletion, GarbageIsABadGateway) {
-  for (const std::string body : {"not json", "[]", R"({"choices":[]})", R"({"id":"x"})",
-                                R"({"choices":[{"index":0}]})"}) {
+  for (const std::string body :
+       {"not json", "[]", R"({"choices":[]})", R"({"id":"x"})", R"({"choices":[{"index":0}]})"}) {
     const auto c = completion(body);
     ASSERT_FALSE(c.ok()) << body;
     EXPECT_EQ(c.error().status(), 502) << body;

@@ -136,7 +136,8 @@ ProcSample sample_proc(int pid) {
     while (ss >> t && tok.size() < 16) tok.push_back(t);
     // tok[0] is field 3 (state); utime is field 14, stime field 15.
     if (tok.size() < 13) return s;
-    s.cpu_ticks = std::strtoull(tok[11].c_str(), nullptr, 10) + std::strtoull(tok[12].c_str(), nullptr, 10);
+    s.cpu_ticks =
+        std::strtoull(tok[11].c_str(), nullptr, 10) + std::strtoull(tok[12].c_str(), nullptr, 10);
   }
   {
     std::ifstream f("/proc/" + std::to_string(pid) + "/status");
@@ -169,7 +170,8 @@ std::vector<int> parse_pids(const std::string& s) {
 bool ieq_prefix(std::string_view line, std::string_view name) {
   if (line.size() < name.size()) return false;
   for (std::size_t i = 0; i < name.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(line[i])) != std::tolower(static_cast<unsigned char>(name[i])))
+    if (std::tolower(static_cast<unsigned char>(line[i])) !=
+        std::tolower(static_cast<unsigned char>(name[i])))
       return false;
   return true;
 }
@@ -182,7 +184,17 @@ std::string lower(std::string_view v) {
 
 class RespParser {
  public:
-  enum class St { Headers, Body, ChunkSize, ChunkData, ChunkCrlf, Trailers, UntilClose, Done, Error };
+  enum class St {
+    Headers,
+    Body,
+    ChunkSize,
+    ChunkData,
+    ChunkCrlf,
+    Trailers,
+    UntilClose,
+    Done,
+    Error
+  };
 
   void reset() {
     st_ = St::Headers;
@@ -248,7 +260,8 @@ class RespParser {
             char* end = nullptr;
             errno = 0;
             unsigned long long sz = std::strtoull(l.c_str(), &end, 16);
-            if (l.empty() || errno != 0 || (end && *end != '\0' && *end != ' ' && *end != '\t')) return fail();
+            if (l.empty() || errno != 0 || (end && *end != '\0' && *end != ' ' && *end != '\t'))
+              return fail();
             if (sz == 0) {
               st_ = St::Trailers;
             } else {
@@ -421,7 +434,8 @@ double mean_us(const std::vector<uint64_t>& v) {
 int mode_freeport() {
   int fd = open_socket(false);
   sockaddr_in sa = loopback(0);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) die(std::string("bind: ") + std::strerror(errno));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    die(std::string("bind: ") + std::strerror(errno));
   socklen_t len = sizeof sa;
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) die("getsockname");
   std::printf("%d\n", ntohs(sa.sin_port));
@@ -436,10 +450,10 @@ struct Conn {
   bool connecting = false;
   bool connected = false;
   bool busy = false;
-  bool measured = false;     // current request is inside the measurement window
+  bool measured = false;  // current request is inside the measurement window
   std::size_t woff = 0;
   uint64_t intended = 0;
-  uint64_t retry_at = 0;     // when to reconnect after a failure
+  uint64_t retry_at = 0;  // when to reconnect after a failure
   RespParser parser;
 };
 
@@ -465,7 +479,8 @@ class RateRunner {
     if (rate_ <= 0 || rate_ > 1e6) die("--rate out of range");
     if (conns_n_ < 1 || conns_n_ > 4096) die("--conns out of range");
     if (dur_ns_ == 0 || dur_ns_ > uint64_t(3600e9)) die("--duration out of range (0, 3600]");
-    request_ = build_request(a.str("path", "/v1/chat/completions"), port_, read_file(a.str("body", "")));
+    request_ =
+        build_request(a.str("path", "/v1/chat/completions"), port_, read_file(a.str("body", "")));
     conns_.resize(std::size_t(conns_n_));
     interval_ns_ = 1e9 / rate_;
   }
@@ -505,7 +520,8 @@ class RateRunner {
     while (true) {
       uint64_t now = now_ns();
       if (now >= hard_end_) break;
-      if (now >= win_end_ && issued_ >= total_planned_ && queue_.empty() && busy_count() == 0) break;
+      if (now >= win_end_ && issued_ >= total_planned_ && queue_.empty() && busy_count() == 0)
+        break;
       poll_once(1);
     }
     if (!win_end_sampled_) take_window_end();
@@ -603,7 +619,8 @@ class RateRunner {
     uint64_t now = now_ns();
     if (t0_ == 0) return;
     if (now >= t0_) {
-      uint64_t due = std::min<uint64_t>(total_planned_, uint64_t(double(now - t0_) / interval_ns_) + 1);
+      uint64_t due =
+          std::min<uint64_t>(total_planned_, uint64_t(double(now - t0_) / interval_ns_) + 1);
       while (issued_ < due) {
         queue_.push_back(t0_ + uint64_t(double(issued_) * interval_ns_));
         ++issued_;
@@ -736,10 +753,13 @@ class RateRunner {
     bool good_body = expect_.empty() || c.parser.body().find(expect_) != std::string::npos;
     if (!good_status) {
       ++st_.bad_status;
-      if (first_bad_.empty()) first_bad_ = "status " + std::to_string(c.parser.status()) + ": " + c.parser.body().substr(0, 300);
+      if (first_bad_.empty())
+        first_bad_ =
+            "status " + std::to_string(c.parser.status()) + ": " + c.parser.body().substr(0, 300);
     } else if (!good_body) {
       ++st_.bad_body;
-      if (first_bad_.empty()) first_bad_ = "body without expected text: " + c.parser.body().substr(0, 300);
+      if (first_bad_.empty())
+        first_bad_ = "body without expected text: " + c.parser.body().substr(0, 300);
     } else {
       ++st_.ok;
       if (c.measured) st_.lat_ns.push_back(now - c.intended);
@@ -752,20 +772,23 @@ class RateRunner {
     auto first_at_or_after = [&](uint64_t off_ns) {
       return std::min<uint64_t>(total_planned_, uint64_t(std::ceil(double(off_ns) / interval_ns_)));
     };
-    uint64_t measured_planned = first_at_or_after(warmup_ns_ + dur_ns_) - first_at_or_after(warmup_ns_);
+    uint64_t measured_planned =
+        first_at_or_after(warmup_ns_ + dur_ns_) - first_at_or_after(warmup_ns_);
     uint64_t unsent = queue_.size() + (total_planned_ - issued_);
     uint64_t inflight = busy_count();
     double win_s = double(win_end_actual_ - win_start_) / 1e9;
     std::vector<uint64_t> lat = st_.lat_ns;
 
-    std::printf("RESULT mode=rate rate=%.0f conns=%d duration_s=%.3f planned=%" PRIu64 " measured=%zu ok=%" PRIu64
-                " bad_status=%" PRIu64 " bad_body=%" PRIu64 " io_errors=%" PRIu64 " connect_errors=%" PRIu64
-                " unsent=%" PRIu64 " inflight_at_end=%" PRIu64 " completed_in_window=%" PRIu64 " achieved_rps=%.1f",
-                rate_, conns_n_, win_s, measured_planned, lat.size(), st_.ok, st_.bad_status, st_.bad_body,
-                st_.io_errors, st_.connect_errors, unsent, inflight, st_.completed_in_window,
-                win_s > 0 ? double(st_.completed_in_window) / win_s : 0.0);
-    std::printf(" mean_us=%.1f p50_us=%.1f p90_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f", mean_us(lat),
-                pct_us(lat, 50), pct_us(lat, 90), pct_us(lat, 99), pct_us(lat, 99.9), pct_us(lat, 100));
+    std::printf("RESULT mode=rate rate=%.0f conns=%d duration_s=%.3f planned=%" PRIu64
+                " measured=%zu ok=%" PRIu64 " bad_status=%" PRIu64 " bad_body=%" PRIu64
+                " io_errors=%" PRIu64 " connect_errors=%" PRIu64 " unsent=%" PRIu64
+                " inflight_at_end=%" PRIu64 " completed_in_window=%" PRIu64 " achieved_rps=%.1f",
+                rate_, conns_n_, win_s, measured_planned, lat.size(), st_.ok, st_.bad_status,
+                st_.bad_body, st_.io_errors, st_.connect_errors, unsent, inflight,
+                st_.completed_in_window, win_s > 0 ? double(st_.completed_in_window) / win_s : 0.0);
+    std::printf(" mean_us=%.1f p50_us=%.1f p90_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f",
+                mean_us(lat), pct_us(lat, 50), pct_us(lat, 90), pct_us(lat, 99), pct_us(lat, 99.9),
+                pct_us(lat, 100));
 
     if (!watch_.empty()) {
       long tck = ::sysconf(_SC_CLK_TCK);
@@ -790,7 +813,8 @@ class RateRunner {
                   st_.completed_in_window ? cpu_us / double(st_.completed_in_window) : NAN,
                   win_s > 0 ? cpu_us / (win_s * 1e4) : NAN, serving);
       auto s = sample_proc(serving);
-      std::printf(" rss_start_kb=%ld rss_end_kb=%ld hwm_kb=%ld", cpu0_[serving].rss_kb, cpu1_[serving].rss_kb, s.hwm_kb);
+      std::printf(" rss_start_kb=%ld rss_end_kb=%ld hwm_kb=%ld", cpu0_[serving].rss_kb,
+                  cpu1_[serving].rss_kb, s.hwm_kb);
       if (!samples_.empty()) {
         std::printf(" rss_samples_kb=");
         for (std::size_t k = 0; k < samples_.size(); ++k)
@@ -799,7 +823,8 @@ class RateRunner {
     }
     std::printf("\n");
     std::fflush(stdout);
-    if (!first_bad_.empty()) std::fprintf(stderr, "loadgen: first bad response: %s\n", first_bad_.c_str());
+    if (!first_bad_.empty())
+      std::fprintf(stderr, "loadgen: first bad response: %s\n", first_bad_.c_str());
   }
 
   int port_;
@@ -813,7 +838,8 @@ class RateRunner {
   double interval_ns_ = 0;
 
   int ep_ = -1, tfd_ = -1;
-  uint64_t t0_ = 0, win_start_ = 0, win_end_ = 0, hard_end_ = 0, win_end_actual_ = 0, next_sample_ = 0;
+  uint64_t t0_ = 0, win_start_ = 0, win_end_ = 0, hard_end_ = 0, win_end_actual_ = 0,
+           next_sample_ = 0;
   uint64_t total_planned_ = 0, issued_ = 0;
   std::size_t rr_ = 0;
   std::deque<uint64_t> queue_;
@@ -837,7 +863,8 @@ class TtfbRunner {
         marker_(a.has("marker") ? a.str("marker", "") : std::string("data:")) {
     if (port_ <= 0 || port_ > 65535) die("--port required");
     if (count_ < 1 || count_ > 10'000'000) die("--count out of range");
-    request_ = build_request(a.str("path", "/v1/chat/completions"), port_, read_file(a.str("body", "")));
+    request_ =
+        build_request(a.str("path", "/v1/chat/completions"), port_, read_file(a.str("body", "")));
   }
 
   int run() {
@@ -883,7 +910,8 @@ class TtfbRunner {
       if (!good_status || !good_body) {
         (good_status ? bad_body : bad_status)++;
         if (first_bad.empty())
-          first_bad = "status " + std::to_string(parser_.status()) + ": " + parser_.body().substr(0, 300);
+          first_bad =
+              "status " + std::to_string(parser_.status()) + ": " + parser_.body().substr(0, 300);
       } else if (!t_first) {
         ++no_marker;
       } else if (k >= warm_) {
@@ -892,14 +920,17 @@ class TtfbRunner {
       }
       if (parser_.must_close()) reconnect();
     }
-    std::printf("RESULT mode=ttfb count=%d measured=%zu errors=%d bad_status=%d bad_body=%d no_marker=%d reconnects=%d"
-                " ttfb_mean_us=%.1f ttfb_p50_us=%.1f ttfb_p90_us=%.1f ttfb_p99_us=%.1f ttfb_max_us=%.1f"
-                " total_p50_us=%.1f total_p99_us=%.1f elapsed_s=%.2f\n",
-                count_, ttfb.size(), errors, bad_status, bad_body, no_marker, reconnects_, mean_us(ttfb),
-                pct_us(ttfb, 50), pct_us(ttfb, 90), pct_us(ttfb, 99), pct_us(ttfb, 100), pct_us(total, 50),
-                pct_us(total, 99), double(now_ns() - start) / 1e9);
+    std::printf(
+        "RESULT mode=ttfb count=%d measured=%zu errors=%d bad_status=%d bad_body=%d no_marker=%d "
+        "reconnects=%d"
+        " ttfb_mean_us=%.1f ttfb_p50_us=%.1f ttfb_p90_us=%.1f ttfb_p99_us=%.1f ttfb_max_us=%.1f"
+        " total_p50_us=%.1f total_p99_us=%.1f elapsed_s=%.2f\n",
+        count_, ttfb.size(), errors, bad_status, bad_body, no_marker, reconnects_, mean_us(ttfb),
+        pct_us(ttfb, 50), pct_us(ttfb, 90), pct_us(ttfb, 99), pct_us(ttfb, 100), pct_us(total, 50),
+        pct_us(total, 99), double(now_ns() - start) / 1e9);
     std::fflush(stdout);
-    if (!first_bad.empty()) std::fprintf(stderr, "loadgen: first bad response: %s\n", first_bad.c_str());
+    if (!first_bad.empty())
+      std::fprintf(stderr, "loadgen: first bad response: %s\n", first_bad.c_str());
     if (fd_ >= 0) ::close(fd_);
     return 0;
   }
@@ -990,9 +1021,12 @@ class TtfbRunner {
 void usage() {
   std::fprintf(stderr,
                "usage: loadgen freeport\n"
-               "       loadgen rate --port P --body FILE [--rate R] [--conns N] [--duration S] [--warmup S]\n"
-               "                    [--drain S] [--path P] [--expect TEXT] [--watch PID,..] [--sample-every S]\n"
-               "       loadgen ttfb --port P --body FILE [--count N] [--warmup N] [--expect TEXT] [--marker TEXT]\n"
+               "       loadgen rate --port P --body FILE [--rate R] [--conns N] [--duration S] "
+               "[--warmup S]\n"
+               "                    [--drain S] [--path P] [--expect TEXT] [--watch PID,..] "
+               "[--sample-every S]\n"
+               "       loadgen ttfb --port P --body FILE [--count N] [--warmup N] [--expect TEXT] "
+               "[--marker TEXT]\n"
                "                    [--max-seconds S] [--path P]\n");
 }
 

@@ -2,18 +2,29 @@
 
 namespace tollgate::json {
 
-bool parse(rapidjson::Document& doc, const std::string& text) {
-  doc.Parse(text.c_str());
-  if (!doc.HasParseError() && text.find('\0') != std::string::npos) {
-    doc.SetNull();  // Text after an embedded NUL would otherwise be ignored.
+namespace {
+
+/// RapidJSON stops at the first NUL, so text after an embedded one would be silently ignored.
+bool hasEmbeddedNul(rapidjson::Document& doc, const std::string& text) {
+  if (text.find('\0') == std::string::npos) {
     return false;
   }
+  doc.SetNull();
+  return true;
+}
+
+}  // namespace
+
+bool parse(rapidjson::Document& doc, const std::string& text) {
+  if (hasEmbeddedNul(doc, text)) {
+    return false;
+  }
+  doc.Parse(text.c_str());
   return !doc.HasParseError();
 }
 
 bool parseInPlace(rapidjson::Document& doc, std::string& text) {
-  if (text.find('\0') != std::string::npos) {
-    doc.SetNull();
+  if (hasEmbeddedNul(doc, text)) {
     return false;
   }
   doc.ParseInsitu(text.data());

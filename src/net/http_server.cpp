@@ -40,6 +40,7 @@ constexpr std::size_t kFirstReadBytes = 4096;
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr std::size_t kResponseHeadReserve = 160;
+constexpr unsigned kHttp11 = 11;
 /// Logged when the client hung up before the answer was complete (nginx's convention).
 constexpr int kClientClosedRequest = 499;
 
@@ -282,13 +283,8 @@ std::optional<Error> readFailure(const beast::error_code& ec, const config::Gate
 
 /// Writes an error for a request that could not be read and closes the connection.
 asio::awaitable<void> rejectAndClose(beast::tcp_stream& stream, Error e) {
-  http::response<http::string_body> res{static_cast<http::status>(e.status()), 11};
-  res.set(http::field::content_type, "application/json");
-  res.keep_alive(false);
-  res.body() = errorBody(e);
-  res.prepare_payload();
-  stream.expires_after(kWriteTimeout);
-  co_await http::async_write(stream, res, kUseTuple);
+  BeastClientStream client(stream, kHttp11, false);
+  co_await client.sendError(e);
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   // Lingering close: a client still sending its body would get a reset, and could lose our

@@ -36,6 +36,8 @@ struct Provider {
   Millis connect_timeout{5'000};
   Millis first_byte_timeout{60'000};
   Millis total_timeout{600'000};
+  /// How long an idle pooled keep-alive connection to this upstream may be reused.
+  Millis pool_idle_timeout{4'000};
 };
 
 struct Model {

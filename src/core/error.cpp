@@ -34,6 +34,7 @@ constexpr std::array kTable{
     Row{ErrorKind::UpstreamTimeout, {504, kApiError, "upstream_timeout"}},
     Row{ErrorKind::UpstreamRateLimited, {429, "rate_limit_error", "upstream_rate_limited"}},
     Row{ErrorKind::UpstreamInvalidRequest, {400, kInvalidRequest, "upstream_invalid_request"}},
+    Row{ErrorKind::UpstreamAuthFailed, {502, kApiError, "upstream_auth_failed"}},
     Row{ErrorKind::UpstreamStreamInterrupted, {502, kApiError, "upstream_stream_interrupted"}},
     Row{ErrorKind::ServiceUnavailable, {503, kApiError, "service_unavailable"}},
     Row{ErrorKind::Internal, {500, kApiError, "internal_error"}},

@@ -25,6 +25,7 @@ enum class ErrorKind {
   UpstreamTimeout,
   UpstreamRateLimited,
   UpstreamInvalidRequest,
+  UpstreamAuthFailed,
   UpstreamStreamInterrupted,
   ServiceUnavailable,
   Internal,

@@ -1,34 +1,224 @@
 #include "core/json.hpp"
 
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/text.hpp"
+
 namespace tollgate::json {
 
 namespace {
 
-/// RapidJSON stops at the first NUL, so text after an embedded one would be silently ignored.
-bool hasEmbeddedNul(rapidjson::Document& doc, const std::string& text) {
-  if (text.find('\0') == std::string::npos) {
-    return false;
+using rapidjson::SizeType;
+using rapidjson::Value;
+
+/// Objects with more members than this are checked for repeated keys by sorting, not pairwise.
+constexpr SizeType kPairwiseKeyCheck = 16;
+
+/// Forwards RapidJSON's reader events to the document, refusing to open an array or object
+/// deeper than kMaxDepth. Refusing at the opening event also bounds the reader's recursion.
+class DepthLimited {
+ public:
+  explicit DepthLimited(rapidjson::Document& doc) : doc_(doc) {}
+
+  bool Null() { return doc_.Null(); }
+  bool Bool(bool b) { return doc_.Bool(b); }
+  bool Int(int i) { return doc_.Int(i); }
+  bool Uint(unsigned i) { return doc_.Uint(i); }
+  bool Int64(std::int64_t i) { return doc_.Int64(i); }
+  bool Uint64(std::uint64_t i) { return doc_.Uint64(i); }
+  bool Double(double d) { return doc_.Double(d); }
+  bool RawNumber(const char* s, SizeType n, bool copy) { return doc_.RawNumber(s, n, copy); }
+  bool String(const char* s, SizeType n, bool copy) { return doc_.String(s, n, copy); }
+  bool Key(const char* s, SizeType n, bool copy) { return doc_.Key(s, n, copy); }
+  bool StartObject() { return enter() && doc_.StartObject(); }
+  bool EndObject(SizeType members) {
+    --depth_;
+    return doc_.EndObject(members);
   }
-  doc.SetNull();
-  return true;
+  bool StartArray() { return enter() && doc_.StartArray(); }
+  bool EndArray(SizeType elements) {
+    --depth_;
+    return doc_.EndArray(elements);
+  }
+
+  bool tooDeep() const { return too_deep_; }
+
+ private:
+  bool enter() {
+    if (depth_ == kMaxDepth) {
+      too_deep_ = true;
+      return false;
+    }
+    ++depth_;
+    return true;
+  }
+
+  rapidjson::Document& doc_;
+  std::size_t depth_ = 0;
+  bool too_deep_ = false;
+};
+
+/// RapidJSON stops at the first NUL, so text after an embedded one would be silently ignored.
+bool hasEmbeddedNul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
+
+/// One open array or object of the walk in findTextProblem, and the index of its current child.
+struct Frame {
+  const Value* container;
+  SizeType next = 0;
+};
+
+/// The path of the child being visited, e.g. "messages[0].role". Keys on it were checked first.
+std::string pathOf(const std::vector<Frame>& frames) {
+  std::string path;
+  for (const Frame& f : frames) {
+    const SizeType at = f.next - 1;
+    if (f.container->IsObject()) {
+      if (!path.empty()) {
+        path.push_back('.');
+      }
+      path.append(view(f.container->MemberBegin()[at].name));
+    } else {
+      path.append("[").append(std::to_string(at)).append("]");
+    }
+  }
+  return path;
 }
+
+/// The first key that `object` repeats, if any.
+const Value* repeatedKey(const Value& object) {
+  const SizeType n = object.MemberCount();
+  const auto m = object.MemberBegin();
+  if (n <= kPairwiseKeyCheck) {
+    for (SizeType i = 1; i < n; ++i) {
+      for (SizeType j = 0; j < i; ++j) {
+        if (m[i].name == m[j].name) {
+          return &m[i].name;
+        }
+      }
+    }
+    return nullptr;
+  }
+  std::vector<const Value*> names;
+  names.reserve(n);
+  for (SizeType i = 0; i < n; ++i) {
+    names.push_back(&m[i].name);
+  }
+  std::sort(names.begin(), names.end(),
+            [](const Value* a, const Value* b) { return view(*a) < view(*b); });
+  const auto it = std::adjacent_find(names.begin(), names.end(),
+                                     [](const Value* a, const Value* b) { return *a == *b; });
+  return it == names.end() ? nullptr : *it;
+}
+
+/// Walks a parsed document without recursion: every key and string must be valid UTF-8, and
+/// with Keys::Unique no object may repeat a key.
+std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys) {
+  if (root.IsString()) {
+    return text::isValidUtf8(view(root)) ? std::nullopt
+                                         : std::optional(ParseFailure{"invalid UTF-8", ""});
+  }
+  std::vector<Frame> frames;
+  auto open = [&](const Value& v) -> std::optional<ParseFailure> {
+    if (v.IsObject() && keys == Keys::Unique) {
+      if (const Value* key = repeatedKey(v)) {
+        std::string path = pathOf(frames);
+        path.append(path.empty() ? "" : ".").append(text::printable(view(*key)));
+        return ParseFailure{"duplicate key \"" + text::printable(view(*key)) + "\"", path};
+      }
+    }
+    if (v.IsObject() || v.IsArray()) {
+      frames.push_back(Frame{&v});
+    }
+    return std::nullopt;
+  };
+  if (auto failure = open(root)) {
+    return failure;
+  }
+  while (!frames.empty()) {
+    Frame& f = frames.back();
+    const Value* child = nullptr;
+    if (f.container->IsObject()) {
+      if (f.next == f.container->MemberCount()) {
+        frames.pop_back();
+        continue;
+      }
+      const auto& member = f.container->MemberBegin()[f.next];
+      if (!text::isValidUtf8(view(member.name))) {
+        frames.pop_back();  // The path names the object holding the key, never the key's bytes.
+        return ParseFailure{"invalid UTF-8 in a key", pathOf(frames)};
+      }
+      ++f.next;
+      child = &member.value;
+    } else {
+      if (f.next == f.container->Size()) {
+        frames.pop_back();
+        continue;
+      }
+      child = &(*f.container)[f.next++];
+    }
+    if (child->IsString() && !text::isValidUtf8(view(*child))) {
+      return ParseFailure{"invalid UTF-8", pathOf(frames)};
+    }
+    if (auto failure = open(*child)) {
+      return failure;
+    }
+  }
+  return std::nullopt;
+}
+
+template <unsigned kFlags, class Stream>
+std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream, Keys keys) {
+  rapidjson::ParseResult result;
+  bool too_deep = false;
+  auto generate = [&](rapidjson::Document& target) {
+    DepthLimited handler(target);
+    rapidjson::Reader reader;
+    result = reader.Parse<kFlags>(stream, handler);
+    too_deep = handler.tooDeep();
+    return !result.IsError();
+  };
+  doc.SetNull();
+  doc.Populate(generate);
+  if (too_deep) {
+    return ParseFailure{"it nests deeper than " + std::to_string(kMaxDepth) + " arrays and objects",
+                        ""};
+  }
+  if (result.IsError()) {
+    return ParseFailure{std::string(rapidjson::GetParseError_En(result.Code())) + " at offset " +
+                            std::to_string(result.Offset()),
+                        ""};
+  }
+  auto problem = findTextProblem(doc, keys);
+  if (problem) {
+    doc.SetNull();
+  }
+  return problem;
+}
+
+std::optional<ParseFailure> nulFailure() { return ParseFailure{"it contains a NUL byte", ""}; }
 
 }  // namespace
 
-bool parse(rapidjson::Document& doc, const std::string& text) {
-  if (hasEmbeddedNul(doc, text)) {
-    return false;
+std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& text, Keys keys) {
+  if (hasEmbeddedNul(text)) {
+    doc.SetNull();
+    return nulFailure();
   }
-  doc.Parse(text.c_str());
-  return !doc.HasParseError();
+  rapidjson::StringStream stream(text.c_str());
+  return parseStream<rapidjson::kParseDefaultFlags>(doc, stream, keys);
 }
 
-bool parseInPlace(rapidjson::Document& doc, std::string& text) {
-  if (hasEmbeddedNul(doc, text)) {
-    return false;
+std::optional<ParseFailure> parseInPlace(rapidjson::Document& doc, std::string& text, Keys keys) {
+  if (hasEmbeddedNul(text)) {
+    doc.SetNull();
+    return nulFailure();
   }
-  doc.ParseInsitu(text.data());
-  return !doc.HasParseError();
+  rapidjson::InsituStringStream stream(text.data());
+  return parseStream<rapidjson::kParseInsituFlag>(doc, stream, keys);
 }
 
 std::string serialize(const rapidjson::Value& v) {

@@ -66,14 +66,32 @@ class Writer {
   rapidjson::Writer<rapidjson::StringBuffer> w_;
 };
 
-/// Parses `text` into `doc`; false on a syntax error (see doc.GetParseError()) or an embedded NUL.
-/// Reads the string's terminating NUL, which lets RapidJSON scan with SIMD.
-bool parse(rapidjson::Document& doc, const std::string& text);
+/// Documents nest at most this many arrays and objects deep. Deeper text is refused while it is
+/// read, so neither the reader nor anything that walks or writes a document recurses further.
+inline constexpr std::size_t kMaxDepth = 128;
+
+/// Whether an object may repeat a key. Readers disagree on which copy wins (we would read the
+/// last, an upstream the first), so a client's request may not.
+enum class Keys { AllowDuplicates, Unique };
+
+/// Why a text was refused, and where in it.
+struct ParseFailure {
+  std::string reason;  ///< e.g. "Missing a comma or '}' after an object member. at offset 12"
+  std::string path;    ///< e.g. "messages[0].role"; empty for the text as a whole
+};
+
+/// Parses `text` into `doc`. Refuses a syntax error, an embedded NUL, nesting deeper than
+/// kMaxDepth, strings or keys that are not valid UTF-8 (including lone surrogate escapes), and,
+/// with Keys::Unique, a repeated key in any object. Reads the string's terminating NUL, which
+/// lets RapidJSON scan with SIMD.
+std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& text,
+                                  Keys keys = Keys::AllowDuplicates);
 
 /// Parses `text` in place (RapidJSON's in-situ mode): strings are unescaped inside `text`, which
-/// `doc` then points into, so `text` must outlive `doc` and must not be resized. Same failures
-/// as parse().
-bool parseInPlace(rapidjson::Document& doc, std::string& text);
+/// `doc` then points into, so `text` must outlive `doc` and must not be resized. Same rules as
+/// parse().
+std::optional<ParseFailure> parseInPlace(rapidjson::Document& doc, std::string& text,
+                                         Keys keys = Keys::AllowDuplicates);
 
 /// Serialises one value compactly.
 std::string serialize(const rapidjson::Value& v);

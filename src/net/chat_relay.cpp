@@ -1,9 +1,12 @@
 #include "net/chat_relay.hpp"
 
+#include <algorithm>
 #include <boost/asio/this_coro.hpp>
+#include <cctype>
 #include <vector>
 
 #include "core/ids.hpp"
+#include "core/text.hpp"
 #include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
 #include "openai/sse.hpp"
@@ -17,14 +20,20 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
+constexpr int kStatusOk = 200;
 constexpr std::size_t kMaxUpstreamBodyBytes = 64 * 1024 * 1024;
 constexpr std::size_t kMaxUpstreamErrorBytes = 1024 * 1024;
+/// After [DONE], how long the rest of the upstream's answer (its last chunk) may take to arrive
+/// before its connection is dropped instead of pooled: the client's next request must not wait.
+constexpr std::chrono::milliseconds kDrainBudget{5};
 
 /// The dummy provider's answer, handed out in one piece.
 class LocalCall final : public UpstreamCall {
  public:
   explicit LocalCall(providers::LocalReply reply) : reply_(std::move(reply)) {}
   int status() const override { return reply_.status; }
+  std::string_view contentType() const override { return reply_.content_type; }
+  asio::awaitable<void> finish(std::chrono::milliseconds) override { co_return; }
   asio::awaitable<Result<std::string_view>> readSome() override {
     const bool first = !read_;
     read_ = true;
@@ -50,46 +59,62 @@ std::chrono::microseconds since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t);
 }
 
+bool isEventStream(std::string_view content_type) {
+  constexpr std::string_view kEventStream = "text/event-stream";
+  return content_type.size() >= kEventStream.size() &&
+         std::equal(
+             kEventStream.begin(), kEventStream.end(), content_type.begin(),
+             [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }) &&
+         (content_type.size() == kEventStream.size() || content_type[kEventStream.size()] == ';' ||
+          content_type[kEventStream.size()] == ' ');
+}
+
 /// Relays an upstream SSE body as our chunks. Once this starts, the client has the 200.
-asio::awaitable<void> relayStream(UpstreamCall& call, const openai::ChatRequest& req,
-                                  const openai::ResponseMeta& meta, ClientStream& client) {
+/// Returns the status the client effectively saw: 200, or the status of the error event that
+/// ended the stream.
+asio::awaitable<int> relayStream(UpstreamCall& call, const openai::ChatRequest& req,
+                                 const openai::ResponseMeta& meta,
+                                 const providers::SecretRedactor& redactor, ClientStream& client) {
   if (!co_await client.beginEventStream()) {
-    co_return;
+    co_return kStatusOk;
   }
   const providers::KeepRaw keep{req.include_raw_usage, req.include_raw_response};
   openai::SseParser parser;
   std::vector<openai::SseEvent> events;
+  // Never a stream that looks complete: an error event and no [DONE].
+  auto endWithError = [&](std::string out, const Error& e) -> asio::awaitable<int> {
+    out += openai::sseData(errorBody(e));
+    if (co_await client.sendEvents(std::move(out))) {
+      co_await client.endEventStream();
+    }
+    co_return e.status();
+  };
   for (;;) {
     auto piece = co_await call.readSome();
-    std::optional<Error> failure;
     if (!piece) {
-      failure = std::move(piece).error();
-      if (failure->kind != ErrorKind::UpstreamTimeout) {
-        failure->kind = ErrorKind::UpstreamStreamInterrupted;
+      Error failure = std::move(piece).error();
+      if (failure.kind != ErrorKind::UpstreamTimeout &&
+          failure.kind != ErrorKind::ServiceUnavailable) {
+        failure.kind = ErrorKind::UpstreamStreamInterrupted;
       }
-    } else if (piece->empty()) {
-      failure = Error{ErrorKind::UpstreamStreamInterrupted,
-                      "the upstream ended the stream before it was complete", ""};
-    } else if (!parser.feed(*piece, events)) {
-      failure = Error{ErrorKind::UpstreamError, "an upstream stream event is too large", ""};
+      co_return co_await endWithError({}, failure);
     }
-    if (failure) {
-      // Never a stream that looks complete: an error event and no [DONE].
-      if (co_await client.sendEvents(openai::sseData(errorBody(*failure)))) {
-        co_await client.endEventStream();
-      }
-      co_return;
+    if (piece->empty()) {
+      co_return co_await endWithError(
+          {}, Error{ErrorKind::UpstreamStreamInterrupted,
+                    "the upstream ended the stream before it was complete", ""});
+    }
+    if (!parser.feed(*piece, events)) {
+      co_return co_await endWithError(
+          {}, Error{ErrorKind::UpstreamError, "an upstream stream event is too large", ""});
     }
     std::string out;
     bool done = false;
     for (openai::SseEvent& ev : events) {
+      redactor.redact(ev.data);
       auto chunk = providers::parseChunk(ev.data, keep);
       if (!chunk) {
-        out += openai::sseData(errorBody(chunk.error()));
-        if (co_await client.sendEvents(std::move(out))) {
-          co_await client.endEventStream();
-        }
-        co_return;
+        co_return co_await endWithError(std::move(out), chunk.error());
       }
       if (!chunk->has_value()) {
         done = true;
@@ -109,18 +134,12 @@ asio::awaitable<void> relayStream(UpstreamCall& call, const openai::ChatRequest&
       out += openai::kSseDone;
     }
     if (!out.empty() && !co_await client.sendEvents(std::move(out))) {
-      co_return;  // The client left; dropping the call closes the upstream connection.
+      co_return kStatusOk;  // The client left; dropping the call closes the upstream connection.
     }
     if (done) {
       co_await client.endEventStream();
-      // Drain the upstream's terminating bytes so its connection can be reused.
-      for (int i = 0; i < 4; ++i) {
-        auto rest = co_await call.readSome();
-        if (!rest || rest->empty()) {
-          break;
-        }
-      }
-      co_return;
+      co_await call.finish(kDrainBudget);
+      co_return kStatusOk;
     }
   }
 }
@@ -131,13 +150,12 @@ asio::awaitable<bool> ClientStream::sendError(const Error& error) {
   co_return co_await send(error.status(), "application/json", errorBody(error));
 }
 
-asio::awaitable<ChatOutcome> relayChat(const config::Config& config, UpstreamClient& upstream,
-                                       std::string& body, ClientStream& client) {
-  ChatOutcome outcome;
-  auto fail = [&](const Error& e) -> asio::awaitable<ChatOutcome> {
+asio::awaitable<void> relayChat(const config::Config& config, UpstreamClient& upstream,
+                                const providers::SecretRedactor& redactor, std::string& body,
+                                ClientStream& client, ChatOutcome& outcome) {
+  auto fail = [&](const Error& e) -> asio::awaitable<void> {
     outcome.status = e.status();
     co_await client.sendError(e);
-    co_return outcome;
   };
 
   auto req = openai::decodeChatRequest(body);
@@ -161,12 +179,17 @@ asio::awaitable<ChatOutcome> relayChat(const config::Config& config, UpstreamCli
     if (!call) {
       last = std::move(call).error();
       outcome.upstream += since(started);
+      if (last.kind == ErrorKind::ServiceUnavailable) {
+        break;
+      }
       continue;
     }
     UpstreamCall& c = **call;
     if (c.status() < 200 || c.status() >= 300) {
       auto detail = co_await c.readAll(kMaxUpstreamErrorBytes);
-      last = providers::translateUpstreamError(c.status(), detail ? *detail : std::string());
+      std::string text = detail ? std::move(detail).value() : std::string();
+      redactor.redact(text);
+      last = providers::translateUpstreamError(c.status(), text);
       outcome.upstream += since(started);
       if (last.kind == ErrorKind::UpstreamInvalidRequest) {
         break;  // The request itself is wrong; another provider would refuse it too.
@@ -174,26 +197,40 @@ asio::awaitable<ChatOutcome> relayChat(const config::Config& config, UpstreamCli
       continue;
     }
     if (req->stream) {
-      outcome.status = 200;
-      co_await relayStream(c, *req, meta, client);
+      if (!isEventStream(c.contentType())) {
+        // Not a stream (an HTML error page, a JSON body): fail over before the client has a 200.
+        last = Error{ErrorKind::UpstreamError,
+                     "upstream provider '" + provider.name +
+                         "' answered a streamed request with Content-Type '" +
+                         text::printable(c.contentType()) + "'",
+                     ""};
+        outcome.upstream += since(started);
+        continue;
+      }
+      outcome.status = co_await relayStream(c, *req, meta, redactor, client);
       outcome.upstream += since(started);
-      co_return outcome;
+      co_return;
     }
     auto text = co_await c.readAll(kMaxUpstreamBodyBytes);
     outcome.upstream += since(started);
     if (!text) {
       last = std::move(text).error();
+      if (last.kind == ErrorKind::ServiceUnavailable) {
+        break;
+      }
       continue;
     }
+    redactor.redact(*text);
     auto completion =
         providers::parseCompletion(*text, {req->include_raw_usage, req->include_raw_response});
     if (!completion) {
       last = std::move(completion).error();
       continue;
     }
-    outcome.status = 200;
-    co_await client.send(200, "application/json", openai::encodeCompletion(*completion, meta));
-    co_return outcome;
+    outcome.status = kStatusOk;
+    co_await client.send(kStatusOk, "application/json",
+                         openai::encodeCompletion(*completion, meta));
+    co_return;
   }
   co_return co_await fail(last);
 }

@@ -10,6 +10,7 @@
 #include "config/config.hpp"
 #include "core/error.hpp"
 #include "net/upstream_call.hpp"
+#include "providers/secret_redactor.hpp"
 
 namespace tollgate::net {
 
@@ -26,15 +27,18 @@ class ClientStream {
   boost::asio::awaitable<bool> sendError(const Error& error);
 };
 
-/// What the access log records of a chat request.
+/// What the access log records of a chat request; filled in as the exchange goes, so that it
+/// is right even when the client leaves half-way.
 struct ChatOutcome {
-  int status = 0;
+  int status = 0;  ///< The status the client effectively saw: an in-stream error's, not 200.
   std::string model;
   std::chrono::microseconds upstream{0};
 };
 
-boost::asio::awaitable<ChatOutcome> relayChat(const config::Config& config,
-                                              UpstreamClient& upstream, std::string& body,
-                                              ClientStream& client);
+/// Serves one chat completion request `body` to `client`. Upstream text is passed through
+/// `redactor` before anything of it reaches the client.
+boost::asio::awaitable<void> relayChat(const config::Config& config, UpstreamClient& upstream,
+                                       const providers::SecretRedactor& redactor, std::string& body,
+                                       ClientStream& client, ChatOutcome& outcome);
 
 }  // namespace tollgate::net

@@ -1,6 +1,7 @@
 #include "net/http_server.hpp"
 
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <array>
 #include <atomic>
@@ -22,9 +23,13 @@
 #include <thread>
 #include <unordered_set>
 
+#include "core/json.hpp"
+#include "core/text.hpp"
 #include "net/access_log.hpp"
 #include "net/chat_relay.hpp"
+#include "net/http_readers.hpp"
 #include "openai/models.hpp"
+#include "providers/secret_redactor.hpp"
 
 namespace tollgate::net {
 namespace {
@@ -37,23 +42,51 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kFirstReadBytes = 4096;
+constexpr std::size_t kReadBytes = 16 * 1024;
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
 constexpr auto kLingerTime = std::chrono::seconds(2);
+/// After the shutdown deadline, first the upstream calls are closed (their clients get an error
+/// event or answer), then, after this grace, the client connections.
+constexpr auto kCloseGrace = std::chrono::milliseconds(200);
+constexpr auto kFinalWait = std::chrono::seconds(2);
+/// How long the acceptor waits before trying again when the process is out of descriptors.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 constexpr std::size_t kResponseHeadReserve = 160;
+constexpr unsigned kHttp10 = 10;
 constexpr unsigned kHttp11 = 11;
 /// Logged when the client hung up before the answer was complete (nginx's convention).
 constexpr int kClientClosedRequest = 499;
 
-/// State one worker thread owns: its io_context, upstream pool, idle sessions and access log.
+/// State one worker thread owns: its io_context, upstream pool, sessions and access log.
+/// Members are destroyed in reverse order: the io_context (and with it every coroutine frame,
+/// which may hold upstream calls and session guards) goes before the pool and the session sets.
 struct Worker {
-  explicit Worker(const config::Config& c) : config(c) {}
+  Worker(const config::Config& c, const providers::SecretRedactor& r, std::atomic<bool>& d)
+      : config(c), redactor(r), draining(d) {
+    upstream = makeHttpUpstreamClient(ioc);
+  }
+  ~Worker() {
+    upstream->close();  // Idle pooled sockets go while their io_context still exists.
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  /// Closes every client connection: what is in flight ends at once.
+  void closeClients() {
+    beast::error_code ignored;
+    for (beast::tcp_stream* s : open) {
+      s->socket().close(ignored);
+    }
+  }
 
   const config::Config& config;
+  const providers::SecretRedactor& redactor;
+  std::atomic<bool>& draining;
+  std::unordered_set<beast::tcp_stream*> open;  ///< Every client connection.
+  std::unordered_set<beast::tcp_stream*> idle;  ///< Those waiting for their next request.
+  std::unique_ptr<UpstreamClient> upstream;
   asio::io_context ioc{1};
-  std::unique_ptr<UpstreamClient> upstream = makeHttpUpstreamClient(ioc);
-  std::unordered_set<beast::tcp_stream*> idle;  ///< Sessions waiting for their next request.
   AccessLog access_log{ioc};
-  std::atomic<bool>* draining = nullptr;
 };
 
 struct Reply {
@@ -84,7 +117,7 @@ std::string responseHead(int status, unsigned version, std::string_view content_
                          std::size_t length, bool keep_alive, std::string_view allow) {
   std::string head;
   head.reserve(kResponseHeadReserve);
-  head.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ")
+  head.append(version == kHttp10 ? "HTTP/1.0 " : "HTTP/1.1 ")
       .append(std::to_string(status))
       .append(" ")
       .append(http::obsolete_reason(static_cast<http::status>(status)))
@@ -95,9 +128,9 @@ std::string responseHead(int status, unsigned version, std::string_view content_
   if (!allow.empty()) {
     head.append("\r\nAllow: ").append(allow);
   }
-  if (version >= 11 && !keep_alive) {
+  if (version >= kHttp11 && !keep_alive) {
     head.append("\r\nConnection: close");
-  } else if (version == 10 && keep_alive) {
+  } else if (version == kHttp10 && keep_alive) {
     head.append("\r\nConnection: keep-alive");
   }
   head.append("\r\n\r\n");
@@ -107,8 +140,9 @@ std::string responseHead(int status, unsigned version, std::string_view content_
 /// The client side of a chat exchange over one HTTP/1.x connection.
 class BeastClientStream final : public ClientStream {
  public:
-  BeastClientStream(beast::tcp_stream& stream, unsigned version, bool keep_alive)
-      : stream_(stream), version_(version), keep_alive_(keep_alive) {}
+  /// `head_only` for a HEAD request: the head GET would get, and no body (RFC 9110 §9.3.2).
+  BeastClientStream(beast::tcp_stream& stream, unsigned version, bool keep_alive, bool head_only)
+      : stream_(stream), version_(version), keep_alive_(keep_alive), head_only_(head_only) {}
 
   asio::awaitable<bool> send(int status, std::string_view content_type, std::string body) override {
     co_return co_await send(status, content_type, std::move(body), {});
@@ -119,7 +153,8 @@ class BeastClientStream final : public ClientStream {
                              std::string_view allow) {
     const std::string head =
         responseHead(status, version_, content_type, body.size(), keep_alive_, allow);
-    const std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(body)};
+    const std::array<asio::const_buffer, 2> buffers{
+        asio::buffer(head), asio::buffer(body.data(), head_only_ ? 0 : body.size())};
     stream_.expires_after(kWriteTimeout);
     auto [ec, n] = co_await asio::async_write(stream_, buffers, kUseTuple);
     bytes_out_ += n;
@@ -182,121 +217,107 @@ class BeastClientStream final : public ClientStream {
   beast::tcp_stream& stream_;
   unsigned version_;
   bool keep_alive_;
+  bool head_only_;
   bool chunked_ = false;
   bool ok_ = true;
   std::size_t bytes_out_ = 0;
 };
 
-/// Answers every request but a well-formed chat completion, which needs the stream: for that
-/// it returns nothing.
-std::optional<Reply> route(const Worker& w, http::verb method, std::string_view path,
-                           std::string_view query, std::string_view content_type) {
-  struct Endpoint {
-    std::string_view path;
-    http::verb method;
-    std::string_view allow;
-  };
-  static constexpr Endpoint kEndpoints[] = {
-      {"/health", http::verb::get, "GET"},
-      {"/ready", http::verb::get, "GET"},
-      {"/v1/models", http::verb::get, "GET"},
-      {"/v1/chat/completions", http::verb::post, "POST"},
-  };
-  for (const Endpoint& e : kEndpoints) {
-    if (e.path != path) {
+/// The path and query of a request target, in origin form or absolute form
+/// (`http://host/path?q`, RFC 9112 §3.2.2), which a server must accept.
+struct Target {
+  std::string_view path;
+  std::string_view query;
+};
+
+Target splitTarget(std::string_view target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() >= scheme.size() && beast::iequals(target.substr(0, scheme.size()), scheme)) {
+      target.remove_prefix(scheme.size());
+      const std::size_t path = target.find_first_of("/?");
+      target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+      break;
+    }
+  }
+  const std::size_t qmark = target.find('?');
+  Target t{target.substr(0, qmark), {}};
+  if (qmark != std::string_view::npos) {
+    t.query = target.substr(qmark + 1);
+  }
+  if (t.path.empty()) {
+    t.path = "/";
+  }
+  return t;
+}
+
+enum class Endpoint { Health, Ready, Models, ChatCompletions };
+
+struct Route {
+  std::string_view path;
+  http::verb method;
+  std::string_view allow;
+  Endpoint endpoint;
+};
+
+constexpr Route kRoutes[] = {
+    {"/health", http::verb::get, "GET, HEAD", Endpoint::Health},
+    {"/ready", http::verb::get, "GET, HEAD", Endpoint::Ready},
+    {"/v1/models", http::verb::get, "GET, HEAD", Endpoint::Models},
+    {"/v1/chat/completions", http::verb::post, "POST", Endpoint::ChatCompletions},
+};
+
+/// The endpoint a request head asks for, or the error that answers it: decided before the body
+/// is read (and before a 100 Continue is sent). HEAD is served as GET's head where GET exists.
+Result<Endpoint> routeHead(http::verb method, std::string_view path,
+                           std::string_view content_type) {
+  for (const Route& r : kRoutes) {
+    if (r.path != path) {
       continue;
     }
-    if (e.method != method) {
-      Reply r =
-          errorReply(Error{ErrorKind::MethodNotAllowed,
-                           std::string(path) + " accepts " + std::string(e.allow) + " only", ""});
-      r.allow = e.allow;
-      return r;
+    const bool allowed =
+        method == r.method || (method == http::verb::head && r.method == http::verb::get);
+    if (!allowed) {
+      return Error{ErrorKind::MethodNotAllowed,
+                   std::string(path) + " accepts " + std::string(r.allow) + " only", ""};
     }
-    if (path == "/health") {
+    if (r.method == http::verb::post && !isJson(content_type)) {
+      return Error{ErrorKind::UnsupportedMediaType, "Content-Type must be application/json", ""};
+    }
+    return r.endpoint;
+  }
+  return Error{ErrorKind::RouteNotFound,
+               "no endpoint " + text::printable(path) +
+                   " (the base URL must end in /v1, e.g. http://host:port/v1)",
+               ""};
+}
+
+std::string_view allowOf(std::string_view path) {
+  for (const Route& r : kRoutes) {
+    if (r.path == path) {
+      return r.allow;
+    }
+  }
+  return {};
+}
+
+/// The answer of every endpoint but chat completions, which needs the stream.
+Reply answer(const Worker& w, Endpoint endpoint, std::string_view query) {
+  switch (endpoint) {
+    case Endpoint::Health:
       return Reply{200, R"({"status":"ok"})", {}};
-    }
-    if (path == "/ready") {
-      if (w.draining->load()) {
+    case Endpoint::Ready:
+      if (w.draining.load()) {
         return errorReply(Error{ErrorKind::ServiceUnavailable, "shutting down", ""});
       }
       return Reply{200, R"({"status":"ready"})", {}};
-    }
-    if (path == "/v1/models") {
+    case Endpoint::Models: {
       auto models = openai::listModels(w.config, query);
       return models ? Reply{200, std::move(models).value(), {}} : errorReply(models.error());
     }
-    if (!isJson(content_type)) {
-      return errorReply(
-          Error{ErrorKind::UnsupportedMediaType, "Content-Type must be application/json", ""});
-    }
-    return std::nullopt;
-  }
-  return errorReply(Error{ErrorKind::RouteNotFound,
-                          "no endpoint " + std::string(path) +
-                              " (the base URL must end in /v1, e.g. http://host:port/v1)",
-                          ""});
-}
-
-/// Feeds bytes already in `buffer` to the parser; an error only when they are malformed or over
-/// a limit, none when more bytes are needed.
-beast::error_code feedBuffered(http::request_parser<http::string_body>& parser,
-                               beast::flat_buffer& buffer) {
-  beast::error_code ec;
-  while (buffer.size() > 0 && !parser.is_done()) {
-    const std::size_t used = parser.put(buffer.data(), ec);
-    buffer.consume(used);
-    if (ec == http::error::need_more) {
-      return {};
-    }
-    if (ec || used == 0) {
+    case Endpoint::ChatCompletions:
       break;
-    }
   }
-  return ec;
-}
-
-/// What a failed request read means for the client: an error to send before closing, or
-/// nothing when the client simply went away.
-std::optional<Error> readFailure(const beast::error_code& ec, const config::Gateway& g,
-                                 std::string_view part) {
-  if (ec == http::error::header_limit) {
-    return Error{ErrorKind::HeadersTooLarge,
-                 "request headers exceed " + std::to_string(g.max_header_bytes) + " bytes", ""};
-  }
-  if (ec == http::error::body_limit) {
-    // Also raised while reading the header, when Content-Length already exceeds the limit.
-    return Error{ErrorKind::PayloadTooLarge,
-                 "request body exceeds " + std::to_string(g.max_body_bytes) + " bytes", ""};
-  }
-  if (ec == beast::error::timeout) {
-    return Error{ErrorKind::RequestTimeout,
-                 "request " + std::string(part) + " not received in time", ""};
-  }
-  if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
-      ec == asio::error::eof || ec == asio::error::connection_reset ||
-      ec == asio::error::operation_aborted) {
-    return std::nullopt;
-  }
-  return Error{ErrorKind::InvalidValue, "malformed HTTP request: " + ec.message(), ""};
-}
-
-/// Writes an error for a request that could not be read and closes the connection.
-asio::awaitable<void> rejectAndClose(beast::tcp_stream& stream, Error e) {
-  BeastClientStream client(stream, kHttp11, false);
-  co_await client.sendError(e);
-  beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  // Lingering close: a client still sending its body would get a reset, and could lose our
-  // answer, if we closed with unread bytes. Discard what arrives for a bounded time.
-  stream.expires_after(kLingerTime);
-  std::array<char, kFirstReadBytes> scratch;
-  for (;;) {
-    auto [ec, n] = co_await stream.async_read_some(asio::buffer(scratch), kUseTuple);
-    if (ec) {
-      break;
-    }
-  }
+  return errorReply(Error{ErrorKind::Internal, "no answer for this endpoint", ""});
 }
 
 /// Cancels the stream's pending reads when it fires. Unlike the stream's own timeout, which
@@ -333,6 +354,64 @@ class ReadDeadline {
   std::shared_ptr<State> state_;
 };
 
+/// How reading part of a request ended: read, an error to answer before closing, or the client
+/// went away (nothing to answer).
+struct ReadResult {
+  bool ok = false;
+  std::optional<Error> error;
+};
+
+/// Parses and reads until `reader` has the head (`want` HeadDone) or the whole request, within
+/// `timeout` of the first read it needs. Usually everything arrived with the first read: then no
+/// timer is armed and no I/O is done.
+asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                     RequestReader& reader, RequestReader::Step want,
+                                     std::chrono::milliseconds timeout, std::string_view part) {
+  std::optional<ReadDeadline> deadline;
+  for (;;) {
+    const RequestReader::Step step = reader.parse(buffer);
+    if (step == RequestReader::Step::Failed) {
+      co_return ReadResult{false, reader.error()};
+    }
+    if (step == want || step == RequestReader::Step::Complete) {
+      co_return ReadResult{true, std::nullopt};
+    }
+    if (step == RequestReader::Step::HeadDone) {
+      continue;  // Reading the whole request: go on with the body.
+    }
+    if (!deadline) {
+      deadline.emplace(stream, timeout);
+    }
+    const std::size_t room = std::min(kReadBytes, readRoom(buffer, reader.bufferLimit()));
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(room), kUseTuple);
+    buffer.commit(n);
+    if (deadline->fired()) {
+      co_return ReadResult{false,
+                           Error{ErrorKind::RequestTimeout,
+                                 "request " + std::string(part) + " not received in time", ""}};
+    }
+    if (ec) {
+      co_return ReadResult{};  // The client closed or reset the connection.
+    }
+  }
+}
+
+/// Closes a connection after its last answer. Lingering: a client still sending its body would
+/// get a reset, and could lose our answer, if we closed with unread bytes, so what arrives is
+/// discarded for a bounded time.
+asio::awaitable<void> lingeringClose(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.expires_after(kLingerTime);
+  std::array<char, kFirstReadBytes> scratch;
+  for (;;) {
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(scratch), kUseTuple);
+    if (ec) {
+      break;
+    }
+  }
+}
+
 /// Completes when the client closes its side of the connection. Bytes of a pipelined next
 /// request are no sign of leaving: then it waits until cancelled.
 asio::awaitable<void> clientGone(tcp::socket& socket) {
@@ -344,29 +423,41 @@ asio::awaitable<void> clientGone(tcp::socket& socket) {
   }
 }
 
-class IdleGuard {
+/// Keeps a stream in one of the worker's registries while it lives.
+class Registered {
  public:
-  IdleGuard(Worker& w, beast::tcp_stream& s) : w_(w), s_(s) { w_.idle.insert(&s_); }
-  ~IdleGuard() { w_.idle.erase(&s_); }
-  IdleGuard(const IdleGuard&) = delete;
-  IdleGuard& operator=(const IdleGuard&) = delete;
+  Registered(std::unordered_set<beast::tcp_stream*>& set, beast::tcp_stream& s) : set_(set), s_(s) {
+    set_.insert(&s_);
+  }
+  ~Registered() { set_.erase(&s_); }
+  Registered(const Registered&) = delete;
+  Registered& operator=(const Registered&) = delete;
 
  private:
-  Worker& w_;
+  std::unordered_set<beast::tcp_stream*>& set_;
   beast::tcp_stream& s_;
 };
+
+/// One access-log line, whatever way the exchange ended.
+void logExchange(Worker& w, AccessLogEntry& log, Clock::time_point started,
+                 const BeastClientStream& client) {
+  log.bytes_out += client.bytesOut();
+  log.total = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+  w.access_log.write(log);
+}
 
 asio::awaitable<void> session(Worker& w, tcp::socket socket) {
   const config::Gateway& g = w.config.gateway;
   beast::tcp_stream stream(std::move(socket));
+  const Registered open(w.open, stream);
   beast::flat_buffer buffer;
   for (;;) {
-    if (w.draining->load()) {
+    if (w.draining.load()) {
       co_return;
     }
     if (buffer.size() == 0) {
       // Waiting for the next request: only the idle timeout applies, and shutdown may end it.
-      IdleGuard guard(w, stream);
+      const Registered idle(w.idle, stream);
       stream.expires_after(g.idle_timeout);
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kFirstReadBytes), kUseTuple);
       if (ec) {
@@ -375,82 +466,98 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
       buffer.commit(n);
     }
     const auto started = Clock::now();
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(g.max_header_bytes));
-    parser.body_limit(g.max_body_bytes);
-    parser.eager(true);
-    // Usually the whole request arrived with the first read: parse it without timers or I/O.
-    beast::error_code hec = feedBuffered(parser, buffer);
-    if (!hec && !parser.is_header_done()) {
-      ReadDeadline deadline(stream, g.header_timeout);
-      std::tie(hec, std::ignore) =
-          co_await http::async_read_header(stream, buffer, parser, kUseTuple);
-      if (deadline.fired()) {
-        hec = beast::error::timeout;
-      }
-    }
-    if (hec) {
-      if (auto err = readFailure(hec, g, "headers")) {
-        co_await rejectAndClose(stream, std::move(*err));
-      }
-      co_return;
-    }
-    const auto& header = parser.get();
-    if (beast::iequals(header[http::field::expect], "100-continue")) {
-      http::response<http::empty_body> cont{http::status::continue_, header.version()};
-      stream.expires_after(kWriteTimeout);
-      co_await http::async_write(stream, cont, kUseTuple);
-    }
-    beast::error_code bec;
-    if (!parser.is_done()) {
-      ReadDeadline deadline(stream, g.body_timeout);
-      std::tie(bec, std::ignore) = co_await http::async_read(stream, buffer, parser, kUseTuple);
-      if (deadline.fired()) {
-        bec = beast::error::timeout;
-      }
-    }
-    if (bec) {
-      if (auto err = readFailure(bec, g, "body")) {
-        co_await rejectAndClose(stream, std::move(*err));
-      }
-      co_return;
-    }
-
-    auto& req = parser.get();
-    const std::string_view target = req.target();
-    const std::size_t qmark = target.find('?');
-    const std::string_view path = target.substr(0, qmark);
-    const std::string_view query =
-        qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
-    const bool keep_alive = req.keep_alive() && !w.draining->load();
-    BeastClientStream client(stream, req.version(), keep_alive);
+    RequestReader reader(g.max_header_bytes, g.max_body_bytes);
     AccessLogEntry log;
-    log.method = req.method_string();
-    log.path = path;
-    log.bytes_in = req.body().size();
+    const ReadResult head = co_await readPart(stream, buffer, reader, RequestReader::Step::HeadDone,
+                                              g.header_timeout, "headers");
+    if (!head.ok) {
+      if (head.error) {
+        BeastClientStream client(stream, kHttp11, false, false);
+        if (reader.headDone()) {
+          log.method = reader.message().method_string();
+          log.path = splitTarget(reader.message().target()).path;
+        }
+        log.status = head.error->status();
+        co_await client.sendError(*head.error);
+        logExchange(w, log, started, client);
+        co_await lingeringClose(stream);
+      }
+      co_return;
+    }
 
-    if (std::optional<Reply> reply =
-            route(w, req.method(), path, query, req[http::field::content_type])) {
-      log.status = reply->status;
-      co_await client.send(reply->status, "application/json", std::move(reply->body), reply->allow);
+    auto& req = reader.message();
+    const Target target = splitTarget(req.target());
+    const bool head_only = req.method() == http::verb::head;
+    const bool keep_alive = req.keep_alive() && !w.draining.load();
+    log.method = req.method_string();
+    log.path = target.path;
+    const Result<Endpoint> endpoint =
+        routeHead(req.method(), target.path, req[http::field::content_type]);
+    // Whether the body is already here decides between 100 Continue, keep-alive and closing.
+    const bool body_pending = reader.parse(buffer) != RequestReader::Step::Complete;
+    if (!endpoint) {
+      // Answered without reading the body: the connection stays usable only if none is pending.
+      BeastClientStream client(stream, req.version(), keep_alive && !body_pending, head_only);
+      log.status = endpoint.error().status();
+      const std::string_view allow =
+          endpoint.error().kind == ErrorKind::MethodNotAllowed ? allowOf(target.path) : "";
+      co_await client.send(log.status, "application/json", errorBody(endpoint.error()), allow);
+      logExchange(w, log, started, client);
+      if (body_pending) {
+        co_await lingeringClose(stream);
+        co_return;
+      }
+      if (!client.ok() || !client.keepAlive()) {
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        co_return;
+      }
+      continue;
+    }
+    if (body_pending && req.version() >= kHttp11 &&
+        beast::iequals(req[http::field::expect], "100-continue")) {
+      // Only now that the request may go on (RFC 9110 §10.1.1), and never to HTTP/1.0.
+      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      stream.expires_after(kWriteTimeout);
+      co_await asio::async_write(stream, asio::buffer(kContinue), kUseTuple);
+    }
+    const ReadResult body = co_await readPart(stream, buffer, reader, RequestReader::Step::Complete,
+                                              g.body_timeout, "body");
+    if (!body.ok) {
+      if (body.error) {
+        BeastClientStream closing(stream, req.version(), false, head_only);
+        log.status = body.error->status();
+        co_await closing.sendError(*body.error);
+        logExchange(w, log, started, closing);
+        co_await lingeringClose(stream);
+      }
+      co_return;
+    }
+    log.bytes_in = req.body().size();
+    BeastClientStream client(stream, req.version(), keep_alive, head_only);
+
+    if (*endpoint != Endpoint::ChatCompletions) {
+      Reply reply = answer(w, *endpoint, target.query);
+      log.status = reply.status;
+      co_await client.send(reply.status, "application/json", std::move(reply.body), reply.allow);
     } else {
       using namespace asio::experimental::awaitable_operators;
+      ChatOutcome outcome;
       // A client that hangs up cancels the relay, and with it the upstream call.
-      auto done = co_await (relayChat(w.config, *w.upstream, req.body(), client) ||
-                            clientGone(stream.socket()));
-      if (done.index() == 0) {
-        const ChatOutcome& outcome = std::get<0>(done);
-        log.status = outcome.status;
-        log.model = outcome.model;
-        log.upstream = outcome.upstream;
-      } else {
-        log.status = kClientClosedRequest;
+      auto done =
+          co_await (relayChat(w.config, *w.upstream, w.redactor, req.body(), client, outcome) ||
+                    clientGone(stream.socket()));
+      if (done.index() == 1) {
         client.markGone();
       }
+      log.status = outcome.status;
+      log.model = std::move(outcome.model);
+      log.upstream = outcome.upstream;
     }
-    log.bytes_out += client.bytesOut();
-    log.total = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
-    w.access_log.write(log);
+    if (!client.ok()) {
+      log.status = kClientClosedRequest;
+    }
+    logExchange(w, log, started, client);
     if (!client.ok() || !client.keepAlive()) {
       beast::error_code ignored;
       stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -459,33 +566,65 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
   }
 }
 
-void logSessionFailure(std::exception_ptr e) {
+/// The completion handler of every spawned coroutine: a failure is logged as one JSON line.
+void logFailure(std::exception_ptr e) {
   if (!e) {
     return;
   }
+  std::string what = "unknown exception";
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& ex) {
-    std::fprintf(stderr, "{\"level\":\"error\",\"msg\":\"session failed: %s\"}\n", ex.what());
+    what = ex.what();
+  } catch (...) {
   }
+  json::Writer line;
+  line.startObject();
+  line.field("level", "error");
+  line.field("msg", "connection handler failed");
+  line.field("error", text::printable(what));
+  line.endObject();
+  std::fprintf(stderr, "%s\n", line.take().c_str());
+}
+
+/// Errors of accept() that mean the process or system is out of a resource: retrying at once
+/// would spin, so the acceptor backs off.
+bool outOfResources(const beast::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+         ec == asio::error::no_memory || ec.value() == ENFILE;
 }
 
 /// Accepts on the first worker's thread and hands each connection to the workers in turn; the
 /// accepted socket already belongs to its worker's io_context.
 asio::awaitable<void> acceptLoop(tcp::acceptor& acceptor,
                                  const std::vector<std::unique_ptr<Worker>>& workers) {
-  for (std::size_t next = 0;; ++next) {
+  asio::steady_timer backoff(acceptor.get_executor());
+  bool starved = false;  // Logged once per episode of running out.
+  for (std::size_t next = 0;;) {
     Worker& w = *workers[next % workers.size()];
     auto [ec, socket] = co_await acceptor.async_accept(w.ioc, kUseTuple);
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
       co_return;
     }
-    if (ec) {
-      continue;  // e.g. EMFILE; the next accept may succeed.
+    if (outOfResources(ec)) {
+      if (!starved) {
+        starved = true;
+        logFailure(std::make_exception_ptr(std::runtime_error(
+            "cannot accept connections (" + ec.message() + "); retrying every 100 ms")));
+      }
+      // Open connections are served meanwhile; pending ones wait in the listen backlog.
+      backoff.expires_after(kAcceptBackoff);
+      co_await backoff.async_wait(kUseTuple);
+      continue;
     }
+    if (ec) {
+      continue;  // E.g. the client reset before we accepted.
+    }
+    starved = false;
+    ++next;
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    asio::co_spawn(w.ioc, session(w, std::move(socket)), logSessionFailure);
+    asio::co_spawn(w.ioc, session(w, std::move(socket)), logFailure);
   }
 }
 
@@ -510,16 +649,32 @@ void listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint) {
   acceptor.listen(asio::socket_base::max_listen_connections);
 }
 
+/// Raises the soft limit on open files to the hard limit: each client and upstream connection
+/// needs a descriptor, and the default soft limit (1024) is far below what a gateway serves.
+void raiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+std::string endpointText(const tcp::endpoint& e) {
+  const std::string address = e.address().to_string();
+  return (e.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(e.port());
+}
+
 }  // namespace
 
 int serve(const config::Config& config) {
   std::signal(SIGPIPE, SIG_IGN);
+  raiseOpenFileLimit();
   const config::Gateway& g = config.gateway;
   std::atomic<bool> draining{false};
+  const providers::SecretRedactor redactor(config);
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned i = workerCount(g.workers); i > 0; --i) {
-    workers.push_back(std::make_unique<Worker>(config));
-    workers.back()->draining = &draining;
+    workers.push_back(std::make_unique<Worker>(config, redactor, draining));
   }
   tcp::acceptor acceptor(workers.front()->ioc);
   tcp::endpoint endpoint;
@@ -542,7 +697,7 @@ int serve(const config::Config& config) {
   std::vector<std::thread> threads;
   using WorkGuard = asio::executor_work_guard<asio::io_context::executor_type>;
   std::vector<WorkGuard> keep_running;  // Workers wait for connections until shutdown.
-  asio::co_spawn(workers.front()->ioc, acceptLoop(acceptor, workers), logSessionFailure);
+  asio::co_spawn(workers.front()->ioc, acceptLoop(acceptor, workers), logFailure);
   for (auto& w : workers) {
     keep_running.emplace_back(w->ioc.get_executor());
     threads.emplace_back([&, worker = w.get()] {
@@ -552,8 +707,7 @@ int serve(const config::Config& config) {
       cv.notify_all();
     });
   }
-  std::printf("tollgate listening on %s:%u\n", endpoint.address().to_string().c_str(),
-              static_cast<unsigned>(endpoint.port()));
+  std::printf("tollgate listening on %s\n", endpointText(endpoint).c_str());
   std::fflush(stdout);
 
   main_ioc.run();  // Returns once a signal arrived.
@@ -571,14 +725,27 @@ int serve(const config::Config& config) {
       }
     });
   }
-  {
+  auto waitFor = [&](auto timeout) {
     std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, g.shutdown_timeout, [&] { return finished == workers.size(); })) {
-      std::fprintf(stderr,
-                   "{\"level\":\"warn\",\"msg\":\"shutdown deadline passed; "
-                   "closing remaining connections\"}\n");
+    return cv.wait_for(lock, timeout, [&] { return finished == workers.size(); });
+  };
+  if (!waitFor(g.shutdown_timeout)) {
+    std::fprintf(stderr,
+                 "{\"level\":\"warn\",\"msg\":\"shutdown deadline passed; "
+                 "closing remaining connections\"}\n");
+    // Upstream calls first: their clients still get an error event or an error answer.
+    for (auto& w : workers) {
+      asio::post(w->ioc, [worker = w.get()] { worker->upstream->close(); });
+    }
+    if (!waitFor(kCloseGrace)) {
+      for (auto& w : workers) {
+        asio::post(w->ioc, [worker = w.get()] { worker->closeClients(); });
+      }
+      waitFor(kFinalWait);
     }
   }
+  // Every loop has run out of work by now, unless a handler is stuck; stop() then ends it and
+  // the frames left are destroyed with their io_context (see Worker).
   for (auto& w : workers) {
     w->ioc.stop();
   }

@@ -1,17 +1,22 @@
+#include <poll.h>
+
 #include <array>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "net/http_readers.hpp"
 #include "net/upstream_call.hpp"
 
 namespace tollgate::net {
@@ -19,23 +24,29 @@ namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kMaxIdlePerUpstream = 128;
-constexpr std::size_t kReadBufferBytes = 16 * 1024;
-constexpr std::uint32_t kMaxResponseHeaderBytes = 64 * 1024;
+constexpr std::size_t kReadBytes = 16 * 1024;
 constexpr std::size_t kRequestHeadReserve = 256;
 
 struct Connection {
+  explicit Connection(std::unordered_set<Connection*>& registry) : registry_(registry) {
+    registry_.insert(this);
+  }
+  ~Connection() { registry_.erase(this); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
   std::string key;
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
-  std::array<char, kReadBufferBytes> body;  ///< Pieces of the current answer's body.
+  std::array<char, kReadBytes> body;  ///< Pieces of the current answer's body.
+  Clock::time_point idle_since;
 
   beast::tcp_stream& tcp() { return plain ? *plain : beast::get_lowest_layer(*tls); }
 
@@ -43,10 +54,36 @@ struct Connection {
   auto visit(F&& f) {
     return plain ? f(*plain) : f(*tls);
   }
+
+  /// Reads what arrives into `buffer`, never past the response reader's bound.
+  asio::awaitable<std::tuple<beast::error_code, std::size_t>> readMore() {
+    const std::size_t room = std::min(kReadBytes, readRoom(buffer, ResponseReader::bufferLimit()));
+    auto [ec, n] =
+        co_await visit([&](auto& s) { return s.async_read_some(buffer.prepare(room), kUseTuple); });
+    buffer.commit(n);
+    co_return std::make_tuple(ec, n);
+  }
+
+  /// True when nothing arrived while the connection was idle: no byte (which would belong to
+  /// no request), no close, no error. Checked before reuse.
+  bool quiet() {
+    if (tls && SSL_pending(tls->native_handle()) > 0) {
+      return false;
+    }
+    pollfd fd{tcp().socket().native_handle(), POLLIN, 0};
+    return ::poll(&fd, 1, 0) == 0;
+  }
+
+ private:
+  std::unordered_set<Connection*>& registry_;
 };
 
 std::string poolKey(const config::Provider& p) {
   return (p.api_base.tls ? "s:" : "p:") + p.api_base.host + ":" + p.api_base.port;
+}
+
+bool isEof(const beast::error_code& ec) {
+  return ec == asio::error::eof || ec == ssl::error::stream_truncated;
 }
 
 Error unavailable(const config::Provider& p, const beast::error_code& ec) {
@@ -57,6 +94,10 @@ Error unavailable(const config::Provider& p, const beast::error_code& ec) {
 Error timedOut(const config::Provider& p, std::string_view what) {
   return Error{ErrorKind::UpstreamTimeout,
                "upstream provider '" + p.name + "' timed out " + std::string(what), ""};
+}
+
+Error shuttingDown() {
+  return Error{ErrorKind::ServiceUnavailable, "the gateway is shutting down", ""};
 }
 
 /// The request line and headers of a chat call. Written by hand: Beast's serializer costs
@@ -88,25 +129,27 @@ class HttpCall final : public UpstreamCall {
  public:
   HttpCall(Pool& pool, std::unique_ptr<Connection> conn, const config::Provider& provider,
            Clock::time_point deadline)
-      : pool_(pool), conn_(std::move(conn)), provider_(provider), deadline_(deadline) {
-    parser_.header_limit(kMaxResponseHeaderBytes);
-    parser_.body_limit(boost::none);  // Bounded by the caller (readAll) and the total timeout.
-  }
+      : pool_(pool), conn_(std::move(conn)), provider_(provider), deadline_(deadline) {}
   ~HttpCall() override;
 
-  int status() const override { return static_cast<int>(parser_.get().result_int()); }
+  int status() const override { return reader_.status(); }
+  std::string_view contentType() const override { return reader_.contentType(); }
   asio::awaitable<Result<std::string_view>> readSome() override;
+  asio::awaitable<void> finish(std::chrono::milliseconds budget) override;
 
-  http::response_parser<http::buffer_body>& parser() { return parser_; }
-  Connection& connection() { return *conn_; }
+  /// Reads up to the final answer's head; the first-byte deadline is already armed.
+  asio::awaitable<Status> readHead();
 
  private:
+  /// Our error for a failed read: a timeout, the pool closed at shutdown, or a broken connection.
+  Error readFailure(const beast::error_code& ec, std::string_view when) const;
+
   Pool& pool_;
   std::unique_ptr<Connection> conn_;
   const config::Provider& provider_;
   Clock::time_point deadline_;
   bool body_deadline_armed_ = false;
-  http::response_parser<http::buffer_body> parser_;
+  ResponseReader reader_;
 };
 
 class Pool final : public UpstreamClient {
@@ -118,23 +161,56 @@ class Pool final : public UpstreamClient {
                                                                std::string body,
                                                                bool stream) override;
 
-  void giveBack(std::unique_ptr<Connection> conn) {
+  void close() override {
+    closed_ = true;
+    idle_.clear();
+    for (Connection* c : live_) {
+      beast::error_code ignored;
+      c->tcp().socket().close(ignored);
+    }
+  }
+
+  bool closed() const { return closed_; }
+
+  void giveBack(std::unique_ptr<Connection> conn, Clock::duration idle_timeout) {
+    if (closed_) {
+      return;
+    }
     auto& idle = idle_[conn->key];
+    const auto now = Clock::now();
+    // The oldest connections are at the front: drop those that expired.
+    const auto fresh = std::find_if(idle.begin(), idle.end(), [&](const auto& c) {
+      return now - c->idle_since < idle_timeout;
+    });
+    idle.erase(idle.begin(), fresh);
     if (idle.size() < kMaxIdlePerUpstream) {
       conn->tcp().expires_never();
+      conn->idle_since = now;
       idle.push_back(std::move(conn));
     }
   }
 
  private:
-  std::unique_ptr<Connection> take(const std::string& key) {
+  /// The most recently used idle connection that has not expired and is still quiet.
+  std::unique_ptr<Connection> take(const std::string& key, Clock::duration idle_timeout) {
     auto it = idle_.find(key);
-    if (it == idle_.end() || it->second.empty()) {
+    if (it == idle_.end()) {
       return nullptr;
     }
-    auto conn = std::move(it->second.back());
-    it->second.pop_back();
-    return conn;
+    auto& idle = it->second;
+    const auto now = Clock::now();
+    while (!idle.empty()) {
+      auto conn = std::move(idle.back());
+      idle.pop_back();
+      if (now - conn->idle_since >= idle_timeout) {
+        idle.clear();  // The rest are older still.
+        return nullptr;
+      }
+      if (conn->quiet()) {
+        return conn;
+      }
+    }
+    return nullptr;
   }
 
   asio::awaitable<Result<std::unique_ptr<Connection>>> connect(const config::Provider& p);
@@ -151,12 +227,50 @@ class Pool final : public UpstreamClient {
 
   asio::io_context& ioc_;
   std::optional<ssl::context> ssl_;
+  std::unordered_set<Connection*> live_;  ///< Every connection, idle or in use.
   std::unordered_map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
+  bool closed_ = false;
 };
 
 HttpCall::~HttpCall() {
-  if (conn_ && parser_.is_done() && parser_.keep_alive()) {
-    pool_.giveBack(std::move(conn_));
+  if (conn_ && reader_.reusable(conn_->buffer)) {
+    pool_.giveBack(std::move(conn_), provider_.pool_idle_timeout);
+  }
+}
+
+Error HttpCall::readFailure(const beast::error_code& ec, std::string_view when) const {
+  if (pool_.closed()) {
+    return shuttingDown();
+  }
+  if (ec == beast::error::timeout) {
+    return timedOut(provider_, when);
+  }
+  return Error{
+      ErrorKind::UpstreamError,
+      "the connection to upstream provider '" + provider_.name + "' failed: " + ec.message(), ""};
+}
+
+asio::awaitable<Status> HttpCall::readHead() {
+  for (;;) {
+    switch (reader_.parseHead(conn_->buffer)) {
+      case ResponseReader::Step::HeadDone:
+        co_return Ok{};
+      case ResponseReader::Step::NeedMore:
+        break;
+      default:
+        co_return Error{ErrorKind::UpstreamError,
+                        "upstream provider '" + provider_.name + "' " + reader_.error().message,
+                        ""};
+    }
+    auto [ec, n] = co_await conn_->readMore();
+    if (isEof(ec)) {
+      co_return Error{
+          ErrorKind::UpstreamError,
+          "upstream provider '" + provider_.name + "' closed the connection without answering", ""};
+    }
+    if (ec) {
+      co_return readFailure(ec, "before answering");
+    }
   }
 }
 
@@ -165,34 +279,51 @@ asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
     conn_->tcp().expires_at(deadline_);
     body_deadline_armed_ = true;
   }
-  while (!parser_.is_done()) {
-    auto& buf = conn_->body;
-    parser_.get().body().data = buf.data();
-    parser_.get().body().size = buf.size();
-    auto [ec, n] = co_await conn_->visit(
-        [&](auto& s) { return http::async_read_some(s, conn_->buffer, parser_, kUseTuple); });
-    if (ec == http::error::need_buffer) {
-      ec = {};
+  for (;;) {
+    std::size_t written = 0;
+    switch (reader_.parseBody(conn_->buffer, conn_->body, written)) {
+      case ResponseReader::Step::Body:
+        co_return std::string_view(conn_->body.data(), written);
+      case ResponseReader::Step::Complete:
+        co_return std::string_view{};
+      case ResponseReader::Step::NeedMore:
+        break;
+      default:
+        co_return Error{ErrorKind::UpstreamError,
+                        "upstream provider '" + provider_.name + "' " + reader_.error().message,
+                        ""};
     }
-    if (ec == beast::error::timeout) {
-      co_return timedOut(provider_, "while sending its answer");
+    auto [ec, n] = co_await conn_->readMore();
+    if (isEof(ec)) {
+      if (reader_.finishAtEof() == ResponseReader::Step::Complete) {
+        co_return std::string_view{};
+      }
+      co_return Error{ErrorKind::UpstreamError,
+                      "upstream provider '" + provider_.name + "' " + reader_.error().message, ""};
     }
     if (ec) {
-      co_return Error{
-          ErrorKind::UpstreamError,
-          "the connection to upstream provider '" + provider_.name + "' failed: " + ec.message(),
-          ""};
-    }
-    const std::size_t got = buf.size() - parser_.get().body().size;
-    if (got > 0) {
-      co_return std::string_view(buf.data(), got);
+      co_return readFailure(ec, "while sending its answer");
     }
   }
-  co_return std::string_view{};
+}
+
+asio::awaitable<void> HttpCall::finish(std::chrono::milliseconds budget) {
+  if (reader_.complete()) {
+    co_return;
+  }
+  body_deadline_armed_ = true;
+  conn_->tcp().expires_at(std::min(deadline_, Clock::now() + budget));
+  for (;;) {
+    auto piece = co_await readSome();
+    if (!piece || piece->empty()) {
+      co_return;
+    }
+  }
 }
 
 asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config::Provider& p) {
-  auto conn = std::make_unique<Connection>();
+  using namespace asio::experimental::awaitable_operators;
+  auto conn = std::make_unique<Connection>(live_);
   conn->key = poolKey(p);
   const auto& url = p.api_base;
   if (url.tls) {
@@ -200,12 +331,20 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
   } else {
     conn->plain = std::make_unique<beast::tcp_stream>(ioc_);
   }
+  // The connect timeout covers the name lookup too, which has no deadline of its own.
+  const auto deadline = Clock::now() + p.connect_timeout;
   tcp::resolver resolver(ioc_);
-  auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, kUseTuple);
+  asio::steady_timer lookup_deadline(ioc_, deadline);
+  auto lookup = co_await (resolver.async_resolve(url.host, url.port, kUseTuple) ||
+                          lookup_deadline.async_wait(kUseTuple));
+  if (lookup.index() == 1) {
+    co_return timedOut(p, "while resolving its host name");
+  }
+  auto [rec, endpoints] = std::get<0>(std::move(lookup));
   if (rec) {
     co_return unavailable(p, rec);
   }
-  conn->tcp().expires_after(p.connect_timeout);
+  conn->tcp().expires_at(deadline);
   auto [cec, ep] = co_await conn->tcp().async_connect(endpoints, kUseTuple);
   if (cec == beast::error::timeout) {
     co_return timedOut(p, "while connecting");
@@ -213,7 +352,8 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
   if (cec) {
     co_return unavailable(p, cec);
   }
-  conn->tcp().socket().set_option(tcp::no_delay(true));
+  beast::error_code ignored;
+  conn->tcp().socket().set_option(tcp::no_delay(true), ignored);
   if (conn->tls) {
     if (!SSL_set_tlsext_host_name(conn->tls->native_handle(), url.host.c_str())) {
       co_return Error{ErrorKind::UpstreamUnavailable, "cannot set TLS server name", ""};
@@ -233,48 +373,42 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
 asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config::Provider& p,
                                                                    const std::string& path,
                                                                    std::string body, bool stream) {
+  if (closed_) {
+    co_return shuttingDown();
+  }
   const auto started = Clock::now();
   const auto deadline = started + p.total_timeout;
   const std::string head = requestHead(p, path, stream, body.size());
   const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body)};
 
-  // A pooled connection may have been closed by the upstream while idle; such a failure before
-  // any answer byte is retried once on a fresh connection.
+  // A pooled connection that fails while the request is written was closed by the upstream
+  // before it could have received the request, so that request is sent again on a fresh
+  // connection. Once written, it is never sent twice: the upstream may have acted on it.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::unique_ptr<Connection> conn = attempt == 0 ? take(poolKey(p)) : nullptr;
+    std::unique_ptr<Connection> conn =
+        attempt == 0 ? take(poolKey(p), p.pool_idle_timeout) : nullptr;
     const bool reused = conn != nullptr;
     if (!conn) {
       auto fresh = co_await connect(p);
       if (!fresh) {
-        co_return std::move(fresh).error();
+        co_return closed_ ? shuttingDown() : std::move(fresh).error();
       }
       conn = std::move(fresh).value();
     }
-    const auto first_byte = std::min(started + p.first_byte_timeout, deadline);
-    conn->tcp().expires_at(first_byte);
+    conn->tcp().expires_at(std::min(started + p.first_byte_timeout, deadline));
     auto [wec, wn] =
         co_await conn->visit([&](auto& s) { return asio::async_write(s, request, kUseTuple); });
-    if (wec && reused && wec != beast::error::timeout) {
+    if (wec && reused && wec != beast::error::timeout && !closed_) {
       continue;
     }
     if (wec) {
-      co_return wec == beast::error::timeout ? timedOut(p, "while receiving the request")
-                                             : unavailable(p, wec);
+      co_return closed_              ? shuttingDown()
+      : wec == beast::error::timeout ? timedOut(p, "while receiving the request")
+                                     : unavailable(p, wec);
     }
     auto call = std::make_unique<HttpCall>(*this, std::move(conn), p, deadline);
-    Connection& c = call->connection();  // Its first-byte deadline is already armed.
-    auto [rec, rn] = co_await c.visit(
-        [&](auto& s) { return http::async_read_header(s, c.buffer, call->parser(), kUseTuple); });
-    if (rec && reused && !call->parser().got_some() && rec != beast::error::timeout) {
-      continue;
-    }
-    if (rec == beast::error::timeout) {
-      co_return timedOut(p, "before answering");
-    }
-    if (rec) {
-      co_return Error{
-          ErrorKind::UpstreamError,
-          "upstream provider '" + p.name + "' sent no valid HTTP answer: " + rec.message(), ""};
+    if (auto ok = co_await call->readHead(); !ok) {
+      co_return std::move(ok).error();
     }
     co_return std::unique_ptr<UpstreamCall>(std::move(call));
   }

@@ -1,7 +1,5 @@
 #include "openai/chat_request.hpp"
 
-#include <rapidjson/error/en.h>
-
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -284,13 +282,9 @@ bool isForwardedField(std::string_view name) {
 
 Result<ChatRequest> decodeChatRequest(std::string& body) {
   ChatRequest req;
-  if (!json::parseInPlace(req.body, body)) {
-    const std::string why =
-        req.body.HasParseError()
-            ? std::string(rapidjson::GetParseError_En(req.body.GetParseError())) + " at offset " +
-                  std::to_string(req.body.GetErrorOffset())
-            : "it contains a NUL byte";
-    return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + why, ""};
+  if (auto failure = json::parseInPlace(req.body, body, json::Keys::Unique)) {
+    return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + failure->reason,
+                 std::move(failure->path)};
   }
   if (!req.body.IsObject()) {
     return Error{ErrorKind::InvalidType, "request body must be a JSON object", ""};

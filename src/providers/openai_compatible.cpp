@@ -106,7 +106,7 @@ Result<openai::ChoiceDelta> parseDelta(const Value& c, int position) {
 
 std::string upstreamMessage(const std::string& body) {
   rapidjson::Document doc;
-  if (json::parse(doc, body)) {
+  if (!json::parse(doc, body)) {
     if (const Value* err = json::member(doc, "error")) {
       if (err->IsString()) {
         return std::string(json::view(*err));
@@ -161,7 +161,7 @@ Result<openai::Completion> parseCompletion(std::string& body, KeepRaw keep) {
     c.raw_response_json = body;  // Before the in-place parse rewrites it.
   }
   rapidjson::Document doc;
-  if (!json::parseInPlace(doc, body) || !doc.IsObject()) {
+  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
     return badUpstream("a body that is not a JSON object");
   }
   parseHead(doc, c.id, c.created, c.system_fingerprint);
@@ -193,7 +193,7 @@ Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep)
     c.raw_chunk_json = data;
   }
   rapidjson::Document doc;
-  if (!json::parseInPlace(doc, data) || !doc.IsObject()) {
+  if (json::parseInPlace(doc, data) || !doc.IsObject()) {
     return badUpstream("a stream event that is not a JSON object");
   }
   if (json::member(doc, "error") != nullptr) {
@@ -227,8 +227,15 @@ Error translateUpstreamError(int status, const std::string& body) {
   if (status == 429) {
     return Error{ErrorKind::UpstreamRateLimited, message, ""};
   }
-  // The upstream's own credentials are not the client's business: 401/403 is our fault.
-  if (status >= 400 && status < 500 && status != 401 && status != 403 && status != 408) {
+  if (status == 401 || status == 403) {
+    // Our credentials were refused: an operator's problem, not the client's, and the upstream's
+    // text (which may quote the credentials) is not relayed at all.
+    return Error{ErrorKind::UpstreamAuthFailed,
+                 "the upstream provider refused the gateway's credentials (HTTP " +
+                     std::to_string(status) + "); an operator must check its api_key",
+                 ""};
+  }
+  if (status >= 400 && status < 500 && status != 408) {
     return Error{ErrorKind::UpstreamInvalidRequest, message, ""};
   }
   return Error{ErrorKind::UpstreamError, message, ""};

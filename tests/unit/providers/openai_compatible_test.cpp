@@ -128,7 +128,13 @@ TEST(TranslateUpstreamError, MapsStatuses) {
   EXPECT_NE(rate.message.find("slow down"), std::string::npos);
   EXPECT_EQ(translateUpstreamError(400, body).kind, ErrorKind::UpstreamInvalidRequest);
   EXPECT_EQ(translateUpstreamError(422, "x").kind, ErrorKind::UpstreamInvalidRequest);
-  EXPECT_EQ(translateUpstreamError(401, body).kind, ErrorKind::UpstreamError);
+  for (const int refused : {401, 403}) {
+    // Our credentials were refused: a fixed message of ours, never the upstream's text.
+    const Error auth = translateUpstreamError(refused, R"({"error":{"message":"key sk-x bad"}})");
+    EXPECT_EQ(auth.kind, ErrorKind::UpstreamAuthFailed);
+    EXPECT_EQ(auth.status(), 502);
+    EXPECT_EQ(auth.message.find("sk-x"), std::string::npos);
+  }
   EXPECT_EQ(translateUpstreamError(500, "<html>").kind, ErrorKind::UpstreamError);
   EXPECT_EQ(translateUpstreamError(503, "").status(), 502);
 }

@@ -1,0 +1,103 @@
+#include "core/text.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace tollgate::text {
+namespace {
+
+constexpr unsigned char kContinuationMask = 0xC0;
+constexpr unsigned char kContinuation = 0x80;
+constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
+
+bool isContinuation(unsigned char c) { return (c & kContinuationMask) == kContinuation; }
+
+/// The length of the sequence that starts with `lead`, or 0 when no sequence may start with it.
+std::size_t sequenceLength(unsigned char lead) {
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    return 2;
+  }
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    return 3;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    return 4;
+  }
+  return 0;
+}
+
+/// The range the second byte must fall in after `lead`, which rules out overlong forms,
+/// surrogates (U+D800–U+DFFF) and code points above U+10FFFF.
+bool secondByteFits(unsigned char lead, unsigned char second) {
+  switch (lead) {
+    case 0xE0:
+      return second >= 0xA0 && second <= 0xBF;
+    case 0xED:
+      return second >= 0x80 && second <= 0x9F;
+    case 0xF0:
+      return second >= 0x90 && second <= 0xBF;
+    case 0xF4:
+      return second >= 0x80 && second <= 0x8F;
+    default:
+      return isContinuation(second);
+  }
+}
+
+}  // namespace
+
+bool isValidUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    // Most text is ASCII: skip it eight bytes at a time.
+    if (i + sizeof(std::uint64_t) <= n) {
+      std::uint64_t word;
+      std::memcpy(&word, p + i, sizeof word);
+      if ((word & kHighBits) == 0) {
+        i += sizeof word;
+        continue;
+      }
+    }
+    const unsigned char lead = p[i];
+    if (lead < kContinuation) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = sequenceLength(lead);
+    if (len == 0 || i + len > n || !secondByteFits(lead, p[i + 1])) {
+      return false;
+    }
+    for (std::size_t k = 2; k < len; ++k) {
+      if (!isContinuation(p[i + k])) {
+        return false;
+      }
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string printable(std::string_view s, std::size_t max_bytes) {
+  constexpr char kHex[] = "0123456789abcdef";
+  constexpr unsigned char kFirstPrintable = 0x20;
+  constexpr unsigned char kDelete = 0x7f;
+  std::string out;
+  out.reserve(std::min(s.size(), max_bytes) + 8);
+  for (std::size_t i = 0; i < s.size() && i < max_bytes; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= kFirstPrintable && c < kDelete && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.append("\\x").push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+    }
+  }
+  if (s.size() > max_bytes) {
+    out.append("\u2026");
+  }
+  return out;
+}
+
+}  // namespace tollgate::text

@@ -1,0 +1,18 @@
+// Byte-level text checks: UTF-8 validity, and a printable rendering of untrusted bytes for
+// error messages and logs.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tollgate::text {
+
+/// True when `s` is well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates (so a lone
+/// `\udc00` escape that a JSON reader decoded to bytes is refused), nothing above U+10FFFF.
+bool isValidUtf8(std::string_view s);
+
+/// `s` with every byte outside printable ASCII written as `\xNN`, at most `max_bytes` of input
+/// (then "…"): client or upstream bytes made safe to put into an error message or a log line.
+std::string printable(std::string_view s, std::size_t max_bytes = 200);
+
+}  // namespace tollgate::text

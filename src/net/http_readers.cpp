@@ -1,0 +1,212 @@
+#include "net/http_readers.hpp"
+
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <string>
+
+namespace tollgate::net {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+/// Room for one read beyond the largest head: the buffer never needs to hold more.
+constexpr std::size_t kReadAllowance = 16 * 1024;
+
+Error malformed(std::string what) {
+  return Error{ErrorKind::InvalidValue, "malformed HTTP request: " + std::move(what), ""};
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::size_t readRoom(const beast::flat_buffer& buffer, std::size_t limit) {
+  return buffer.size() >= limit ? 0 : limit - buffer.size();
+}
+
+RequestReader::RequestReader(std::size_t max_header_bytes, std::size_t max_body_bytes)
+    : max_header_bytes_(max_header_bytes),
+      max_body_bytes_(max_body_bytes),
+      buffer_limit_(max_header_bytes + kReadAllowance) {
+  parser_.header_limit(static_cast<std::uint32_t>(max_header_bytes));
+  parser_.body_limit(max_body_bytes);
+  parser_.eager(false);  // Stop after the head: it is checked before the body is read.
+}
+
+RequestReader::Step RequestReader::fail(Error e) {
+  error_ = std::move(e);
+  return Step::Failed;
+}
+
+RequestReader::Step RequestReader::parse(beast::flat_buffer& buffer) {
+  if (error_) {
+    return Step::Failed;
+  }
+  while (!parser_.is_done()) {
+    beast::error_code ec;
+    const std::size_t used = parser_.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::header_limit) {
+      return fail(Error{ErrorKind::HeadersTooLarge,
+                        "request headers exceed " + std::to_string(max_header_bytes_) + " bytes",
+                        ""});
+    }
+    if (ec == http::error::body_limit) {
+      // Also raised with the head, when Content-Length already exceeds the limit.
+      return fail(Error{ErrorKind::PayloadTooLarge,
+                        "request body exceeds " + std::to_string(max_body_bytes_) + " bytes", ""});
+    }
+    if (ec && ec != http::error::need_more) {
+      return fail(malformed(ec.message()));
+    }
+    if (parser_.is_header_done() && !head_reported_) {
+      head_reported_ = true;
+      if (auto e = checkRequestFraming(parser_.get().base())) {
+        return fail(std::move(*e));
+      }
+      parser_.eager(true);
+      return Step::HeadDone;
+    }
+    if (ec == http::error::need_more || used == 0) {
+      if (readRoom(buffer, buffer_limit_) == 0) {
+        // The head is bounded by header_limit above, so this is a chunk-size line, a chunk
+        // extension or a trailer that does not end.
+        return fail(malformed("a line of the chunked body is longer than " +
+                              std::to_string(buffer_limit_) + " bytes"));
+      }
+      return Step::NeedMore;
+    }
+  }
+  return Step::Complete;
+}
+
+std::optional<Error> checkRequestFraming(const http::request_header<>& head) {
+  const bool http11 = head.version() >= 11;
+  if (const std::size_t codings = head.count(http::field::transfer_encoding); codings > 0) {
+    if (!http11) {
+      return malformed("Transfer-Encoding is not allowed in an HTTP/1.0 request");
+    }
+    if (codings > 1 || !beast::iequals(trim(head[http::field::transfer_encoding]), "chunked")) {
+      return malformed("the only Transfer-Encoding accepted is a single \"chunked\"");
+    }
+    if (head.count(http::field::content_length) > 0) {
+      return malformed("a request must not carry both Transfer-Encoding and Content-Length");
+    }
+  }
+  if (head.count(http::field::content_length) > 1) {
+    return malformed("more than one Content-Length header");
+  }
+  const std::size_t hosts = head.count(http::field::host);
+  if (hosts > 1) {
+    return malformed("more than one Host header");
+  }
+  if (http11 && hosts == 0) {
+    return malformed("an HTTP/1.1 request needs a Host header");
+  }
+  return std::nullopt;
+}
+
+ResponseReader::ResponseReader() { startParser(); }
+
+void ResponseReader::startParser() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(kMaxHeadBytes));
+  parser_->body_limit(boost::none);  // Bounded by the caller and the total timeout.
+  parser_->eager(false);
+}
+
+ResponseReader::Step ResponseReader::fail(std::string what) {
+  error_ = Error{ErrorKind::UpstreamError, std::move(what), ""};
+  return Step::Failed;
+}
+
+ResponseReader::Step ResponseReader::parseHead(beast::flat_buffer& buffer) {
+  for (;;) {
+    beast::error_code ec;
+    const std::size_t used = parser_->put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec && ec != http::error::need_more) {
+      return fail("sent no valid HTTP answer: " + ec.message());
+    }
+    if (!parser_->is_header_done()) {
+      if (readRoom(buffer, kBufferLimit) == 0) {
+        return fail("sent an answer head larger than " + std::to_string(kMaxHeadBytes) + " bytes");
+      }
+      return Step::NeedMore;
+    }
+    const int s = status();
+    if (s == static_cast<int>(http::status::switching_protocols)) {
+      return fail("switched protocols");
+    }
+    if (s >= 100 && s < 200) {
+      // An interim answer (100 Continue, 103 Early Hints): the final one follows (RFC 9110 §15.2).
+      if (++interim_ > kMaxInterimResponses) {
+        return fail("sent more than " + std::to_string(kMaxInterimResponses) +
+                    " interim (1xx) answers");
+      }
+      startParser();
+      continue;
+    }
+    return Step::HeadDone;
+  }
+}
+
+ResponseReader::Step ResponseReader::parseBody(beast::flat_buffer& buffer, std::span<char> out,
+                                               std::size_t& written) {
+  written = 0;
+  if (error_) {
+    return Step::Failed;
+  }
+  if (parser_->is_done()) {
+    return Step::Complete;
+  }
+  parser_->eager(true);
+  auto& body = parser_->get().body();
+  body.data = out.data();
+  body.size = out.size();
+  beast::error_code ec;
+  const std::size_t used = parser_->put(buffer.data(), ec);
+  buffer.consume(used);
+  written = out.size() - body.size;
+  if (ec && ec != http::error::need_more && ec != http::error::need_buffer) {
+    return fail("sent a malformed answer body: " + ec.message());
+  }
+  if (written > 0) {
+    return Step::Body;
+  }
+  if (parser_->is_done()) {
+    return Step::Complete;
+  }
+  if (readRoom(buffer, kBufferLimit) == 0) {
+    return fail("sent a chunk line longer than " + std::to_string(kBufferLimit) + " bytes");
+  }
+  return Step::NeedMore;
+}
+
+ResponseReader::Step ResponseReader::finishAtEof() {
+  beast::error_code ec;
+  parser_->put_eof(ec);
+  if (ec) {
+    return fail("closed the connection before its answer was complete");
+  }
+  return Step::Complete;
+}
+
+std::string_view ResponseReader::contentType() const {
+  return parser_->get()[http::field::content_type];
+}
+
+bool ResponseReader::reusable(const beast::flat_buffer& buffer) const {
+  return !error_ && parser_->is_done() && parser_->keep_alive() && buffer.size() == 0;
+}
+
+}  // namespace tollgate::net

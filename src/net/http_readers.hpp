@@ -1,0 +1,111 @@
+// Sans-I/O readers of HTTP/1.x messages, over Beast's parser, with the framing rules the gateway
+// enforces (docs/http.md): the server's request reader and the upstream client's response
+// reader. Sessions and pooled connections move bytes into a buffer; these decide what the bytes
+// mean, so they can be tested and fuzzed without sockets (tests/fuzz).
+#pragma once
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace tollgate::net {
+
+/// How much a read may add to `buffer` without passing `limit` bytes buffered; 0 when full.
+std::size_t readRoom(const boost::beast::flat_buffer& buffer, std::size_t limit);
+
+/// Reads one request. The buffer the session reads into is bounded (bufferLimit()), so a
+/// request line, header, chunk-size line, chunk extension or trailer that never ends fails
+/// instead of growing memory.
+class RequestReader {
+ public:
+  enum class Step {
+    NeedMore,  ///< Read more bytes into the buffer, then call parse() again.
+    HeadDone,  ///< The head is complete and acceptable; returned once, before the body is read.
+    Complete,  ///< The whole request is read.
+    Failed,    ///< See error(); answer it and close the connection.
+  };
+
+  RequestReader(std::size_t max_header_bytes, std::size_t max_body_bytes);
+
+  /// Parses what `buffer` holds, consuming the bytes it uses; bytes of a pipelined next request
+  /// stay in the buffer.
+  Step parse(boost::beast::flat_buffer& buffer);
+
+  /// The most bytes the session's buffer may hold while this request is read.
+  std::size_t bufferLimit() const { return buffer_limit_; }
+
+  bool headDone() const { return parser_.is_header_done(); }
+  const Error& error() const { return *error_; }
+  boost::beast::http::request<boost::beast::http::string_body>& message() { return parser_.get(); }
+
+ private:
+  Step fail(Error e);
+
+  boost::beast::http::request_parser<boost::beast::http::string_body> parser_;
+  std::size_t max_header_bytes_;
+  std::size_t max_body_bytes_;
+  std::size_t buffer_limit_;
+  bool head_reported_ = false;
+  std::optional<Error> error_;
+};
+
+/// The framing rules of RFC 9112 the gateway enforces on a request head, beyond Beast's own:
+/// Transfer-Encoding only as one `chunked` on HTTP/1.1 and never with Content-Length; exactly
+/// one Host on HTTP/1.1 and at most one on HTTP/1.0. nullopt when the head is acceptable.
+std::optional<Error> checkRequestFraming(const boost::beast::http::request_header<>& head);
+
+/// Reads one upstream response: skips interim 1xx answers, then yields the body piece by piece,
+/// and says whether the connection may be reused.
+class ResponseReader {
+ public:
+  enum class Step {
+    NeedMore,  ///< Read more bytes into the buffer (or call finishAtEof() if the peer closed).
+    HeadDone,  ///< The final response's head is complete (from parseHead()).
+    Body,      ///< Body bytes were written (from parseBody()).
+    Complete,  ///< The response is read to its end.
+    Failed,    ///< See error().
+  };
+
+  /// Upstream heads are bounded by this; the connection's buffer by bufferLimit().
+  static constexpr std::size_t kMaxHeadBytes = 64 * 1024;
+  static constexpr std::size_t kMaxInterimResponses = 8;
+
+  ResponseReader();
+
+  /// Parses the head, skipping up to kMaxInterimResponses 1xx answers (101 is an error).
+  Step parseHead(boost::beast::flat_buffer& buffer);
+
+  /// Parses body bytes from `buffer` into `out`; `written` says how many (with Step::Body).
+  Step parseBody(boost::beast::flat_buffer& buffer, std::span<char> out, std::size_t& written);
+
+  /// The peer closed the connection: Complete when the body was delimited by the close.
+  Step finishAtEof();
+
+  static std::size_t bufferLimit() { return kBufferLimit; }
+  int status() const { return static_cast<int>(parser_->get().result_int()); }
+  std::string_view contentType() const;
+  bool complete() const { return parser_->is_done(); }
+  const Error& error() const { return *error_; }
+
+  /// True only when the answer was read exactly to its end, nothing follows it in `buffer`, and
+  /// the upstream allows keep-alive: otherwise the connection must be closed, never pooled.
+  bool reusable(const boost::beast::flat_buffer& buffer) const;
+
+ private:
+  static constexpr std::size_t kBufferLimit = kMaxHeadBytes + 16 * 1024;
+  void startParser();
+  Step fail(std::string what);
+
+  std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>> parser_;
+  std::size_t interim_ = 0;
+  std::optional<Error> error_;
+};
+
+}  // namespace tollgate::net

@@ -1,0 +1,107 @@
+#include "core/json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/text.hpp"
+
+namespace tollgate::json {
+namespace {
+
+std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(JsonParse, AcceptsNestingUpToTheLimit) {
+  rapidjson::Document doc;
+  EXPECT_FALSE(parse(doc, nested(kMaxDepth)));
+  std::string text = nested(kMaxDepth);
+  EXPECT_FALSE(parseInPlace(doc, text));
+}
+
+TEST(JsonParse, RefusesNestingPastTheLimitWithoutRecursing) {
+  for (const std::size_t depth : {kMaxDepth + 1, std::size_t{150'000}, std::size_t{3'000'000}}) {
+    rapidjson::Document doc;
+    std::string text = std::string(depth, '[');  // Unterminated, as an attacker sends it.
+    const auto failure = parseInPlace(doc, text);
+    ASSERT_TRUE(failure) << depth;
+    EXPECT_NE(failure->reason.find("deeper than 128"), std::string::npos) << failure->reason;
+    EXPECT_TRUE(doc.IsNull());
+  }
+  rapidjson::Document doc;
+  EXPECT_TRUE(parse(doc, R"({"a":)" + std::string(100'000, '{')));
+}
+
+TEST(JsonParse, ReportsSyntaxErrorsWithTheirOffset) {
+  rapidjson::Document doc;
+  const auto failure = parse(doc, R"({"a": 1,})");
+  ASSERT_TRUE(failure);
+  EXPECT_NE(failure->reason.find("at offset 8"), std::string::npos) << failure->reason;
+  EXPECT_TRUE(parse(doc, std::string("{\"a\":\"x\0y\"}", 11)));
+  EXPECT_TRUE(parse(doc, "{} {}"));
+}
+
+TEST(JsonParse, RefusesDuplicateKeysOnlyWhenAsked) {
+  const std::string text = R"({"stream":true,"stream":false})";
+  rapidjson::Document doc;
+  EXPECT_FALSE(parse(doc, text));
+  const auto failure = parse(doc, text, Keys::Unique);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->path, "stream");
+  EXPECT_NE(failure->reason.find("duplicate key \"stream\""), std::string::npos);
+}
+
+TEST(JsonParse, NamesTheNestedPathOfADuplicateKey) {
+  rapidjson::Document doc;
+  auto failure =
+      parse(doc, R"({"messages":[{"role":"user"},{"role":"user","role":"x"}]})", Keys::Unique);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->path, "messages[1].role");
+  // Many keys: the sorted check finds the repeat too.
+  std::string big = "{";
+  for (int i = 0; i < 100; ++i) {
+    big += "\"k" + std::to_string(i) + "\":1,";
+  }
+  big += R"("k42":2})";
+  failure = parse(doc, big, Keys::Unique);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->path, "k42");
+}
+
+TEST(JsonParse, RefusesInvalidUtf8AndLoneSurrogates) {
+  rapidjson::Document doc;
+  for (const std::string& bad :
+       {std::string("{\"a\":[\"ok\",\"\xC3\x28\"]}"), std::string("{\"a\":\"\xFF\"}"),
+        std::string(R"({"a":"\udc00"})"), std::string("{\"a\":\"\xED\xA0\x80\"}")}) {
+    const auto failure = parse(doc, bad);
+    ASSERT_TRUE(failure) << bad;
+    EXPECT_NE(failure->reason.find("UTF-8"), std::string::npos);
+  }
+  EXPECT_TRUE(parse(doc, R"({"a":"\ud800"})"));  // RapidJSON's own check: a lone high surrogate.
+  const auto failure = parse(doc, R"({"a":[1,"\udc00"]})");
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "invalid UTF-8");
+  EXPECT_EQ(failure->path, "a[1]");
+  const auto key = parse(doc, "{\"o\":{\"\xFF\":1}}");
+  ASSERT_TRUE(key);
+  EXPECT_EQ(key->path, "o");
+  EXPECT_FALSE(parse(doc, R"({"emoji":"\ud83d\ude00","text":"héllo €"})"));
+}
+
+TEST(Text, ValidUtf8) {
+  EXPECT_TRUE(text::isValidUtf8(""));
+  EXPECT_TRUE(text::isValidUtf8("plain ascii text longer than eight bytes"));
+  EXPECT_TRUE(text::isValidUtf8("\xF0\x9F\x98\x80 \xE2\x82\xAC \xC3\xA9"));
+  EXPECT_FALSE(text::isValidUtf8("\xC0\xAF"));          // Overlong.
+  EXPECT_FALSE(text::isValidUtf8("\xE0\x80\xAF"));      // Overlong.
+  EXPECT_FALSE(text::isValidUtf8("\xED\xB0\x80"));      // Surrogate.
+  EXPECT_FALSE(text::isValidUtf8("\xF4\x90\x80\x80"));  // Above U+10FFFF.
+  EXPECT_FALSE(text::isValidUtf8("abcdefgh\xE2\x82"));  // Truncated at the end.
+}
+
+TEST(Text, PrintableEscapesEverythingButPrintableAscii) {
+  EXPECT_EQ(text::printable("/v1/\xff\x01x\\"), "/v1/\\xff\\x01x\\x5c");
+  EXPECT_EQ(text::printable("abcdef", 3), "abc\u2026");
+}
+
+}  // namespace
+}  // namespace tollgate::json

@@ -292,11 +292,14 @@ Provider parseProvider(const TableReader& r, const std::string& name, const EnvL
   return p;
 }
 
+/// The table as compact JSON; empty when it cannot be one (nested deeper than json::kMaxDepth).
 std::string tableToJson(const toml::table& table) {
   std::ostringstream out;
   out << toml::json_formatter{table};
   rapidjson::Document doc;
-  doc.Parse(out.str().c_str());
+  if (json::parse(doc, out.str())) {
+    return {};
+  }
   return json::serialize(doc);
 }
 
@@ -329,6 +332,9 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
   m.output_modalities = r.strings("output_modalities").value_or(m.output_modalities);
   if (const toml::table* info = r.table("model_info")) {
     m.model_info_json = tableToJson(*info);
+    if (m.model_info_json.empty()) {
+      r.fail("model_info", "nests deeper than " + std::to_string(json::kMaxDepth) + " levels");
+    }
   }
 
   const auto routing = r.strings("routing");

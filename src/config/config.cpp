@@ -1,9 +1,15 @@
 #include "config/config.hpp"
 
+#include <arpa/inet.h>
 #include <rapidjson/document.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <array>
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <initializer_list>
@@ -82,7 +88,7 @@ class TableReader {
       fail(key, "must be a number");
     }
     const double v = n->as_floating_point()->get();
-    if (!(v >= 0) || v == std::numeric_limits<double>::infinity()) {
+    if (!(v >= 0) || std::signbit(v) || v == std::numeric_limits<double>::infinity()) {
       fail(key, "must be a finite number >= 0");
     }
     return v;
@@ -141,6 +147,28 @@ class TableReader {
   const std::string& file_;
 };
 
+/// A port of 1 to 5 ASCII digits (no sign, no spaces) within [min, 65535].
+std::optional<std::uint16_t> parsePort(std::string_view text, long min) {
+  constexpr long kMaxPort = 65535;
+  constexpr std::size_t kMaxDigits = 5;
+  if (text.empty() || text.size() > kMaxDigits ||
+      text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  const long value = std::stol(std::string(text));
+  if (value < min || value > kMaxPort) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint16_t>(value);
+}
+
+bool isIpAddress(const std::string& host, int family) {
+  std::array<unsigned char, sizeof(in6_addr)> out{};
+  return inet_pton(family, host.c_str(), out.data()) == 1;
+}
+
+/// `HOST:PORT` where HOST is an IPv4 address, an IPv6 address in brackets, or `localhost`; the
+/// result is exactly what the listener binds, so serve can never refuse what this accepted.
 void parseListen(const TableReader& r, Gateway& g) {
   const auto listen = r.string("listen");
   if (!listen) {
@@ -148,20 +176,27 @@ void parseListen(const TableReader& r, Gateway& g) {
   }
   const std::size_t colon = listen->rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    r.fail("listen", "must be HOST:PORT, e.g. 127.0.0.1:8080");
+    r.fail("listen", "must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080");
   }
   std::string host = listen->substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
+  const auto port = parsePort(std::string_view(*listen).substr(colon + 1), 0);
+  if (!port) {
+    r.fail("listen", "port must be a number from 0 to 65535 (0 picks a free port)");
   }
-  const std::string port = listen->substr(colon + 1);
-  char* end = nullptr;
-  const long value = std::strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0' || value < 0 || value > 65535) {
-    r.fail("listen", "port must be a number from 0 to 65535");
+  if (host == "localhost") {
+    host = "127.0.0.1";
+  } else if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    if (!isIpAddress(host, AF_INET6)) {
+      r.fail("listen", "\"" + host + "\" is not an IPv6 address");
+    }
+  } else if (!isIpAddress(host, AF_INET)) {
+    r.fail("listen",
+           "host must be an IPv4 address, an IPv6 address in brackets, or localhost, not \"" +
+               host + "\"");
   }
   g.host = host;
-  g.port = static_cast<std::uint16_t>(value);
+  g.port = *port;
 }
 
 Gateway parseGateway(const TableReader& r) {
@@ -195,54 +230,88 @@ bool hasControlOrSpace(std::string_view text) {
   });
 }
 
+/// A host name as DNS has them: ASCII letters, digits and hyphens in dot-separated labels.
+bool isHostName(std::string_view name) {
+  constexpr std::size_t kMaxName = 253;
+  constexpr std::size_t kMaxLabel = 63;
+  if (name.empty() || name.size() > kMaxName) {
+    return false;
+  }
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    const std::size_t dot = std::min(name.find('.', start), name.size());
+    const std::string_view label = name.substr(start, dot - start);
+    if (label.empty() || label.size() > kMaxLabel || label.front() == '-' || label.back() == '-' ||
+        !std::all_of(label.begin(), label.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
+        })) {
+      return false;
+    }
+    start = dot + 1;
+  }
+  return true;
+}
+
+/// An http(s) URL with a host, an optional port and a path: nothing that two URL readers could
+/// take differently, and nothing the request head (written by hand) cannot carry.
 UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
   if (hasControlOrSpace(text)) {
     r.fail("api_base", "must not contain spaces or control characters");
   }
+  const auto parsed = boost::urls::parse_uri(text);
+  if (!parsed) {
+    r.fail("api_base", "is not a valid URL (" + parsed.error().message() + ")");
+  }
+  const boost::urls::url_view u = *parsed;
   UpstreamUrl url;
-  std::string_view rest = text;
-  if (rest.starts_with("https://")) {
+  if (u.scheme_id() == boost::urls::scheme::https) {
     url.tls = true;
-    rest.remove_prefix(8);
-  } else if (rest.starts_with("http://")) {
-    rest.remove_prefix(7);
-  } else {
+  } else if (u.scheme_id() != boost::urls::scheme::http) {
     r.fail("api_base", "must start with http:// or https://");
   }
-  const std::size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
+  if (u.has_userinfo() || u.has_query() || u.has_fragment()) {
+    r.fail("api_base", "must not carry credentials, a query or a fragment");
+  }
+  switch (u.host_type()) {
+    case boost::urls::host_type::ipv4:
+    case boost::urls::host_type::ipv6:
+      url.host = u.encoded_host_address();  // Without brackets: the request head adds them.
+      break;
+    case boost::urls::host_type::name:
+      if (!isHostName(u.encoded_host())) {
+        r.fail("api_base", "host must be an ASCII host name (letters, digits, hyphens, dots)");
+      }
+      url.host = u.encoded_host();
+      break;
+    default:
+      r.fail("api_base", "must name a host");
+  }
+  if (u.has_port()) {
+    if (!parsePort(u.port(), 1)) {
+      r.fail("api_base", "port must be a number from 1 to 65535");
+    }
+    url.port = u.port();
+  } else {
+    url.port = url.tls ? "443" : "80";
+  }
+  std::string_view path = u.encoded_path();
   while (path.ends_with('/')) {
     path.remove_suffix(1);
   }
-  if (path.find_first_of("?#") != std::string_view::npos ||
-      authority.find('@') != std::string_view::npos) {
-    r.fail("api_base", "must not carry credentials, a query or a fragment");
+  if (path.find('%') != std::string_view::npos) {
+    r.fail("api_base", "path must not be percent-encoded");
   }
-  std::string_view host = authority;
-  std::string_view port = url.tls ? "443" : "80";
-  const std::size_t close = authority.rfind(']');
-  const std::size_t colon = authority.rfind(':');
-  if (colon != std::string_view::npos && (close == std::string_view::npos || colon > close)) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
+  if (path == ".." || path.find("/..") != std::string_view::npos ||
+      path.find("/./") != std::string_view::npos || path.ends_with("/.")) {
+    r.fail("api_base", "path must not contain . or .. segments");
   }
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host.empty() || port.empty() ||
-      port.find_first_not_of("0123456789") != std::string_view::npos || port.size() > 5) {
-    r.fail("api_base", "must be a URL with a host and an optional numeric port");
-  }
-  url.host = host;
-  url.port = port;
   url.path = path;
   return url;
 }
 
 Provider parseProvider(const TableReader& r, const std::string& name, const EnvLookup& env) {
   r.allowOnly({"type", "api_base", "model", "api_key", "connect_timeout_ms",
-               "first_byte_timeout_ms", "total_timeout_ms"});
+               "first_byte_timeout_ms", "total_timeout_ms", "pool_idle_timeout_ms"});
   Provider p;
   p.name = name;
   const auto type = r.string("type");
@@ -263,7 +332,7 @@ Provider parseProvider(const TableReader& r, const std::string& name, const EnvL
     p.model = *model;
   } else if (*type == "dummy") {
     p.type = ProviderType::Dummy;
-    for (std::string_view k : {"api_base", "api_key"}) {
+    for (std::string_view k : {"api_base", "api_key", "pool_idle_timeout_ms"}) {
       if (r.find(k) != nullptr) {
         r.fail(k, "is not used by type \"dummy\"");
       }
@@ -289,6 +358,14 @@ Provider parseProvider(const TableReader& r, const std::string& name, const EnvL
   p.connect_timeout = r.millis("connect_timeout_ms", p.connect_timeout);
   p.first_byte_timeout = r.millis("first_byte_timeout_ms", p.first_byte_timeout);
   p.total_timeout = r.millis("total_timeout_ms", p.total_timeout);
+  p.pool_idle_timeout = r.millis("pool_idle_timeout_ms", p.pool_idle_timeout);
+  for (const auto& [key, value] : {std::pair{"connect_timeout_ms", p.connect_timeout},
+                                   std::pair{"first_byte_timeout_ms", p.first_byte_timeout}}) {
+    if (value > p.total_timeout) {
+      r.fail(key,
+             "must not exceed total_timeout_ms (" + std::to_string(p.total_timeout.count()) + ")");
+    }
+  }
   return p;
 }
 

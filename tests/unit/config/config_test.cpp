@@ -126,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "unknown key"},
         BadCase{"bad_listen", "[gateway]\nlisten = \"8080\"\n" + kEcho, "gateway.listen",
                 "HOST:PORT"},
-        BadCase{"bad_port", "[gateway]\nlisten = \"h:70000\"\n" + kEcho, "gateway.listen", "port"},
+        BadCase{"bad_port", "[gateway]\nlisten = \"127.0.0.1:70000\"\n" + kEcho, "gateway.listen",
+                "port"},
         BadCase{"auth", "[gateway]\nauth = \"required\"\n" + kEcho, "gateway.auth", "open"},
         BadCase{"negative_timeout", "[gateway]\nidle_timeout_ms = 0\n" + kEcho,
                 "gateway.idle_timeout_ms", "between"},
@@ -178,8 +179,111 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"negative_cost",
                 "[models.echo]\ninput_cost_per_token=-1.0\nrouting=[\"l\"]\n[models.echo.providers."
                 "l]\ntype=\"dummy\"\n",
-                "models.echo.input_cost_per_token", ">= 0"}),
+                "models.echo.input_cost_per_token", ">= 0"},
+        BadCase{"negative_zero_cost",
+                "[models.echo]\noutput_cost_per_token=-0.0\nrouting=[\"l\"]\n[models.echo."
+                "providers.l]\ntype=\"dummy\"\n",
+                "models.echo.output_cost_per_token", ">= 0"},
+        BadCase{"nan_cost",
+                "[models.echo]\noutput_cost_per_token=nan\nrouting=[\"l\"]\n[models.echo."
+                "providers.l]\ntype=\"dummy\"\n",
+                "models.echo.output_cost_per_token", ">= 0"},
+        BadCase{"deep_model_info",
+                "[models.echo]\nmodel_info={a=" + std::string(130, '[') + std::string(130, ']') +
+                    "}\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n",
+                "models.echo.model_info", "deeper than 128"},
+        BadCase{"pool_idle_on_dummy",
+                "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n"
+                "pool_idle_timeout_ms=100\n",
+                "models.echo.providers.l.pool_idle_timeout_ms", "not used"}),
     [](const testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+/// A config whose only model has one OpenAI-type provider with `lines` added to its table.
+std::string withProvider(const std::string& lines) {
+  return "[models.m]\nrouting=[\"p\"]\n[models.m.providers.p]\ntype=\"openai\"\nmodel=\"x\"\n" +
+         lines + "\n";
+}
+
+std::string withListen(const std::string& listen) {
+  return "[gateway]\nlisten=\"" + listen + "\"\n" + kEcho;
+}
+
+struct RefusedValue {
+  std::string toml;
+  std::string key;
+  std::string reason_part;
+};
+
+TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
+  const std::string api_base = "models.m.providers.p.api_base";
+  const std::vector<RefusedValue> cases{
+      {withListen("999.1.1.1:0"), "gateway.listen", "IPv4"},
+      {withListen("127.0.0.1: 80"), "gateway.listen", "port"},
+      {withListen("127.0.0.1:+80"), "gateway.listen", "port"},
+      {withListen("127.0.0.1:65536"), "gateway.listen", "port"},
+      {withListen("::1:80"), "gateway.listen", "brackets"},
+      {withListen("[::g]:80"), "gateway.listen", "IPv6"},
+      {withListen("example.com:80"), "gateway.listen", "IPv4"},
+      {withProvider("api_base=\"http://127.0.0.1:99999/v1\""), api_base, "port"},
+      {withProvider("api_base=\"http://127.0.0.1:0/v1\""), api_base, "port"},
+      {withProvider("api_base=\"http://[::1/v1\""), api_base, "valid URL"},
+      {withProvider("api_base=\"http://127.0.0.1?x/v1\""), api_base, "query"},
+      {withProvider("api_base=\"http://x/v1?\""), api_base, "query"},
+      {withProvider("api_base=\"http://x/v1#f\""), api_base, "fragment"},
+      {withProvider("api_base=\"http://u:p@x/v1\""), api_base, "credentials"},
+      {withProvider("api_base=\"http://ex\u00e4mple.com/v1\""), api_base, ""},
+      {withProvider("api_base=\"http://ex%41mple.com/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://-x.com/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://[v1.x]/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://x/a/../v1\""), api_base, ".."},
+      {withProvider("api_base=\"http://x/a%2Fb\""), api_base, "percent"},
+      {withProvider("api_base=\"http://x\"\nconnect_timeout_ms=100\nfirst_byte_timeout_ms=900\n"
+                    "total_timeout_ms=800"),
+       "models.m.providers.p.first_byte_timeout_ms", "total_timeout_ms (800)"},
+      {withProvider("api_base=\"http://x\"\nconnect_timeout_ms=900\ntotal_timeout_ms=800"),
+       "models.m.providers.p.connect_timeout_ms", "total_timeout_ms"},
+      {withProvider("api_base=\"http://x\"\nfirst_byte_timeout_ms=700000"),
+       "models.m.providers.p.first_byte_timeout_ms", "total_timeout_ms (600000)"},
+  };
+  for (const RefusedValue& c : cases) {
+    try {
+      parseConfig(c.toml, "bad.toml", fakeEnv);
+      ADD_FAILURE() << "accepted: " << c.toml;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), c.key) << e.what();
+      EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ConfigValues, AcceptsListenAddressesAndUrlsAsWritten) {
+  EXPECT_EQ(parseConfig(withListen("localhost:8080"), "ok.toml", fakeEnv).gateway.host,
+            "127.0.0.1");
+  EXPECT_EQ(parseConfig(withListen("[::1]:0"), "ok.toml", fakeEnv).gateway.host, "::1");
+  struct Url {
+    std::string text;
+    bool tls;
+    std::string host;
+    std::string port;
+    std::string path;
+  };
+  for (const Url& u : std::vector<Url>{
+           {"https://api.example.com/v1/", true, "api.example.com", "443", "/v1"},
+           {"http://127.0.0.1:8000", false, "127.0.0.1", "8000", ""},
+           {"http://[::1]:8000/v1", false, "::1", "8000", "/v1"},
+           {"HTTP://Example.com/v1", false, "Example.com", "80", "/v1"},
+       }) {
+    const Config c = parseConfig(withProvider("api_base=\"" + u.text + "\""), "ok.toml", fakeEnv);
+    const UpstreamUrl& got = c.models.at(0).providers.at(0).api_base;
+    EXPECT_EQ(got.tls, u.tls) << u.text;
+    EXPECT_EQ(got.host, u.host) << u.text;
+    EXPECT_EQ(got.port, u.port) << u.text;
+    EXPECT_EQ(got.path, u.path) << u.text;
+  }
+  const Config pooled = parseConfig(withProvider("api_base=\"http://x\"\npool_idle_timeout_ms=300"),
+                                    "ok.toml", fakeEnv);
+  EXPECT_EQ(pooled.models.at(0).providers.at(0).pool_idle_timeout, Millis(300));
+}
 
 TEST(IsModelId, LowercaseWordsJoinedByUnderscores) {
   EXPECT_TRUE(isModelId("echo"));

@@ -566,6 +566,17 @@ asio::awaitable<void> session(Worker& w, tcp::socket socket) {
   }
 }
 
+/// One JSON line on stderr for an event that is not an exchange (those go to the access log).
+void logEvent(std::string_view level, std::string_view msg, std::string_view detail) {
+  json::Writer line;
+  line.startObject();
+  line.field("level", level);
+  line.field("msg", msg);
+  line.field("detail", text::printable(detail));
+  line.endObject();
+  std::fprintf(stderr, "%s\n", line.take().c_str());
+}
+
 /// The completion handler of every spawned coroutine: a failure is logged as one JSON line.
 void logFailure(std::exception_ptr e) {
   if (!e) {
@@ -578,13 +589,7 @@ void logFailure(std::exception_ptr e) {
     what = ex.what();
   } catch (...) {
   }
-  json::Writer line;
-  line.startObject();
-  line.field("level", "error");
-  line.field("msg", "connection handler failed");
-  line.field("error", text::printable(what));
-  line.endObject();
-  std::fprintf(stderr, "%s\n", line.take().c_str());
+  logEvent("error", "connection handler failed", what);
 }
 
 /// Errors of accept() that mean the process or system is out of a resource: retrying at once
@@ -609,8 +614,7 @@ asio::awaitable<void> acceptLoop(tcp::acceptor& acceptor,
     if (outOfResources(ec)) {
       if (!starved) {
         starved = true;
-        logFailure(std::make_exception_ptr(std::runtime_error(
-            "cannot accept connections (" + ec.message() + "); retrying every 100 ms")));
+        logEvent("warn", "cannot accept connections; retrying every 100 ms", ec.message());
       }
       // Open connections are served meanwhile; pending ones wait in the listen backlog.
       backoff.expires_after(kAcceptBackoff);
@@ -730,9 +734,7 @@ int serve(const config::Config& config) {
     return cv.wait_for(lock, timeout, [&] { return finished == workers.size(); });
   };
   if (!waitFor(g.shutdown_timeout)) {
-    std::fprintf(stderr,
-                 "{\"level\":\"warn\",\"msg\":\"shutdown deadline passed; "
-                 "closing remaining connections\"}\n");
+    logEvent("warn", "shutdown deadline passed; closing remaining connections", "");
     // Upstream calls first: their clients still get an error event or an error answer.
     for (auto& w : workers) {
       asio::post(w->ioc, [worker = w.get()] { worker->upstream->close(); });

@@ -1,8 +1,9 @@
+#include <netdb.h>
 #include <poll.h>
 
 #include <array>
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -11,7 +12,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
+#include <cstring>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -76,6 +80,77 @@ struct Connection {
 
  private:
   std::unordered_set<Connection*>& registry_;
+};
+
+constexpr int kMaxLookupsInFlight = 64;
+std::atomic<int> lookups_in_flight{0};
+
+/// A name lookup shared by the connection attempt that waits for it and the thread that runs
+/// it. getaddrinfo cannot be interrupted, so a lookup that outlives its deadline (or its worker,
+/// at shutdown) finishes on its own thread and touches nothing but this state: the waiting
+/// attempt's timer is reached only while `waiting`, and only on the attempt's own thread.
+struct NameLookup {
+  std::mutex mu;
+  bool waiting = true;
+  bool done = false;
+  int status = 0;  ///< getaddrinfo's result.
+  std::vector<tcp::endpoint> endpoints;
+  asio::steady_timer* timer = nullptr;
+};
+
+/// Runs getaddrinfo for `host` on a detached thread, then wakes the waiting attempt (if any).
+void startLookup(const std::shared_ptr<NameLookup>& lookup, asio::any_io_executor executor,
+                 std::string host, std::string port) {
+  ++lookups_in_flight;
+  std::thread([lookup, executor = std::move(executor), host = std::move(host),
+               port = std::move(port)] {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* list = nullptr;
+    const int status = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &list);
+    std::vector<tcp::endpoint> endpoints;
+    for (const addrinfo* a = list; a != nullptr; a = a->ai_next) {
+      if (a->ai_family == AF_INET || a->ai_family == AF_INET6) {
+        tcp::endpoint e;
+        std::memcpy(e.data(), a->ai_addr, a->ai_addrlen);
+        e.resize(a->ai_addrlen);
+        endpoints.push_back(e);
+      }
+    }
+    if (list != nullptr) {
+      ::freeaddrinfo(list);
+    }
+    --lookups_in_flight;
+    const std::lock_guard lock(lookup->mu);
+    lookup->done = true;
+    lookup->status = status;
+    lookup->endpoints = std::move(endpoints);
+    if (lookup->waiting) {
+      asio::post(executor, [lookup] {
+        const std::lock_guard lock(lookup->mu);
+        if (lookup->waiting) {
+          lookup->timer->cancel();
+        }
+      });
+    }
+  }).detach();
+}
+
+/// Marks a lookup as no longer waited for, however the waiting ends (even by destruction).
+class StopWaiting {
+ public:
+  explicit StopWaiting(NameLookup& lookup) : lookup_(lookup) {}
+  ~StopWaiting() {
+    const std::lock_guard lock(lookup_.mu);
+    lookup_.waiting = false;
+    lookup_.timer = nullptr;
+  }
+  StopWaiting(const StopWaiting&) = delete;
+  StopWaiting& operator=(const StopWaiting&) = delete;
+
+ private:
+  NameLookup& lookup_;
 };
 
 std::string poolKey(const config::Provider& p) {
@@ -322,7 +397,6 @@ asio::awaitable<void> HttpCall::finish(std::chrono::milliseconds budget) {
 }
 
 asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config::Provider& p) {
-  using namespace asio::experimental::awaitable_operators;
   auto conn = std::make_unique<Connection>(live_);
   conn->key = poolKey(p);
   const auto& url = p.api_base;
@@ -333,16 +407,31 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
   }
   // The connect timeout covers the name lookup too, which has no deadline of its own.
   const auto deadline = Clock::now() + p.connect_timeout;
-  tcp::resolver resolver(ioc_);
-  asio::steady_timer lookup_deadline(ioc_, deadline);
-  auto lookup = co_await (resolver.async_resolve(url.host, url.port, kUseTuple) ||
-                          lookup_deadline.async_wait(kUseTuple));
-  if (lookup.index() == 1) {
-    co_return timedOut(p, "while resolving its host name");
+  if (lookups_in_flight.load() >= kMaxLookupsInFlight) {
+    co_return Error{ErrorKind::UpstreamUnavailable,
+                    "cannot reach upstream provider '" + p.name +
+                        "': too many host name lookups are in progress",
+                    ""};
   }
-  auto [rec, endpoints] = std::get<0>(std::move(lookup));
-  if (rec) {
-    co_return unavailable(p, rec);
+  asio::steady_timer lookup_deadline(ioc_, deadline);
+  auto lookup = std::make_shared<NameLookup>();
+  lookup->timer = &lookup_deadline;
+  const StopWaiting stop_waiting(*lookup);
+  startLookup(lookup, ioc_.get_executor(), url.host, url.port);
+  co_await lookup_deadline.async_wait(kUseTuple);
+  std::vector<tcp::endpoint> endpoints;
+  {
+    const std::lock_guard lock(lookup->mu);
+    if (!lookup->done) {
+      co_return timedOut(p, "while resolving its host name");
+    }
+    if (lookup->status != 0 || lookup->endpoints.empty()) {
+      co_return Error{ErrorKind::UpstreamUnavailable,
+                      "cannot reach upstream provider '" + p.name + "': cannot resolve its host (" +
+                          std::string(::gai_strerror(lookup->status)) + ")",
+                      ""};
+    }
+    endpoints = std::move(lookup->endpoints);
   }
   conn->tcp().expires_at(deadline);
   auto [cec, ep] = co_await conn->tcp().async_connect(endpoints, kUseTuple);

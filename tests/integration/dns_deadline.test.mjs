@@ -1,0 +1,89 @@
+// The name lookup of an upstream host is bounded by the provider's connect_timeout_ms. The
+// gateway runs in a private mount namespace whose /etc/resolv.conf names a DNS server of the
+// test's own, on a loopback address, that never answers. Needs root (to bind port 53 and mount);
+// skipped otherwise. A lookup still hanging at shutdown must not delay the exit.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import dgram from 'node:dgram';
+import { TOLLGATE_BIN, toToml, writeTempFile, postJson, chatBody, assertError } from '../fixtures/gateway.mjs';
+
+const DNS_ADDRESS = '127.0.0.77';
+
+function canIsolate() {
+  if (process.getuid?.() !== 0) return 'needs root';
+  const probe = spawnSync('unshare', ['-m', 'true']);
+  return probe.status === 0 ? null : 'unshare -m is not available';
+}
+
+/** A DNS server that receives every query and answers none. */
+async function silentDns() {
+  const socket = dgram.createSocket('udp4');
+  let queries = 0;
+  socket.on('message', () => { queries++; });
+  await new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(53, DNS_ADDRESS, resolve);
+  });
+  return { get queries() { return queries; }, close: () => new Promise((r) => socket.close(r)) };
+}
+
+/** Starts the gateway with /etc/resolv.conf replaced, inside its own mount namespace only. */
+async function startIsolated(configFile, resolvFile) {
+  const proc = spawn('unshare', ['-m', 'sh', '-c',
+    'mount --bind "$1" /etc/resolv.conf && exec "$2" serve --config "$3"',
+    'sh', resolvFile, TOLLGATE_BIN, configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 10_000);
+    proc.stdout.on('data', (d) => {
+      stdout += d;
+      const m = stdout.match(/tollgate listening on 127\.0\.0\.1:(\d+)/);
+      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+    });
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`gateway exited ${code}: ${stderr}`)); });
+  });
+  return {
+    baseURL: `http://127.0.0.1:${port}`,
+    stop: () => new Promise((resolve) => { proc.once('exit', resolve); proc.kill('SIGTERM'); }),
+  };
+}
+
+test('a name lookup that never answers ends at connect_timeout_ms with 504 upstream_timeout',
+  { timeout: 15_000, skip: canIsolate() ?? false }, async () => {
+    const dns = await silentDns();
+    const resolv = writeTempFile('resolv.conf', `nameserver ${DNS_ADDRESS}\noptions timeout:5 attempts:2\n`);
+    const config = writeTempFile('tollgate.toml', toToml({
+      gateway: { listen: '127.0.0.1:0', auth: 'open', workers: 1 },
+      models: {
+        mock_model: {
+          routing: ['p'],
+          providers: {
+            p: {
+              type: 'openai', api_base: 'http://upstream.tollgate-test:8000/v1', model: 'x',
+              connect_timeout_ms: 500, first_byte_timeout_ms: 1000, total_timeout_ms: 2000,
+            },
+          },
+        },
+      },
+    }));
+    const gw = await startIsolated(config, resolv);
+    try {
+      const t0 = Date.now();
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'));
+      const took = Date.now() - t0;
+      assertError(r, { status: 504, type: 'api_error', code: 'upstream_timeout' });
+      assert.match(r.json.error.message, /resolving/);
+      assert.ok(took < 2000, `took ${took} ms with connect_timeout_ms = 500`);
+      assert.ok(dns.queries > 0, 'the lookup never reached the test DNS server');
+    } finally {
+      const t1 = Date.now();
+      await gw.stop();
+      await dns.close();
+      // A lookup still hanging must not hold up the exit either.
+      assert.ok(Date.now() - t1 < 3000, `exit took ${Date.now() - t1} ms`);
+    }
+  });

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include "core/json.hpp"
+#include "core/text.hpp"
 
 namespace tollgate::providers {
 namespace {
@@ -119,8 +120,9 @@ std::string upstreamMessage(const std::string& body) {
       return std::string(*m);
     }
   }
+  // Not JSON (an HTML page, a proxy's text): a bounded, printable excerpt, never raw bytes.
   constexpr std::size_t kMaxEcho = 200;
-  return body.substr(0, kMaxEcho);
+  return text::printable(body, kMaxEcho);
 }
 
 }  // namespace

@@ -139,5 +139,13 @@ TEST(TranslateUpstreamError, MapsStatuses) {
   EXPECT_EQ(translateUpstreamError(503, "").status(), 502);
 }
 
+TEST(TranslateUpstreamError, NeverEchoesRawBytes) {
+  // Found by fuzz_upstream_json: a non-JSON body was echoed raw, invalid UTF-8 included.
+  const Error e = translateUpstreamError(502, "{\"x\":\"\xed\xa0\x80\"}\r\n<html>");
+  EXPECT_EQ(e.message.find('\xed'), std::string::npos);
+  EXPECT_NE(e.message.find("\\xed\\xa0\\x80"), std::string::npos) << e.message;
+  EXPECT_EQ(e.message.find('\r'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tollgate::providers

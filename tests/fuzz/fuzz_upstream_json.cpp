@@ -1,0 +1,50 @@
+// The OpenAI-compatible adapter on arbitrary upstream bodies and stream events. Invariants:
+// whatever it accepts re-encodes for the client as valid JSON and valid UTF-8, and an upstream
+// error becomes an error body that is valid JSON.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "core/json.hpp"
+#include "core/text.hpp"
+#include "openai/chat_response.hpp"
+#include "providers/openai_compatible.hpp"
+
+namespace {
+
+void check(bool ok) {
+  if (!ok) {
+    std::abort();
+  }
+}
+
+void checkJson(const std::string& text) {
+  rapidjson::Document doc;
+  check(tollgate::text::isValidUtf8(text));
+  check(!tollgate::json::parse(doc, text));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace tollgate;
+  const std::string input(reinterpret_cast<const char*>(data), size);
+  const openai::ResponseMeta meta{"m", "e", "auto", true, true};
+  const providers::KeepRaw keep{true, true};
+  std::string body = input;
+  if (auto completion = providers::parseCompletion(body, keep)) {
+    checkJson(openai::encodeCompletion(*completion, meta));
+  } else {
+    checkJson(errorBody(completion.error()));
+  }
+  std::string event = input;
+  if (auto chunk = providers::parseChunk(event, keep)) {
+    if (chunk->has_value()) {
+      checkJson(openai::encodeChunk(**chunk, meta));
+    }
+  } else {
+    checkJson(errorBody(chunk.error()));
+  }
+  checkJson(errorBody(providers::translateUpstreamError(502, input)));
+  return 0;
+}

@@ -1,0 +1,110 @@
+// What a misbehaving upstream can send back: our own credentials echoed in any text, and JSON
+// nested far past the limit. The provider key never reaches the client, and the gateway serves on.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, assertError,
+  UPSTREAM_KEY, UPSTREAM_KEY_ENV,
+} from '../fixtures/gateway.mjs';
+import { startRawUpstream, completionResponse, sseChunk, lastUserText } from '../fixtures/raw_upstream.mjs';
+
+const T = { timeout: 15_000 };
+const CHAT = '/v1/chat/completions';
+let up;
+let gw;
+
+function json(status, obj) {
+  const text = JSON.stringify(obj);
+  return `HTTP/1.1 ${status} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+}
+
+function sse(events) {
+  return `HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: ${Buffer.byteLength(events)}\r\n\r\n${events}`;
+}
+
+/** Answers by the last user message: each shape an upstream or a proxy in front of it may take. */
+function misbehave({ socket, request }) {
+  const auth = request.headers.authorization ?? '';
+  const echo = `you sent Authorization: ${auth}`;
+  const deep = '['.repeat(300_000);
+  const answers = {
+    auth401: () => json(401, { error: { message: echo, headers: request.headers } }),
+    auth403: () => json(403, { error: { message: echo } }),
+    err400: () => json(400, { error: { message: echo } }),
+    err500: () => `HTTP/1.1 500 X\r\nContent-Type: text/html\r\nContent-Length: ${echo.length}\r\n\r\n${echo}`,
+    err429: () => json(429, { error: { message: echo } }),
+    content: () => completionResponse(echo),
+    stream_error: () => sse(sseChunk('a') + `data: ${JSON.stringify({ error: { message: echo } })}\n\n`),
+    stream_content: () => sse(sseChunk(echo) + 'data: [DONE]\n\n'),
+    deep: () => `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${deep.length + 5}\r\n\r\n{"a":${deep}`,
+    deep_stream: () => sse(`data: {"a":${deep}\n\n`),
+  };
+  socket.write((answers[lastUserText(request)] ?? answers.content)());
+}
+
+before(async () => {
+  up = await startRawUpstream(misbehave);
+  gw = await startGateway({
+    config: {
+      gateway: { ...GATEWAY_DEFAULTS },
+      models: { raw: { routing: ['p'], providers: { p: openaiProvider(up.url, { api_key: `env::${UPSTREAM_KEY_ENV}` }) } } },
+    },
+  });
+});
+after(async () => {
+  await gw?.stop();
+  await up?.close();
+});
+
+async function chat(text, extra = {}) {
+  const res = await fetch(gw.baseURL + CHAT, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(chatBody(text, extra, 'raw')),
+  });
+  const body = await res.text();
+  assert.ok(!body.includes(UPSTREAM_KEY), `the provider key reached the client: ${body.slice(0, 300)}`);
+  let parsed;
+  try { parsed = JSON.parse(body); } catch { parsed = undefined; }
+  return { status: res.status, headers: res.headers, text: body, json: parsed };
+}
+
+describe('provider credentials never reach the client', () => {
+  for (const which of ['auth401', 'auth403']) {
+    test(`upstream ${which.slice(4)} echoing our headers -> 502 upstream_auth_failed with our own message`, T, async () => {
+      const e = assertError(await chat(which), { status: 502, type: 'api_error', code: 'upstream_auth_failed' });
+      assert.ok(!e.message.includes('you sent'), e.message);
+    });
+  }
+  for (const [which, status, code] of [['err400', 400, 'upstream_invalid_request'], ['err500', 502, 'upstream_error'], ['err429', 429, 'upstream_rate_limited']]) {
+    test(`upstream error message quoting the key (${status}) -> [redacted]`, T, async () => {
+      const e = assertError(await chat(which), { status, code });
+      assert.match(e.message, /Bearer \[redacted\]/);
+    });
+  }
+  test('a completion quoting the key, and its raw echo, are redacted', T, async () => {
+    const r = await chat('content', { 'tollgate::include_raw_response': true });
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.json.choices[0].message.content, /Bearer \[redacted\]/);
+    assert.match(JSON.stringify(r.json['tollgate::raw_response']), /\[redacted\]/);
+  });
+  test('stream events quoting the key are redacted, error events too', T, async () => {
+    const ok = await chat('stream_content', { stream: true });
+    assert.match(ok.text, /Bearer \[redacted\]/);
+    const failed = await chat('stream_error', { stream: true });
+    assert.match(failed.text, /data: \{"error":\{"message":"[^"]*Bearer \[redacted\]/);
+  });
+});
+
+describe('upstream JSON nested past the limit', () => {
+  test('a non-streamed answer nested 300,000 deep -> 502 upstream_error, gateway serving', T, async () => {
+    assertError(await chat('deep'), { status: 502, code: 'upstream_error' });
+    assert.equal((await fetch(`${gw.baseURL}/health`)).status, 200);
+  });
+  test('a stream event nested 300,000 deep -> an error event, no [DONE], gateway serving', T, async () => {
+    const r = await chat('deep_stream', { stream: true });
+    assert.match(r.text, /data: \{"error":/);
+    assert.ok(!r.text.includes('[DONE]'));
+    assert.equal((await fetch(`${gw.baseURL}/health`)).status, 200);
+  });
+});

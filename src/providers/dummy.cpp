@@ -73,7 +73,8 @@ LocalReply badRequest(std::string_view message) {
 
 LocalReply respondLocally(const std::string& upstream_body) {
   rapidjson::Document req;
-  const Value* messages = !json::parse(req, upstream_body) ? json::member(req, "messages") : nullptr;
+  const Value* messages =
+      !json::parse(req, upstream_body) ? json::member(req, "messages") : nullptr;
   if (messages == nullptr || !messages->IsArray()) {
     return badRequest("messages is required");
   }

@@ -218,6 +218,11 @@ class HttpCall final : public UpstreamCall {
  private:
   /// Our error for a failed read: a timeout, the pool closed at shutdown, or a broken connection.
   Error readFailure(const beast::error_code& ec, std::string_view when) const;
+  /// Our error for an answer the reader refused (bad framing, an oversized head, …).
+  Error readerFailure() const {
+    return Error{ErrorKind::UpstreamError,
+                 "upstream provider '" + provider_.name + "' " + reader_.error().message, ""};
+  }
 
   Pool& pool_;
   std::unique_ptr<Connection> conn_;
@@ -333,9 +338,7 @@ asio::awaitable<Status> HttpCall::readHead() {
       case ResponseReader::Step::NeedMore:
         break;
       default:
-        co_return Error{ErrorKind::UpstreamError,
-                        "upstream provider '" + provider_.name + "' " + reader_.error().message,
-                        ""};
+        co_return readerFailure();
     }
     auto [ec, n] = co_await conn_->readMore();
     if (isEof(ec)) {
@@ -364,17 +367,14 @@ asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
       case ResponseReader::Step::NeedMore:
         break;
       default:
-        co_return Error{ErrorKind::UpstreamError,
-                        "upstream provider '" + provider_.name + "' " + reader_.error().message,
-                        ""};
+        co_return readerFailure();
     }
     auto [ec, n] = co_await conn_->readMore();
     if (isEof(ec)) {
       if (reader_.finishAtEof() == ResponseReader::Step::Complete) {
         co_return std::string_view{};
       }
-      co_return Error{ErrorKind::UpstreamError,
-                      "upstream provider '" + provider_.name + "' " + reader_.error().message, ""};
+      co_return readerFailure();
     }
     if (ec) {
       co_return readFailure(ec, "while sending its answer");

@@ -1,6 +1,7 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 
@@ -77,6 +78,19 @@ bool isValidUtf8(std::string_view s) {
     i += len;
   }
   return true;
+}
+
+bool isMediaType(std::string_view content_type, std::string_view type) {
+  if (content_type.size() < type.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < type.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(content_type[i])) != type[i]) {
+      return false;
+    }
+  }
+  return content_type.size() == type.size() || content_type[type.size()] == ';' ||
+         content_type[type.size()] == ' ';
 }
 
 std::string printable(std::string_view s, std::size_t max_bytes) {

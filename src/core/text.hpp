@@ -11,6 +11,10 @@ namespace tollgate::text {
 /// `\udc00` escape that a JSON reader decoded to bytes is refused), nothing above U+10FFFF.
 bool isValidUtf8(std::string_view s);
 
+/// True when the Content-Type header value `content_type` names the media type `type` (given in
+/// lower case): compared case-insensitively, parameters such as `; charset=utf-8` allowed.
+bool isMediaType(std::string_view content_type, std::string_view type);
+
 /// `s` with every byte outside printable ASCII written as `\xNN`, at most `max_bytes` of input
 /// (then "…"): client or upstream bytes made safe to put into an error message or a log line.
 std::string printable(std::string_view s, std::size_t max_bytes = 200);

@@ -1,8 +1,6 @@
 #include "net/chat_relay.hpp"
 
-#include <algorithm>
 #include <boost/asio/this_coro.hpp>
-#include <cctype>
 #include <vector>
 
 #include "core/ids.hpp"
@@ -57,16 +55,6 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> startCall(UpstreamClient&
 
 std::chrono::microseconds since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t);
-}
-
-bool isEventStream(std::string_view content_type) {
-  constexpr std::string_view kEventStream = "text/event-stream";
-  return content_type.size() >= kEventStream.size() &&
-         std::equal(
-             kEventStream.begin(), kEventStream.end(), content_type.begin(),
-             [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }) &&
-         (content_type.size() == kEventStream.size() || content_type[kEventStream.size()] == ';' ||
-          content_type[kEventStream.size()] == ' ');
 }
 
 /// Relays an upstream SSE body as our chunks. Once this starts, the client has the 200.
@@ -197,7 +185,7 @@ asio::awaitable<void> relayChat(const config::Config& config, UpstreamClient& up
       continue;
     }
     if (req->stream) {
-      if (!isEventStream(c.contentType())) {
+      if (!text::isMediaType(c.contentType(), "text/event-stream")) {
         // Not a stream (an HTML error page, a JSON body): fail over before the client has a 200.
         last = Error{ErrorKind::UpstreamError,
                      "upstream provider '" + provider.name +

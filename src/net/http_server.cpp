@@ -97,20 +97,6 @@ struct Reply {
 
 Reply errorReply(const Error& e) { return {e.status(), errorBody(e), {}}; }
 
-bool isJson(std::string_view content_type) {
-  constexpr std::string_view kJson = "application/json";
-  if (content_type.size() < kJson.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < kJson.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(content_type[i])) != kJson[i]) {
-      return false;
-    }
-  }
-  return content_type.size() == kJson.size() || content_type[kJson.size()] == ';' ||
-         content_type[kJson.size()] == ' ';
-}
-
 /// The status line and headers of a response whose body has `length` bytes. Written by hand:
 /// Beast's serializer costs several times more on this hot path.
 std::string responseHead(int status, unsigned version, std::string_view content_type,
@@ -280,7 +266,7 @@ Result<Endpoint> routeHead(http::verb method, std::string_view path,
       return Error{ErrorKind::MethodNotAllowed,
                    std::string(path) + " accepts " + std::string(r.allow) + " only", ""};
     }
-    if (r.method == http::verb::post && !isJson(content_type)) {
+    if (r.method == http::verb::post && !text::isMediaType(content_type, "application/json")) {
       return Error{ErrorKind::UnsupportedMediaType, "Content-Type must be application/json", ""};
     }
     return r.endpoint;

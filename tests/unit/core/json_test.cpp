@@ -98,6 +98,15 @@ TEST(Text, ValidUtf8) {
   EXPECT_FALSE(text::isValidUtf8("abcdefgh\xE2\x82"));  // Truncated at the end.
 }
 
+TEST(Text, MediaTypeIgnoresCaseAndParameters) {
+  EXPECT_TRUE(text::isMediaType("application/json", "application/json"));
+  EXPECT_TRUE(text::isMediaType("Application/JSON; charset=utf-8", "application/json"));
+  EXPECT_TRUE(text::isMediaType("text/event-stream;charset=utf-8", "text/event-stream"));
+  EXPECT_FALSE(text::isMediaType("application/jsonx", "application/json"));
+  EXPECT_FALSE(text::isMediaType("text/html", "text/event-stream"));
+  EXPECT_FALSE(text::isMediaType("", "application/json"));
+}
+
 TEST(Text, PrintableEscapesEverythingButPrintableAscii) {
   EXPECT_EQ(text::printable("/v1/\xff\x01x\\"), "/v1/\\xff\\x01x\\x5c");
   EXPECT_EQ(text::printable("abcdef", 3), "abc\u2026");

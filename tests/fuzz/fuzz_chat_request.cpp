@@ -1,6 +1,7 @@
 // The chat request decoder on arbitrary bodies. Invariants: an accepted request re-encodes for
-// the upstream as JSON the gateway itself accepts; a refused one gets an error body that is
-// valid JSON and valid UTF-8, whatever bytes the request held.
+// the upstream as valid UTF-8 and as a request the gateway itself accepts, with the provider's
+// model, the same stream flag and output limit, and usage asked for when streaming; a refused
+// one gets an error body that is valid JSON and valid UTF-8, whatever bytes the request held.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -24,14 +25,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace tollgate;
   std::string body(reinterpret_cast<const char*>(data), size);
   auto req = openai::decodeChatRequest(body);
-  rapidjson::Document doc;
   if (req) {
-    const std::string upstream = providers::buildChatBody(*req, config::Provider{});
-    check(!json::parse(doc, upstream));
-    check(doc.IsObject());
+    config::Provider provider;
+    provider.model = "upstream-model";
+    std::string upstream = providers::buildChatBody(*req, provider);
+    check(text::isValidUtf8(upstream));
+    auto again = openai::decodeChatRequest(upstream);
+    check(again.ok());
+    check(again->model == provider.model);
+    check(again->stream == req->stream);
+    check(again->include_usage == req->stream);
+    check(again->max_completion_tokens == req->max_completion_tokens);
   } else {
     const std::string error = errorBody(req.error());
     check(text::isValidUtf8(error));
+    rapidjson::Document doc;
     check(!json::parse(doc, error));
   }
   return 0;

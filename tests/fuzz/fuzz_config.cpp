@@ -1,5 +1,6 @@
-// The config loader on arbitrary TOML. Invariant: a bad file is a ConfigError (which check-config
-// and serve print as FILE: KEY: reason); nothing else escapes, nothing crashes.
+// The config loader on arbitrary TOML. Invariants: a bad file is a ConfigError (which
+// check-config and serve print as FILE: KEY: reason), nothing else escapes, nothing crashes; a
+// loaded config has well-formed model ids, sorted and unique, each with a provider.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -15,8 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   try {
     const Config c = parseConfig(text, "fuzz.toml", env);
-    for (const Model& m : c.models) {
-      if (m.providers.empty() || !isModelId(m.id)) {
+    for (std::size_t i = 0; i < c.models.size(); ++i) {
+      const Model& m = c.models[i];
+      if (m.providers.empty() || !isModelId(m.id) || (i > 0 && !(c.models[i - 1].id < m.id)) ||
+          c.findModel(m.id) != &m) {
         std::abort();
       }
     }

@@ -8,7 +8,6 @@
 #include <array>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -81,14 +80,16 @@ class TableReader {
     if (n == nullptr) {
       return std::nullopt;
     }
+    double v = 0;
     if (n->is_integer()) {
-      return static_cast<double>(n->as_integer()->get());
-    }
-    if (!n->is_floating_point()) {
+      v = static_cast<double>(n->as_integer()->get());
+    } else if (n->is_floating_point()) {
+      v = n->as_floating_point()->get();
+    } else {
       fail(key, "must be a number");
     }
-    const double v = n->as_floating_point()->get();
-    if (!(v >= 0) || std::signbit(v) || v == std::numeric_limits<double>::infinity()) {
+    // -0.0 compares equal to 0 but prints as "-0": refused like any other negative value.
+    if (!std::isfinite(v) || v < 0 || std::signbit(v)) {
       fail(key, "must be a finite number >= 0");
     }
     return v;
@@ -230,7 +231,27 @@ bool hasControlOrSpace(std::string_view text) {
   });
 }
 
-/// A host name as DNS has them: ASCII letters, digits and hyphens in dot-separated labels.
+bool isAsciiDigit(char c) { return c >= '0' && c <= '9'; }
+
+bool isAsciiHexDigit(char c) {
+  return isAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+bool isAsciiAlnum(char c) {
+  return isAsciiDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/// A label the system resolver reads as a number (decimal, or hex with 0x), so that a name ending
+/// in it is taken as a shorthand IPv4 address: 127.1 and 0x7f000001 both reach 127.0.0.1.
+bool isNumericLabel(std::string_view label) {
+  if (label.size() >= 2 && label[0] == '0' && (label[1] == 'x' || label[1] == 'X')) {
+    return std::all_of(label.begin() + 2, label.end(), isAsciiHexDigit);
+  }
+  return std::all_of(label.begin(), label.end(), isAsciiDigit);
+}
+
+/// A host name as DNS has them: ASCII letters, digits and hyphens in dot-separated labels of 1 to
+/// 63 characters, none starting or ending with a hyphen, 253 characters at most in all.
 bool isHostName(std::string_view name) {
   constexpr std::size_t kMaxName = 253;
   constexpr std::size_t kMaxLabel = 63;
@@ -242,9 +263,8 @@ bool isHostName(std::string_view name) {
     const std::size_t dot = std::min(name.find('.', start), name.size());
     const std::string_view label = name.substr(start, dot - start);
     if (label.empty() || label.size() > kMaxLabel || label.front() == '-' || label.back() == '-' ||
-        !std::all_of(label.begin(), label.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
-        })) {
+        !std::all_of(label.begin(), label.end(),
+                     [](char c) { return isAsciiAlnum(c) || c == '-'; })) {
       return false;
     }
     start = dot + 1;
@@ -277,33 +297,43 @@ UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
     case boost::urls::host_type::ipv6:
       url.host = u.encoded_host_address();  // Without brackets: the request head adds them.
       break;
-    case boost::urls::host_type::name:
-      if (!isHostName(u.encoded_host())) {
+    case boost::urls::host_type::name: {
+      const std::string_view name = u.encoded_host();
+      if (!isHostName(name)) {
         r.fail("api_base", "host must be an ASCII host name (letters, digits, hyphens, dots)");
       }
-      url.host = u.encoded_host();
+      if (isNumericLabel(name.substr(name.rfind('.') + 1))) {
+        r.fail("api_base", "host \"" + std::string(name) +
+                               "\" ends in a number but is not an IPv4 address (write a.b.c.d)");
+      }
+      url.host = name;
       break;
+    }
     default:
       r.fail("api_base", "must name a host");
   }
   if (u.has_port()) {
-    if (!parsePort(u.port(), 1)) {
+    const auto port = parsePort(u.port(), 1);
+    if (!port) {
       r.fail("api_base", "port must be a number from 1 to 65535");
     }
-    url.port = u.port();
+    url.port = std::to_string(*port);  // 080 connects to 80: write it as such in Host too.
   } else {
     url.port = url.tls ? "443" : "80";
+  }
+  // Segments as the upstream decodes them: an encoded slash splits a segment for some servers
+  // and not others, and a dot segment is removed by some and passed on by others.
+  for (const std::string segment : u.segments()) {
+    if (segment.find_first_of("/\\") != std::string::npos) {
+      r.fail("api_base", "path must not contain percent-encoded slashes");
+    }
+    if (segment == "." || segment == "..") {
+      r.fail("api_base", "path must not contain . or .. segments");
+    }
   }
   std::string_view path = u.encoded_path();
   while (path.ends_with('/')) {
     path.remove_suffix(1);
-  }
-  if (path.find('%') != std::string_view::npos) {
-    r.fail("api_base", "path must not be percent-encoded");
-  }
-  if (path == ".." || path.find("/..") != std::string_view::npos ||
-      path.find("/./") != std::string_view::npos || path.ends_with("/.")) {
-    r.fail("api_base", "path must not contain . or .. segments");
   }
   url.path = path;
   return url;

@@ -23,7 +23,7 @@ enum class ProviderType { OpenAI, Dummy };
 struct UpstreamUrl {
   bool tls = false;
   std::string host;
-  std::string port;
+  std::string port;  ///< Decimal, 1 to 65535, e.g. "443".
   std::string path;  ///< Without a trailing slash, e.g. "/v1"; may be empty.
 };
 
@@ -36,7 +36,7 @@ struct Provider {
   Millis connect_timeout{5'000};
   Millis first_byte_timeout{60'000};
   Millis total_timeout{600'000};
-  /// How long an idle pooled keep-alive connection to this upstream may be reused.
+  /// How long an idle pooled keep-alive connection may be reused (Node and uvicorn close at 5 s).
   Millis pool_idle_timeout{4'000};
 };
 

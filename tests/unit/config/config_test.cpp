@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <utility>
+
 namespace tollgate::config {
 namespace {
 
@@ -208,6 +211,21 @@ std::string withListen(const std::string& listen) {
   return "[gateway]\nlisten=\"" + listen + "\"\n" + kEcho;
 }
 
+/// A host name of `size` characters in labels of at most 63.
+std::string hostOfLength(std::size_t size) {
+  std::string name;
+  while (name.size() + 64 < size) {
+    name += std::string(63, 'a') + ".";
+  }
+  return name + std::string(size - name.size(), 'b');
+}
+
+/// The echo model with `key = value` (TOML) in its table.
+std::string withCost(const std::string& key, const std::string& value) {
+  return "[models.echo]\n" + key + "=" + value +
+         "\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n";
+}
+
 struct RefusedValue {
   std::string toml;
   std::string key;
@@ -220,23 +238,68 @@ TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
       {withListen("999.1.1.1:0"), "gateway.listen", "IPv4"},
       {withListen("127.0.0.1: 80"), "gateway.listen", "port"},
       {withListen("127.0.0.1:+80"), "gateway.listen", "port"},
+      {withListen("+80"), "gateway.listen", "HOST:PORT"},
+      {withListen(":80"), "gateway.listen", "HOST:PORT"},
+      {withListen("127.0.0.1:"), "gateway.listen", "port"},
+      {withListen("127.0.0.1:-1"), "gateway.listen", "port"},
+      {withListen("127.0.0.1:0x50"), "gateway.listen", "port"},
+      {withListen("127.0.0.1:000080"), "gateway.listen", "port"},
       {withListen("127.0.0.1:65536"), "gateway.listen", "port"},
+      {withListen("127.0.0.1:99999"), "gateway.listen", "port"},
+      {withListen(" 127.0.0.1:80"), "gateway.listen", "IPv4"},
+      {withListen("127.1:80"), "gateway.listen", "IPv4"},
       {withListen("::1:80"), "gateway.listen", "brackets"},
+      {withListen("[::1]"), "gateway.listen", ""},
       {withListen("[::g]:80"), "gateway.listen", "IPv6"},
+      {withListen("[127.0.0.1]:80"), "gateway.listen", "IPv6"},
+      {withListen("[fe80::1%eth0]:80"), "gateway.listen", "IPv6"},
       {withListen("example.com:80"), "gateway.listen", "IPv4"},
+      {withListen("LOCALHOST:80"), "gateway.listen", "IPv4"},
+      {withListen("[localhost]:80"), "gateway.listen", "IPv6"},
       {withProvider("api_base=\"http://127.0.0.1:99999/v1\""), api_base, "port"},
+      {withProvider("api_base=\"http://127.0.0.1:65536/v1\""), api_base, "port"},
       {withProvider("api_base=\"http://127.0.0.1:0/v1\""), api_base, "port"},
+      {withProvider("api_base=\"http://127.0.0.1:/v1\""), api_base, "port"},
+      {withProvider("api_base=\"http://127.0.0.1:000080/v1\""), api_base, "port"},
       {withProvider("api_base=\"http://[::1/v1\""), api_base, "valid URL"},
+      {withProvider("api_base=\"http://::1/v1\""), api_base, ""},
       {withProvider("api_base=\"http://127.0.0.1?x/v1\""), api_base, "query"},
       {withProvider("api_base=\"http://x/v1?\""), api_base, "query"},
       {withProvider("api_base=\"http://x/v1#f\""), api_base, "fragment"},
+      {withProvider("api_base=\"http://x/v1#\""), api_base, "fragment"},
       {withProvider("api_base=\"http://u:p@x/v1\""), api_base, "credentials"},
+      {withProvider("api_base=\"http://@x/v1\""), api_base, "credentials"},
+      {withProvider("api_base=\"ftp://x/v1\""), api_base, "http"},
+      {withProvider("api_base=\"x/v1\""), api_base, ""},
+      {withProvider("api_base=\"http:x/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http:///v1\""), api_base, "host"},
+      {withProvider("api_base=\"https://\""), api_base, "host"},
       {withProvider("api_base=\"http://ex\u00e4mple.com/v1\""), api_base, ""},
+      {withProvider("api_base=\"http://xn--exmple-cua.com/v1/\u00e4\""), api_base, ""},
+      {withProvider("api_base=\"http://ex%C3%A4mple.com/v1\""), api_base, "host"},
       {withProvider("api_base=\"http://ex%41mple.com/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://ex_ample.com/v1\""), api_base, "host"},
       {withProvider("api_base=\"http://-x.com/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://x-.com/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://a..com/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://example.com./v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://" + std::string(64, 'a') + ".com/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://" + hostOfLength(254) + "/v1\""), api_base, "host"},
       {withProvider("api_base=\"http://[v1.x]/v1\""), api_base, "host"},
+      {withProvider("api_base=\"http://999.1.1.1/v1\""), api_base, "IPv4"},
+      {withProvider("api_base=\"http://127.1/v1\""), api_base, "IPv4"},
+      {withProvider("api_base=\"http://2130706433/v1\""), api_base, "IPv4"},
+      {withProvider("api_base=\"http://0x7f000001/v1\""), api_base, "IPv4"},
+      {withProvider("api_base=\"http://127.000.0.1/v1\""), api_base, "IPv4"},
       {withProvider("api_base=\"http://x/a/../v1\""), api_base, ".."},
-      {withProvider("api_base=\"http://x/a%2Fb\""), api_base, "percent"},
+      {withProvider("api_base=\"http://x/v1/..\""), api_base, ".."},
+      {withProvider("api_base=\"http://x/v1/./chat\""), api_base, "."},
+      {withProvider("api_base=\"http://x/a/%2e%2E/v1\""), api_base, ".."},
+      {withProvider("api_base=\"http://x/a%2Fb\""), api_base, "slashes"},
+      {withProvider("api_base=\"http://x/a%2fb\""), api_base, "slashes"},
+      {withProvider("api_base=\"http://x/a%5Cb\""), api_base, "slashes"},
+      {withProvider("api_base=\"http://x/v1\\r\\nX: 1\""), api_base, "control"},
+      {withProvider("api_base=\"http://x/v1\\t\""), api_base, "control"},
       {withProvider("api_base=\"http://x\"\nconnect_timeout_ms=100\nfirst_byte_timeout_ms=900\n"
                     "total_timeout_ms=800"),
        "models.m.providers.p.first_byte_timeout_ms", "total_timeout_ms (800)"},
@@ -244,6 +307,36 @@ TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
        "models.m.providers.p.connect_timeout_ms", "total_timeout_ms"},
       {withProvider("api_base=\"http://x\"\nfirst_byte_timeout_ms=700000"),
        "models.m.providers.p.first_byte_timeout_ms", "total_timeout_ms (600000)"},
+      {withProvider("api_base=\"http://x\"\ntotal_timeout_ms=4000"),
+       "models.m.providers.p.connect_timeout_ms", "total_timeout_ms (4000)"},
+      {withProvider("api_base=\"http://x\"\nconnect_timeout_ms=100\ntotal_timeout_ms=5000"),
+       "models.m.providers.p.first_byte_timeout_ms", "total_timeout_ms (5000)"},
+      {withProvider("api_base=\"http://x\"\npool_idle_timeout_ms=0"),
+       "models.m.providers.p.pool_idle_timeout_ms", "between 1 and 86400000"},
+      {withProvider("api_base=\"http://x\"\npool_idle_timeout_ms=86400001"),
+       "models.m.providers.p.pool_idle_timeout_ms", "between 1 and 86400000"},
+      {withProvider("api_base=\"http://x\"\npool_idle_timeout_ms=1.5"),
+       "models.m.providers.p.pool_idle_timeout_ms", "integer"},
+      {withProvider("api_base=\"http://x\"\npool_idle_timeout_ms=\"4s\""),
+       "models.m.providers.p.pool_idle_timeout_ms", "integer"},
+      {withCost("input_cost_per_token", "-0.0"), "models.echo.input_cost_per_token",
+       "must be a finite number >= 0"},
+      {withCost("output_cost_per_token", "-0.0"), "models.echo.output_cost_per_token",
+       "must be a finite number >= 0"},
+      {withCost("input_cost_per_token", "-1e-9"), "models.echo.input_cost_per_token",
+       "must be a finite number >= 0"},
+      {withCost("input_cost_per_token", "-1"), "models.echo.input_cost_per_token",
+       "must be a finite number >= 0"},
+      {withCost("output_cost_per_token", "nan"), "models.echo.output_cost_per_token",
+       "must be a finite number >= 0"},
+      {withCost("output_cost_per_token", "-nan"), "models.echo.output_cost_per_token",
+       "must be a finite number >= 0"},
+      {withCost("input_cost_per_token", "inf"), "models.echo.input_cost_per_token",
+       "must be a finite number >= 0"},
+      {withCost("input_cost_per_token", "-inf"), "models.echo.input_cost_per_token",
+       "must be a finite number >= 0"},
+      {withCost("input_cost_per_token", "\"0.1\""), "models.echo.input_cost_per_token",
+       "must be a number"},
   };
   for (const RefusedValue& c : cases) {
     try {
@@ -256,10 +349,29 @@ TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
   }
 }
 
-TEST(ConfigValues, AcceptsListenAddressesAndUrlsAsWritten) {
-  EXPECT_EQ(parseConfig(withListen("localhost:8080"), "ok.toml", fakeEnv).gateway.host,
-            "127.0.0.1");
-  EXPECT_EQ(parseConfig(withListen("[::1]:0"), "ok.toml", fakeEnv).gateway.host, "::1");
+TEST(ConfigValues, AcceptsListenAddressesAsTheListenerBindsThem) {
+  struct Listen {
+    std::string text;
+    std::string host;
+    std::uint16_t port;
+  };
+  for (const Listen& l : std::vector<Listen>{
+           {"localhost:0", "127.0.0.1", 0},
+           {"localhost:8080", "127.0.0.1", 8080},
+           {"127.0.0.1:0", "127.0.0.1", 0},
+           {"0.0.0.0:65535", "0.0.0.0", 65535},
+           {"10.1.2.3:00080", "10.1.2.3", 80},
+           {"[::1]:0", "::1", 0},
+           {"[::]:8080", "::", 8080},
+           {"[::ffff:127.0.0.1]:1", "::ffff:127.0.0.1", 1},
+       }) {
+    const Gateway g = parseConfig(withListen(l.text), "ok.toml", fakeEnv).gateway;
+    EXPECT_EQ(g.host, l.host) << l.text;
+    EXPECT_EQ(g.port, l.port) << l.text;
+  }
+}
+
+TEST(ConfigValues, AcceptsUrlsAsWritten) {
   struct Url {
     std::string text;
     bool tls;
@@ -272,6 +384,16 @@ TEST(ConfigValues, AcceptsListenAddressesAndUrlsAsWritten) {
            {"http://127.0.0.1:8000", false, "127.0.0.1", "8000", ""},
            {"http://[::1]:8000/v1", false, "::1", "8000", "/v1"},
            {"HTTP://Example.com/v1", false, "Example.com", "80", "/v1"},
+           {"HTTPS://api.example.com", true, "api.example.com", "443", ""},
+           {"https://api.example.com/", true, "api.example.com", "443", ""},
+           {"http://localhost:65535/v1//", false, "localhost", "65535", "/v1"},
+           {"http://vllm-1.internal:080/openai/v1", false, "vllm-1.internal", "80", "/openai/v1"},
+           {"http://[::ffff:10.0.0.1]:1/v1", false, "::ffff:10.0.0.1", "1", "/v1"},
+           {"http://x/v1/..x/a.b/%20", false, "x", "80", "/v1/..x/a.b/%20"},
+           {"http://123.example.com/v1", false, "123.example.com", "80", "/v1"},
+           {"http://" + std::string(63, 'a') + ".com", false, std::string(63, 'a') + ".com", "80",
+            ""},
+           {"http://" + hostOfLength(253), false, hostOfLength(253), "80", ""},
        }) {
     const Config c = parseConfig(withProvider("api_base=\"" + u.text + "\""), "ok.toml", fakeEnv);
     const UpstreamUrl& got = c.models.at(0).providers.at(0).api_base;
@@ -280,9 +402,39 @@ TEST(ConfigValues, AcceptsListenAddressesAndUrlsAsWritten) {
     EXPECT_EQ(got.port, u.port) << u.text;
     EXPECT_EQ(got.path, u.path) << u.text;
   }
-  const Config pooled = parseConfig(withProvider("api_base=\"http://x\"\npool_idle_timeout_ms=300"),
-                                    "ok.toml", fakeEnv);
-  EXPECT_EQ(pooled.models.at(0).providers.at(0).pool_idle_timeout, Millis(300));
+}
+
+TEST(ConfigValues, AcceptsTimeoutsUpToTheTotalAndPoolIdle) {
+  const Provider defaults = parseConfig(withProvider("api_base=\"http://x\""), "ok.toml", fakeEnv)
+                                .models.at(0)
+                                .providers.at(0);
+  EXPECT_EQ(defaults.pool_idle_timeout, Millis(4'000));
+  const Provider p = parseConfig(withProvider("api_base=\"http://x\"\nconnect_timeout_ms=800\n"
+                                              "first_byte_timeout_ms=800\ntotal_timeout_ms=800\n"
+                                              "pool_idle_timeout_ms=300"),
+                                 "ok.toml", fakeEnv)
+                         .models.at(0)
+                         .providers.at(0);
+  EXPECT_EQ(p.connect_timeout, Millis(800));
+  EXPECT_EQ(p.first_byte_timeout, Millis(800));
+  EXPECT_EQ(p.total_timeout, Millis(800));
+  EXPECT_EQ(p.pool_idle_timeout, Millis(300));
+  EXPECT_EQ(parseConfig(withProvider("api_base=\"http://x\"\npool_idle_timeout_ms=86400000"),
+                        "ok.toml", fakeEnv)
+                .models.at(0)
+                .providers.at(0)
+                .pool_idle_timeout,
+            Millis(86'400'000));
+}
+
+TEST(ConfigValues, AcceptsFiniteNonNegativeCosts) {
+  for (const auto& [value, expected] : std::vector<std::pair<std::string, double>>{
+           {"0", 0.0}, {"0.0", 0.0}, {"+0.0", 0.0}, {"2", 2.0}, {"1.5e-7", 1.5e-7}}) {
+    const Model m =
+        parseConfig(withCost("input_cost_per_token", value), "ok.toml", fakeEnv).models.at(0);
+    EXPECT_EQ(m.input_cost_per_token, expected) << value;
+    EXPECT_FALSE(std::signbit(m.input_cost_per_token)) << value;
+  }
 }
 
 TEST(IsModelId, LowercaseWordsJoinedByUnderscores) {

@@ -30,6 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     provider.model = "upstream-model";
     std::string upstream = providers::buildChatBody(*req, provider);
     check(text::isValidUtf8(upstream));
+    rapidjson::Document doc;
+    check(!json::parse(doc, upstream));
     auto again = openai::decodeChatRequest(upstream);
     check(again.ok());
     check(again->model == provider.model);

@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace tollgate::config;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const EnvLookup env = [](const std::string&) -> std::optional<std::string> {
-    return "sk-fuzz-0123456789abcd";
+    return "sk-fuzz-0123456789ab";  // 20 characters.
   };
   try {
     const Config c = parseConfig(text, "fuzz.toml", env);

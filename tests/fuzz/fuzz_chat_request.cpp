@@ -8,18 +8,11 @@
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "fuzz_check.hpp"
 #include "openai/chat_request.hpp"
 #include "providers/openai_compatible.hpp"
 
-namespace {
-
-void check(bool ok) {
-  if (!ok) {
-    std::abort();
-  }
-}
-
-}  // namespace
+using tollgate::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tollgate;

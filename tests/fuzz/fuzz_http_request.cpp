@@ -8,18 +8,15 @@
 #include <optional>
 #include <string_view>
 
+#include "fuzz_check.hpp"
 #include "net/http_readers.hpp"
 
 namespace {
 
+using tollgate::fuzz::check;
+
 constexpr std::size_t kMaxHeader = 1024;
 constexpr std::size_t kMaxBody = 4096;
-
-void check(bool ok) {
-  if (!ok) {
-    std::abort();
-  }
-}
 
 }  // namespace
 

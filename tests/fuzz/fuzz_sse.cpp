@@ -5,15 +5,12 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.hpp"
 #include "openai/sse.hpp"
 
 namespace {
 
-void check(bool ok) {
-  if (!ok) {
-    std::abort();
-  }
-}
+using tollgate::fuzz::check;
 
 constexpr std::size_t kMaxEvent = 4096;
 

@@ -8,17 +8,10 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "fuzz_check.hpp"
 #include "net/http_readers.hpp"
 
-namespace {
-
-void check(bool ok) {
-  if (!ok) {
-    std::abort();
-  }
-}
-
-}  // namespace
+using tollgate::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using tollgate::net::ResponseReader;

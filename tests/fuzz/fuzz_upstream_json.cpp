@@ -7,16 +7,13 @@
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "fuzz_check.hpp"
 #include "openai/chat_response.hpp"
 #include "providers/openai_compatible.hpp"
 
 namespace {
 
-void check(bool ok) {
-  if (!ok) {
-    std::abort();
-  }
-}
+using tollgate::fuzz::check;
 
 void checkJson(const std::string& text) {
   rapidjson::Document doc;

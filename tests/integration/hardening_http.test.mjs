@@ -2,14 +2,14 @@
 // lines that never end, HEAD, absolute-form targets, Expect: 100-continue, JSON nested past the
 // limit, repeated keys and invalid text. Raw sockets, so the bytes on the wire are what is tested.
 
-import { describe, test, before, after, beforeEach } from 'node:test';
+import { describe, test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, standardConfig, closedPort, rawConnect, assertError, ensureServing, chatBody,
-  sleep,
+  sleep, waitFor, assertStillServing, parseHttpResponse,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 15_000 };
@@ -27,6 +27,10 @@ before(async () => {
 });
 beforeEach(async () => {
   if (gw) gw = await ensureServing(gw, { config });
+});
+// Every attack must leave the gateway serving (a crash fails the test that caused it).
+afterEach(async () => {
+  if (gw) await assertStillServing(gw);
 });
 after(async () => {
   await gw?.stop();
@@ -50,6 +54,24 @@ async function exchange(bytes, { waitMs = 3000 } = {}) {
   const closed = await c.waitClosed(500);
   c.close();
   return { responses, closed };
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Sends `bytes` on a fresh connection that asks to be closed; returns the raw answer and its parse. */
+async function rawExchange(bytes) {
+  const c = await rawConnect(gw.port);
+  await c.write(bytes);
+  await c.waitClosed(3000);
+  const raw = Buffer.from(c.buffered);
+  c.close();
+  const r = raw.length ? parseHttpResponse(raw, { complete: true }) : null;
+  return { raw, r };
+}
+
+/** Asserts `buf` (a whole answer) decodes as UTF-8 without a replacement. */
+function assertUtf8(buf) {
+  assert.doesNotThrow(() => strictUtf8.decode(buf), `the answer is not valid UTF-8: ${buf.toString('latin1').slice(0, 300)}`);
 }
 
 describe('request smuggling: ambiguous framing is refused and the connection closed', () => {
@@ -118,48 +140,82 @@ describe('chunk metadata is bounded', () => {
         if (!socket.write(filler)) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
         sent += filler.length;
       }
-      await sleep(200);
+      // Refused and closed well before body_timeout_ms (10 s).
+      await waitFor(() => closed, 3000).catch(() => {});
+      const took = Date.now() - t0;
+      await sleep(100);
       const grown = rssKiB(gw.pid) - before;
       socket.destroy();
-      assert.match(received, /^HTTP\/1\.1 400 /, `got ${received.slice(0, 200)}`);
-      assert.ok(Date.now() - t0 < 5000, 'not refused before the body timeout');
+      assert.match(received, /^HTTP\/1\.1 400 /, `got ${JSON.stringify(received.slice(0, 200))} after ${sent} bytes`);
+      assert.ok(closed, 'connection still open');
+      assert.ok(took < 5000, `refused after ${took} ms, not well before the body timeout`);
       assert.ok(grown < 32 * 1024, `RSS grew by ${grown} KiB after ${sent} bytes`);
     });
   }
 });
 
+/**
+ * Waits until the bytes received on `c` past `offset` contain `needle`, then a moment more so that
+ * bytes that should not come (a body after a HEAD answer) would have arrived. Returns them as text.
+ */
+async function received(c, needle, offset = 0) {
+  await waitFor(() => c.buffered.subarray(offset).includes(needle), 3000).catch(() => {});
+  await sleep(150);
+  return c.buffered.subarray(offset).toString('latin1');
+}
+
 describe('HEAD, absolute-form targets and Expect: 100-continue', () => {
-  test('HEAD /health -> GET\'s head without a body; the connection stays usable', T, async () => {
+  test('HEAD /health -> GET\'s head without a body; a GET on the same connection then answers', T, async () => {
     const c = await rawConnect(gw.port);
-    await c.write('HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n');
-    await sleep(200);
-    const head = c.buffered.toString('latin1');
-    assert.match(head, /^HTTP\/1\.1 200 /);
-    assert.match(head, /Content-Length: 15\r\n/i);
-    assert.ok(head.endsWith('\r\n\r\n'), `bytes after the head: ${JSON.stringify(head)}`);
-    c.socket.read();
-    const fresh = await rawConnect(gw.port);
-    await fresh.write('HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n');
-    await sleep(200);
-    const both = fresh.buffered.toString('latin1');
-    const parts = both.split('HTTP/1.1 200 OK');
-    assert.equal(parts.length, 3, both);
-    assert.ok(both.endsWith('{"status":"ok"}'), both);
-    c.close();
-    fresh.close();
+    try {
+      await c.write('HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      const head = await received(c, '\r\n\r\n');
+      assert.match(head, /^HTTP\/1\.1 200 /, head);
+      assert.match(head, /\r\nContent-Length: 15\r\n/i, head);
+      assert.ok(head.endsWith('\r\n\r\n'), `bytes after the head: ${JSON.stringify(head)}`);
+      assert.equal(head.split('HTTP/1.1').length, 2, head);
+      await c.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      const next = await received(c, '{"status":"ok"}', head.length);
+      assert.match(next, /^HTTP\/1\.1 200 [^]*\r\n\r\n\{"status":"ok"\}$/, JSON.stringify(next));
+      assert.equal(c.closed, false);
+    } finally {
+      c.close();
+    }
   });
 
-  test('HEAD on a POST endpoint -> 405 with Allow and no body; HEAD on nothing -> 404 with no body', T, async () => {
+  test('HEAD pipelined before a GET: one head, then the GET\'s full answer', T, async () => {
     const c = await rawConnect(gw.port);
-    await c.write(`HEAD ${CHAT} HTTP/1.1\r\nHost: x\r\n\r\nHEAD /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n`);
-    await sleep(200);
-    const text = c.buffered.toString('latin1');
-    c.close();
-    const heads = text.split(/(?=HTTP\/1\.1 )/);
-    assert.equal(heads.length, 3, text);
-    assert.match(heads[0], /^HTTP\/1\.1 405 [^]*\r\nAllow: POST\r\n\r\n$/);
-    assert.match(heads[1], /^HTTP\/1\.1 404 [^]*\r\n\r\n$/);
-    assert.match(heads[2], /^HTTP\/1\.1 200 [^]*\{"status":"ok"\}$/);
+    try {
+      await c.write('HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      const both = await received(c, '{"status":"ok"}');
+      const parts = both.split(/(?=HTTP\/1\.1 )/);
+      assert.equal(parts.length, 2, JSON.stringify(both));
+      assert.match(parts[0], /^HTTP\/1\.1 200 [^]*\r\n\r\n$/, JSON.stringify(parts[0]));
+      assert.match(parts[1], /^HTTP\/1\.1 200 [^]*\r\n\r\n\{"status":"ok"\}$/, JSON.stringify(parts[1]));
+    } finally {
+      c.close();
+    }
+  });
+
+  test('HEAD on the chat endpoint -> 405 with Allow: POST and no body; HEAD /nope -> 404 with no body; the connection stays usable', T, async () => {
+    const c = await rawConnect(gw.port);
+    try {
+      await c.write(`HEAD ${CHAT} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const h405 = await received(c, '\r\n\r\n');
+      assert.match(h405, /^HTTP\/1\.1 405 /, h405);
+      assert.match(h405, /\r\nAllow: POST\r\n/i, h405);
+      assert.ok(h405.endsWith('\r\n\r\n') && h405.split('HTTP/1.1').length === 2, `bytes after the head: ${JSON.stringify(h405)}`);
+      assert.equal(c.closed, false, 'connection closed after the 405');
+      await c.write('HEAD /nope HTTP/1.1\r\nHost: x\r\n\r\n');
+      const h404 = await received(c, '\r\n\r\n', h405.length);
+      assert.match(h404, /^HTTP\/1\.1 404 /, h404);
+      assert.ok(h404.endsWith('\r\n\r\n') && h404.split('HTTP/1.1').length === 2, `bytes after the head: ${JSON.stringify(h404)}`);
+      await c.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      const ok = await received(c, '{"status":"ok"}', h405.length + h404.length);
+      assert.match(ok, /^HTTP\/1\.1 200 [^]*\{"status":"ok"\}$/, JSON.stringify(ok));
+    } finally {
+      c.close();
+    }
   });
 
   test('an absolute-form target is served by its path', T, async () => {
@@ -175,35 +231,41 @@ describe('HEAD, absolute-form targets and Expect: 100-continue', () => {
   ]) {
     test(`Expect: 100-continue with ${name} -> ${status} without a 100 first`, T, async () => {
       const c = await rawConnect(gw.port);
-      await c.write(`${head}Expect: 100-continue\r\n\r\n`);
-      await sleep(300);
-      const text = c.buffered.toString('latin1');
-      c.close();
-      assert.match(text, new RegExp(`^HTTP/1\\.1 ${status} `), text);
-      assert.ok(!text.includes('100 Continue'), text);
+      try {
+        await c.write(`${head}Expect: 100-continue\r\n\r\n`);
+        const text = await received(c, `HTTP/1.1 ${status} `);
+        assert.match(text, new RegExp(`^HTTP/1\\.1 ${status} `), text);
+        assert.ok(!/HTTP\/1\.1 100 /.test(text), text);
+      } finally {
+        c.close();
+      }
     });
   }
 
-  test('Expect: 100-continue from an HTTP/1.0 client gets no 100', T, async () => {
+  test('Expect: 100-continue from an HTTP/1.0 client that sends its body gets no 100, only the 200', T, async () => {
     const body = JSON.stringify(chatBody('hi'));
-    const { responses } = await exchange(`POST ${CHAT} HTTP/1.0\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-    assert.equal(responses[0]?.status, 200);
-    assert.equal(responses.length, 1);
+    const { raw, r } = await rawExchange(`POST ${CHAT} HTTP/1.0\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const text = raw.toString('latin1');
+    assert.ok(!/HTTP\/1\.[01] 100 /.test(text), text.slice(0, 300));
+    assert.equal(r?.status, 200, text.slice(0, 300));
+    assert.equal(text.split(/HTTP\/1\.[01] \d{3} /).length, 2, text.slice(0, 300));
   });
 
   test('Expect: 100-continue on a valid request: 100, then the body, then 200', T, async () => {
     const body = JSON.stringify(chatBody('hi'));
     const c = await rawConnect(gw.port);
-    await c.write(`POST ${CHAT} HTTP/1.1\r\n${JSON_HEADERS}Expect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`);
-    await sleep(300);
-    assert.equal(c.buffered.toString('latin1'), 'HTTP/1.1 100 Continue\r\n\r\n');
-    c.socket.read();
-    const cont = c.buffered.length;
-    await c.write(body);
-    await sleep(500);
-    const rest = c.buffered.subarray(cont).toString('latin1');
-    c.close();
-    assert.match(rest, /^HTTP\/1\.1 200 /, rest);
+    try {
+      await c.write(`POST ${CHAT} HTTP/1.1\r\n${JSON_HEADERS}Expect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`);
+      const cont = await received(c, '\r\n\r\n');
+      assert.equal(cont, 'HTTP/1.1 100 Continue\r\n\r\n');
+      await c.write(body);
+      const rest = await received(c, '"chat.completion"', cont.length);
+      assert.match(rest, /^HTTP\/1\.1 200 /, rest);
+      const r = parseHttpResponse(c.buffered.subarray(cont.length));
+      assert.equal(r?.json?.object, 'chat.completion', rest);
+    } finally {
+      c.close();
+    }
   });
 });
 
@@ -249,20 +311,28 @@ describe('JSON bodies: depth, repeated keys and text', () => {
   test('a lone low surrogate escape -> 400 invalid_json', T, async () => {
     assertError(await postRaw('{"model":"mock_model","messages":[{"role":"user","content":"\\udc00"}]}'), { status: 400, code: 'invalid_json' });
   });
-  test('control and non-UTF-8 bytes in a path come back escaped, in valid JSON', T, async () => {
-    const { responses } = await exchange(Buffer.concat([Buffer.from('GET /v1/'), Buffer.from([0xff, 0x01]), Buffer.from('x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')]));
-    const r = responses[0];
+  test('control and non-UTF-8 bytes in a path: the error body is valid UTF-8 JSON', T, async () => {
+    const { raw, r } = await rawExchange(Buffer.concat([Buffer.from('GET /v1/'), Buffer.from([0xff, 0x01]), Buffer.from('x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')]));
     assert.ok(r, 'no answer');
-    if (r.status === 404) {
-      assert.ok(r.json, r.text);
-      assert.match(r.json.error.message, /\\xff/);
-    } else {
-      assertError(r, { status: 400 });
-    }
+    assertUtf8(raw);
+    assert.ok(r.status === 404 || r.status === 400, `status ${r.status}`);
+    const e = assertError({ ...r, json: JSON.parse(r.text) }, {});
+    assert.ok(!e.message.includes('\u0001'), e.message);
   });
-  test('unknown field names with control bytes are listed escaped, in valid JSON', T, async () => {
+  test('unknown field names with escaped control bytes are listed in valid JSON', T, async () => {
     const r = await postRaw('{"model":"mock_model","messages":[{"role":"user","content":"x"}],"a\\u0001b":1,"tollgate::deny_unknown_fields":true}');
     const e = assertError(r, { status: 400, code: 'unknown_parameter' });
     assert.ok(e.message.includes('a\u0001b'));
   });
+  for (const [name, bytes] of [['0xFF', [0xff]], ['0xC3 0x28', [0xc3, 0x28]], ['a raw 0x01', [0x01]], ['a raw 0x7F and 0x1B', [0x7f, 0x1b]]]) {
+    test(`a field name with ${name} and deny_unknown_fields -> 400 in valid UTF-8 JSON`, T, async () => {
+      const body = Buffer.concat([
+        Buffer.from('{"model":"mock_model","messages":[{"role":"user","content":"x"}],"tollgate::deny_unknown_fields":true,"k'),
+        Buffer.from(bytes), Buffer.from('":1}'),
+      ]);
+      const r = await postRaw(body);
+      assertError(r, { status: 400 });
+      assert.match(r.json.error.code, /^(invalid_json|unknown_parameter)$/);
+    });
+  }
 });

@@ -112,10 +112,10 @@ describe('running out of file descriptors', () => {
       before.close();
       for (const s of flood) s.destroy();
       flood.length = 0;
+      // A new client is served within 2 s of the flood closing.
       await waitFor(async () => {
-        try { return (await fetch(`${gw.baseURL}/health`)).status === 200; } catch { return false; }
-      }, 3000, 100);
-      assert.match(gw.stderr, /cannot accept connections/);
+        try { return (await fetch(`${gw.baseURL}/health`, { signal: AbortSignal.timeout(1000) })).status === 200; } catch { return false; }
+      }, 2000, 100);
     } finally {
       for (const s of flood) s.destroy();
       await gw.stop();

@@ -1,12 +1,13 @@
 // What a misbehaving upstream can send back: our own credentials echoed in any text, and JSON
 // nested far past the limit. The provider key never reaches the client, and the gateway serves on.
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, assertError,
-  UPSTREAM_KEY, UPSTREAM_KEY_ENV,
+  UPSTREAM_KEY, UPSTREAM_KEY_ENV, standardConfig, closedPort, assertStillServing,
 } from '../fixtures/gateway.mjs';
+import { startMock } from '../fixtures/mock_upstream.mjs';
 import { startRawUpstream, completionResponse, sseChunk, lastUserText } from '../fixtures/raw_upstream.mjs';
 
 const T = { timeout: 15_000 };
@@ -55,6 +56,10 @@ before(async () => {
 after(async () => {
   await gw?.stop();
   await up?.close();
+});
+// Whatever the upstream sent, the gateway serves on.
+afterEach(async () => {
+  if (gw) await assertStillServing(gw);
 });
 
 async function chat(text, extra = {}) {
@@ -106,5 +111,71 @@ describe('upstream JSON nested past the limit', () => {
     assert.match(r.text, /data: \{"error":/);
     assert.ok(!r.text.includes('[DONE]'));
     assert.equal((await fetch(`${gw.baseURL}/health`)).status, 200);
+  });
+});
+
+describe('mock_model: an upstream echoing our request headers never shows the client the key', () => {
+  let mock;
+  let mgw;
+  before(async () => {
+    mock = await startMock();
+    mgw = await startGateway({ config: standardConfig(mock.url, `http://127.0.0.1:${await closedPort()}/v1`) });
+  });
+  after(async () => {
+    await mgw?.stop();
+    await mock?.close();
+  });
+  afterEach(async () => {
+    if (mgw) await assertStillServing(mgw);
+  });
+
+  /** Posts to mock_model; asserts the key reached the mock and not the client. */
+  async function ask(content, extra = {}) {
+    const before = mock.requests.length;
+    const res = await fetch(mgw.baseURL + CHAT, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(chatBody(content, extra)),
+    });
+    const text = await res.text();
+    assert.equal(mock.requests.at(-1)?.headers.authorization, `Bearer ${UPSTREAM_KEY}`, 'the key was not sent upstream');
+    assert.ok(mock.requests.length > before);
+    assert.ok(!text.includes(UPSTREAM_KEY), `the provider key reached the client: ${text.slice(0, 400)}`);
+    let parsed;
+    try { parsed = JSON.parse(text); } catch { parsed = undefined; }
+    return { status: res.status, headers: res.headers, text, json: parsed, res };
+  }
+
+  for (const status of [401, 403]) {
+    test(`upstream ${status} echoing the request headers -> 502 upstream_auth_failed (api_error)`, T, async () => {
+      assertError(await ask(`mock:status=${status} mock:echo-headers`), { status: 502, type: 'api_error', code: 'upstream_auth_failed' });
+    });
+  }
+  for (const [up, status, code] of [[400, 400, 'upstream_invalid_request'], [500, 502, 'upstream_error'], [429, 429, 'upstream_rate_limited']]) {
+    test(`upstream ${up} whose message quotes the key -> ${status} ${code}, message says [redacted]`, T, async () => {
+      const e = assertError(await ask(`mock:status=${up} mock:echo-headers`), { status, code });
+      assert.ok(e.message.includes('[redacted]'), e.message);
+    });
+  }
+  test('a stream error event quoting the key -> [redacted]', T, async () => {
+    const r = await ask('mock:stream-error mock:echo-headers', { stream: true });
+    assert.equal(r.status, 200, r.text);
+    const errLine = r.text.split('\n').find((l) => l.startsWith('data: {"error"'));
+    assert.ok(errLine, r.text.slice(-400));
+    const ev = JSON.parse(errLine.slice(6));
+    assert.ok(ev.error.message.includes('[redacted]'), ev.error.message);
+    assert.ok(!r.text.includes('data: [DONE]'));
+  });
+  test('streamed content quoting the key -> [redacted]', T, async () => {
+    const r = await ask('mock:echo-headers', { stream: true });
+    assert.match(r.text, /data: \[DONE\]/);
+    assert.ok(r.text.includes('[redacted]'), r.text.slice(0, 400));
+  });
+  test('a completion quoting the key with include_raw_response: neither content nor raw_response holds it', T, async () => {
+    const r = await ask('mock:echo-headers', { 'tollgate::include_raw_response': true });
+    assert.equal(r.status, 200, r.text);
+    const content = r.json.choices[0].message.content;
+    assert.ok(content.includes('[redacted]'), content);
+    assert.ok('tollgate::raw_response' in r.json, Object.keys(r.json).join(','));
+    assert.ok(!JSON.stringify(r.json['tollgate::raw_response']).includes(UPSTREAM_KEY));
   });
 });

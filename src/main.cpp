@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/gateway.hpp"
 #include "config/config.hpp"
-#include "net/http_server.hpp"
 
 namespace {
 
@@ -33,7 +33,7 @@ int serve(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
-  return tollgate::net::serve(config);
+  return tollgate::api::runGateway(config);
 }
 
 int checkConfig(int argc, char** argv) {

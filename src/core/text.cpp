@@ -114,4 +114,29 @@ std::string printable(std::string_view s, std::size_t max_bytes) {
   return out;
 }
 
+std::optional<std::string> percentDecode(std::string_view s) {
+  const auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);
+      continue;
+    }
+    const int hi = i + 2 < s.size() ? hex(s[i + 1]) : -1;
+    const int lo = hi >= 0 ? hex(s[i + 2]) : -1;
+    if (lo < 0) {
+      return std::nullopt;
+    }
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
 }  // namespace tollgate::text

@@ -2,6 +2,7 @@
 // error messages and logs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,8 @@ bool isMediaType(std::string_view content_type, std::string_view type);
 /// `s` with every byte outside printable ASCII written as `\xNN`, at most `max_bytes` of input
 /// (then "…"): client or upstream bytes made safe to put into an error message or a log line.
 std::string printable(std::string_view s, std::size_t max_bytes = 200);
+
+/// `s` with its %XX escapes decoded (RFC 3986 §2.1); nullopt for a malformed escape.
+std::optional<std::string> percentDecode(std::string_view s);
 
 }  // namespace tollgate::text

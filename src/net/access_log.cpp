@@ -14,20 +14,30 @@ double millis(std::chrono::microseconds us) {
 
 }  // namespace
 
-void AccessLog::write(const AccessLogEntry& e) {
+void AccessLog::write(const http::RequestContext& e) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch());
   json::Writer w;
   w.startObject();
   w.field("ts_ms", static_cast<std::int64_t>(now.count()));
+  w.field("request_id", e.request_id);
   w.field("method", e.method);
   w.field("path", e.path);
   w.field("status", e.status);
   w.field("model", e.model);
+  w.field("provider", e.provider);
+  if (!e.error_code.empty()) {
+    w.field("error", e.error_code);
+  }
   w.field("upstream_ms", millis(e.upstream));
-  w.field("total_ms", millis(e.total));
+  w.field("total_ms", millis(std::chrono::duration_cast<std::chrono::microseconds>(
+                          http::RequestContext::Clock::now() - e.started)));
   w.field("bytes_in", static_cast<std::int64_t>(e.bytes_in));
   w.field("bytes_out", static_cast<std::int64_t>(e.bytes_out));
+  if (e.usage.prompt_tokens + e.usage.completion_tokens > 0) {
+    w.field("prompt_tokens", e.usage.prompt_tokens);
+    w.field("completion_tokens", e.usage.completion_tokens);
+  }
   w.endObject();
   pending_ += w.take();
   pending_.push_back('\n');

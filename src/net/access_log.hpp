@@ -1,5 +1,6 @@
-// One structured (JSON) line per request on stderr. It names no secret: no headers, no bodies,
-// no query strings. Lines are written in batches, off the per-request path.
+// One structured (JSON) line per exchange on stderr, read from its RequestContext. It names no
+// secret: no headers, no bodies, no query strings. Lines are written in batches, off the
+// per-request path.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -9,18 +10,9 @@
 #include <string>
 #include <string_view>
 
-namespace tollgate::net {
+#include "http/request_context.hpp"
 
-struct AccessLogEntry {
-  std::string_view method;
-  std::string_view path;  ///< Without the query string.
-  int status = 0;
-  std::string model;
-  std::chrono::microseconds upstream{0};  ///< Zero when no upstream was called.
-  std::chrono::microseconds total{0};
-  std::size_t bytes_in = 0;
-  std::size_t bytes_out = 0;
-};
+namespace tollgate::net {
 
 /// One worker's access log: lines wait at most kFlushDelay, or until kFlushBytes are pending,
 /// and leave in one write. Not thread-safe: one per io_context thread.
@@ -34,7 +26,8 @@ class AccessLog {
   AccessLog(const AccessLog&) = delete;
   AccessLog& operator=(const AccessLog&) = delete;
 
-  void write(const AccessLogEntry& entry);
+  /// The line of one finished exchange.
+  void write(const http::RequestContext& ctx);
   void flush();
 
  private:

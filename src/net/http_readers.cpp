@@ -42,6 +42,21 @@ RequestReader::RequestReader(std::size_t max_header_bytes, std::size_t max_body_
   parser_.eager(false);  // Stop after the head: it is checked before the body is read.
 }
 
+Error RequestReader::tooLarge() const {
+  return Error{ErrorKind::PayloadTooLarge,
+               "request body exceeds " + std::to_string(max_body_bytes_) + " bytes", ""};
+}
+
+bool RequestReader::limitBody(std::size_t max_body_bytes) {
+  max_body_bytes_ = max_body_bytes;
+  if (const auto length = parser_.content_length(); length && *length > max_body_bytes) {
+    fail(tooLarge());
+    return false;
+  }
+  parser_.body_limit(max_body_bytes);
+  return true;
+}
+
 RequestReader::Step RequestReader::fail(Error e) {
   error_ = std::move(e);
   return Step::Failed;
@@ -62,8 +77,7 @@ RequestReader::Step RequestReader::parse(beast::flat_buffer& buffer) {
     }
     if (ec == http::error::body_limit) {
       // Also raised with the head, when Content-Length already exceeds the limit.
-      return fail(Error{ErrorKind::PayloadTooLarge,
-                        "request body exceeds " + std::to_string(max_body_bytes_) + " bytes", ""});
+      return fail(tooLarge());
     }
     if (ec && ec != http::error::need_more) {
       return fail(malformed(ec.message()));

@@ -38,6 +38,11 @@ class RequestReader {
   /// stay in the buffer.
   Step parse(boost::beast::flat_buffer& buffer);
 
+  /// Bounds the body by its route's limit, once the head is read (the limit given to the
+  /// constructor bounds it before routing). False when Content-Length already exceeds it: then
+  /// error() is the 413.
+  bool limitBody(std::size_t max_body_bytes);
+
   /// The most bytes the session's buffer may hold while this request is read.
   std::size_t bufferLimit() const { return buffer_limit_; }
 
@@ -47,6 +52,7 @@ class RequestReader {
 
  private:
   Step fail(Error e);
+  Error tooLarge() const;
 
   boost::beast::http::request_parser<boost::beast::http::string_body> parser_;
   std::size_t max_header_bytes_;

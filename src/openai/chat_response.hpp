@@ -74,6 +74,7 @@ struct ResponseMeta {
   std::string service_tier;
   bool include_raw_usage = false;
   bool include_raw_response = false;
+  bool include_usage = false;  ///< Streams: whether the client asked for the usage chunk.
 };
 
 /// The `chat.completion` object.

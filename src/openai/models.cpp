@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "core/json.hpp"
+#include "core/text.hpp"
 
 namespace tollgate::openai {
 namespace {
@@ -51,6 +52,26 @@ void writeStrings(json::Writer& w, std::string_view key, const std::vector<std::
   w.endArray();
 }
 
+/// One item of the list (spec §2.2).
+void writeModel(json::Writer& w, const config::Model& m) {
+  w.startObject();
+  w.field("id", m.id);
+  w.field("object", "model");
+  w.field("created", m.created);
+  w.field("owned_by", m.owned_by);
+  w.field("is_active", m.is_active);
+  w.field("input_cost_per_token", m.input_cost_per_token);
+  w.field("output_cost_per_token", m.output_cost_per_token);
+  w.field("max_input_tokens", m.max_input_tokens);
+  w.field("max_output_tokens", m.max_output_tokens);
+  writeStrings(w, "input_modalities", m.input_modalities);
+  writeStrings(w, "output_modalities", m.output_modalities);
+  w.field("display_name", m.display_name);
+  w.key("model_info");
+  w.raw(m.model_info_json);
+  w.endObject();
+}
+
 }  // namespace
 
 Result<std::string> listModels(const config::Config& config, std::string_view query) {
@@ -71,25 +92,28 @@ Result<std::string> listModels(const config::Config& config, std::string_view qu
     if ((m.tee && !*allow_tee) || (m.zdr && !*allow_zdr)) {
       continue;
     }
-    w.startObject();
-    w.field("id", m.id);
-    w.field("object", "model");
-    w.field("created", m.created);
-    w.field("owned_by", m.owned_by);
-    w.field("is_active", m.is_active);
-    w.field("input_cost_per_token", m.input_cost_per_token);
-    w.field("output_cost_per_token", m.output_cost_per_token);
-    w.field("max_input_tokens", m.max_input_tokens);
-    w.field("max_output_tokens", m.max_output_tokens);
-    writeStrings(w, "input_modalities", m.input_modalities);
-    writeStrings(w, "output_modalities", m.output_modalities);
-    w.field("display_name", m.display_name);
-    w.key("model_info");
-    w.raw(m.model_info_json);
-    w.endObject();
+    writeModel(w, m);
   }
   w.endArray();
   w.endObject();
+  return w.take();
+}
+
+}  // namespace tollgate::openai
+
+namespace tollgate::openai {
+
+Result<std::string> retrieveModel(const config::Config& config, std::string_view id) {
+  const config::Model* m = config::isModelId(id) ? config.findModel(id) : nullptr;
+  if (m == nullptr) {
+    return Error{ErrorKind::ModelNotFound,
+                 "The model '" + text::printable(id) +
+                     "' does not exist. Model ids are lowercase words joined by underscores; "
+                     "GET /v1/models lists them.",
+                 "model"};
+  }
+  json::Writer w;
+  writeModel(w, *m);
   return w.take();
 }
 

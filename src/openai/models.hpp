@@ -1,4 +1,5 @@
-// GET /v1/models (spec §4.5): the catalogue of configured models, filtered by allow_tee/allow_zdr.
+// GET /v1/models (spec §4.5): the catalogue of configured models, filtered by allow_tee/allow_zdr,
+// and GET /v1/models/{id}: one item (spec §2.2).
 #pragma once
 
 #include <string>
@@ -11,5 +12,8 @@ namespace tollgate::openai {
 
 /// The `{object:"list",data:[…]}` body for the query string after '?' (may be empty).
 Result<std::string> listModels(const config::Config& config, std::string_view query);
+
+/// The item of model `id` (any configured model, active or not), or ModelNotFound (404).
+Result<std::string> retrieveModel(const config::Config& config, std::string_view id);
 
 }  // namespace tollgate::openai

@@ -1,13 +1,10 @@
 #include "providers/dummy.hpp"
 
-#include <rapidjson/document.h>
-
 #include <chrono>
 #include <vector>
 
 #include "core/ids.hpp"
 #include "core/json.hpp"
-#include "openai/chat_response.hpp"
 #include "openai/sse.hpp"
 
 namespace tollgate::providers {
@@ -16,6 +13,7 @@ namespace {
 using rapidjson::Value;
 
 constexpr const char* kFingerprint = "dummy";
+constexpr std::string_view kEventStream = "text/event-stream";
 
 /// The text of the last user message: a string, or the text parts of a content array.
 std::string lastUserText(const Value& messages) {
@@ -57,67 +55,51 @@ std::vector<std::string> tokens(std::string_view text) {
   return out;
 }
 
-LocalReply badRequest(std::string_view message) {
-  json::Writer w;
-  w.startObject();
-  w.key("error");
-  w.startObject();
-  w.field("message", message);
-  w.field("type", "invalid_request_error");
-  w.endObject();
-  w.endObject();
-  return {400, "application/json", w.take()};
-}
-
-}  // namespace
-
-LocalReply respondLocally(const std::string& upstream_body) {
-  rapidjson::Document req;
-  const Value* messages =
-      !json::parse(req, upstream_body) ? json::member(req, "messages") : nullptr;
-  if (messages == nullptr || !messages->IsArray()) {
-    return badRequest("messages is required");
-  }
-  // The answer is written with our own encoder: the adapter reads it like any upstream's.
-  const openai::ResponseMeta meta{std::string(json::stringMember(req, "model").value_or("echo")),
-                                  "", "default", false, false};
-  std::vector<std::string> pieces = tokens(lastUserText(*messages));
+/// The echo answer, decided from the typed request.
+struct Echo {
+  std::vector<std::string> pieces;
   std::string finish_reason = "stop";
   openai::Usage usage;
-  for (const Value& m : messages->GetArray()) {
+};
+
+Echo echo(const openai::ChatRequest& request) {
+  Echo e;
+  const Value& messages = request.body["messages"];  // Present: the decoder requires it.
+  e.pieces = tokens(lastUserText(messages));
+  for (const Value& m : messages.GetArray()) {
     if (auto c = json::stringMember(m, "content")) {
-      usage.prompt_tokens += static_cast<std::int64_t>(tokens(*c).size());
+      e.usage.prompt_tokens += static_cast<std::int64_t>(tokens(*c).size());
     }
   }
-  if (auto limit = json::intMember(req, "max_completion_tokens");
-      limit && static_cast<std::size_t>(*limit) < pieces.size()) {
-    pieces.resize(static_cast<std::size_t>(*limit));
-    finish_reason = "length";
+  if (request.max_completion_tokens &&
+      static_cast<std::size_t>(*request.max_completion_tokens) < e.pieces.size()) {
+    e.pieces.resize(static_cast<std::size_t>(*request.max_completion_tokens));
+    e.finish_reason = "length";
   }
-  usage.completion_tokens = static_cast<std::int64_t>(pieces.size());
-  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-  const std::string id = "chatcmpl-" + ids::uuidV7();
-  const std::int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count();
+  e.usage.completion_tokens = static_cast<std::int64_t>(e.pieces.size());
+  e.usage.total_tokens = e.usage.prompt_tokens + e.usage.completion_tokens;
+  return e;
+}
 
-  const Value* stream = json::member(req, "stream");
-  if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
-    openai::Choice choice;
-    choice.finish_reason = finish_reason;
-    choice.content.emplace();
-    for (const std::string& p : pieces) {
-      choice.content->append(p);
-    }
-    openai::Completion c;
-    c.id = id;
-    c.created = created;
-    c.system_fingerprint = kFingerprint;
-    c.choices.push_back(std::move(choice));
-    c.usage = usage;
-    return {200, "application/json", openai::encodeCompletion(c, meta)};
+std::string completionBody(Echo e, const std::string& id, std::int64_t created,
+                           const openai::ResponseMeta& meta) {
+  openai::Choice choice;
+  choice.finish_reason = e.finish_reason;
+  choice.content.emplace();
+  for (const std::string& p : e.pieces) {
+    choice.content->append(p);
   }
+  openai::Completion c;
+  c.id = id;
+  c.created = created;
+  c.system_fingerprint = kFingerprint;
+  c.choices.push_back(std::move(choice));
+  c.usage = e.usage;
+  return openai::encodeCompletion(c, meta);
+}
 
+std::string streamBody(Echo e, const std::string& id, std::int64_t created,
+                       const openai::ResponseMeta& meta) {
   std::string body;
   const auto event = [&](std::optional<openai::ChoiceDelta> delta, std::optional<openai::Usage> u) {
     openai::Chunk c;
@@ -134,17 +116,91 @@ LocalReply respondLocally(const std::string& upstream_body) {
   first.role = "assistant";
   first.content = "";
   event(std::move(first), std::nullopt);
-  for (std::string& p : pieces) {
+  for (std::string& p : e.pieces) {
     openai::ChoiceDelta d;
     d.content = std::move(p);
     event(std::move(d), std::nullopt);
   }
   openai::ChoiceDelta last;
-  last.finish_reason = finish_reason;
+  last.finish_reason = e.finish_reason;
   event(std::move(last), std::nullopt);
-  event(std::nullopt, usage);
+  if (meta.include_usage) {
+    event(std::nullopt, e.usage);
+  }
   body += openai::kSseDone;
-  return {200, "text/event-stream", body};
+  return body;
+}
+
+/// The answer is already in our wire format: passed through untouched.
+class DummyExchange final : public ChatExchange {
+ public:
+  DummyExchange(const openai::ChatRequest& request, const openai::ResponseMeta& meta)
+      : stream_(request.stream) {
+    Echo e = echo(request);
+    usage_ = e.usage;
+    const std::string id = "chatcmpl-" + ids::uuidV7();
+    const std::int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+    answer_ = stream_ ? streamBody(std::move(e), id, created, meta)
+                      : completionBody(std::move(e), id, created, meta);
+  }
+
+  /// The in-process transport answers with this request's body and content type.
+  UpstreamRequest request() override {
+    UpstreamRequest r;
+    r.content_type = stream_ ? kEventStream : "application/json";
+    r.body = std::move(answer_);
+    return r;
+  }
+
+  Result<std::string> completion(std::string& body) override { return std::move(body); }
+
+  Result<bool> event(std::string_view, std::string& data, std::string& out) override {
+    if (data == "[DONE]") {
+      return true;
+    }
+    out.append("data: ").append(data).append("\n\n");
+    return false;
+  }
+
+  Error error(int status, const std::string&) override {
+    return Error{ErrorKind::Internal, "the dummy provider failed with " + std::to_string(status),
+                 ""};
+  }
+
+ private:
+  bool stream_;
+  std::string answer_;
+};
+
+/// Answers every request with its own body: the answer DummyExchange prepared.
+class LoopbackTransport final : public Transport {
+ public:
+  boost::asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> start(
+      const config::Provider&, UpstreamRequest request) override {
+    co_return std::unique_ptr<UpstreamCall>(std::make_unique<BufferedCall>(
+        200, std::move(request.content_type), std::move(request.body)));
+  }
+};
+
+class DummyAdapter final : public Adapter {
+ public:
+  std::unique_ptr<ChatExchange> chat(const openai::ChatRequest& request, const config::Provider&,
+                                     const openai::ResponseMeta& meta) const override {
+    return std::make_unique<DummyExchange>(request, meta);
+  }
+  Transport* localTransport() const override { return &transport_; }
+
+ private:
+  mutable LoopbackTransport transport_;  // Stateless: safe to share between threads.
+};
+
+}  // namespace
+
+const Adapter& dummyAdapter() {
+  static const DummyAdapter adapter;
+  return adapter;
 }
 
 }  // namespace tollgate::providers

@@ -1,20 +1,14 @@
-// The `dummy` provider: an in-process stand-in for an OpenAI-compatible upstream. It answers the
-// request body the OpenAI adapter built by echoing the last user message, so a new install gives
-// real answers (streamed or not) with no upstream account, and tests need no network.
+// The `dummy` provider: answers in process by echoing the last user message, so a new install
+// gives real answers (streamed or not) with no upstream account, and tests need no network. Its
+// adapter writes the answer straight from the typed request, once, in our wire format; its
+// in-process transport hands that answer back, and nothing is parsed again.
 #pragma once
 
-#include <string>
-#include <string_view>
+#include "providers/adapter.hpp"
 
 namespace tollgate::providers {
 
-struct LocalReply {
-  int status = 200;
-  std::string content_type;
-  std::string body;
-};
-
-/// The reply an OpenAI-compatible server would give to `upstream_body`.
-LocalReply respondLocally(const std::string& upstream_body);
+/// The adapter of provider type "dummy", with its in-process transport.
+const Adapter& dummyAdapter();
 
 }  // namespace tollgate::providers

@@ -4,6 +4,7 @@
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "openai/sse.hpp"
 
 namespace tollgate::providers {
 namespace {
@@ -241,6 +242,87 @@ Error translateUpstreamError(int status, const std::string& body) {
     return Error{ErrorKind::UpstreamInvalidRequest, message, ""};
   }
   return Error{ErrorKind::UpstreamError, message, ""};
+}
+
+}  // namespace tollgate::providers
+
+namespace tollgate::providers {
+namespace {
+
+class OpenAiExchange final : public ChatExchange {
+ public:
+  OpenAiExchange(const openai::ChatRequest& request, const config::Provider& provider,
+                 const openai::ResponseMeta& meta)
+      : request_(request), provider_(provider), meta_(meta) {}
+
+  UpstreamRequest request() override {
+    UpstreamRequest r;
+    r.path = chatPath(provider_);
+    r.body = buildChatBody(request_, provider_);
+    r.headers.emplace_back("Accept", request_.stream ? "text/event-stream" : "application/json");
+    if (!provider_.api_key.empty()) {
+      r.headers.emplace_back("Authorization", "Bearer " + provider_.api_key);
+    }
+    return r;
+  }
+
+  Result<std::string> completion(std::string& body) override {
+    auto c = parseCompletion(body, keep());
+    if (!c) {
+      return std::move(c).error();
+    }
+    usage_ = c->usage;
+    return openai::encodeCompletion(*c, meta_);
+  }
+
+  Result<bool> event(std::string_view, std::string& data, std::string& out) override {
+    auto chunk = parseChunk(data, keep());
+    if (!chunk) {
+      return std::move(chunk).error();
+    }
+    if (!chunk->has_value()) {
+      return true;
+    }
+    openai::Chunk& c = **chunk;
+    if (c.usage) {
+      usage_ = c.usage;
+    }
+    if (!meta_.include_usage) {
+      if (c.choices.empty() && c.usage) {
+        return false;  // The usage chunk we asked for on our own account.
+      }
+      c.usage.reset();
+    }
+    out += openai::sseData(openai::encodeChunk(c, meta_));
+    return false;
+  }
+
+  Error error(int status, const std::string& body) override {
+    return translateUpstreamError(status, body);
+  }
+
+ private:
+  KeepRaw keep() const { return {meta_.include_raw_usage, meta_.include_raw_response}; }
+
+  const openai::ChatRequest& request_;
+  const config::Provider& provider_;
+  const openai::ResponseMeta& meta_;
+};
+
+class OpenAiAdapter final : public Adapter {
+ public:
+  std::unique_ptr<ChatExchange> chat(const openai::ChatRequest& request,
+                                     const config::Provider& provider,
+                                     const openai::ResponseMeta& meta) const override {
+    return std::make_unique<OpenAiExchange>(request, provider, meta);
+  }
+};
+
+}  // namespace
+
+const Adapter& openAiAdapter() {
+  static const OpenAiAdapter adapter;
+  return adapter;
 }
 
 }  // namespace tollgate::providers

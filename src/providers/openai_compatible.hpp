@@ -1,6 +1,6 @@
 // The adapter for any upstream speaking OpenAI's chat-completions wire (OpenAI, vLLM, llama.cpp,
-// Together, …): builds the upstream request and parses its answers into typed values. Sans I/O:
-// the net layer moves the bytes.
+// Together, …): builds the upstream request (Bearer credentials) and turns its answers into ours.
+// Sans I/O: a transport moves the bytes.
 #pragma once
 
 #include <optional>
@@ -11,6 +11,7 @@
 #include "core/result.hpp"
 #include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
+#include "providers/adapter.hpp"
 
 namespace tollgate::providers {
 
@@ -38,5 +39,8 @@ Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep)
 
 /// Our error for an upstream's non-2xx answer.
 Error translateUpstreamError(int status, const std::string& body);
+
+/// The adapter of provider type "openai".
+const Adapter& openAiAdapter();
 
 }  // namespace tollgate::providers

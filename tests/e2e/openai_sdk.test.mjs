@@ -263,6 +263,22 @@ describe('models via the SDK', () => {
     assert.equal(mock.display_name, 'Mock');
   });
 
+  test('models.retrieve() returns the item the list has', T, async () => {
+    const item = await client.models.retrieve('mock_model');
+    const listed = (await client.models.list()).data.find((m) => m.id === 'mock_model');
+    assert.deepEqual(item, listed);
+  });
+
+  for (const id of ['gpt-4o-mini', 'openai/gpt-4o-mini', 'nope']) {
+    test(`models.retrieve(${JSON.stringify(id)}) -> NotFoundError model_not_found`, T, async () => {
+      const err = await sdkError(() => client.models.retrieve(id));
+      assert.ok(err instanceof OpenAI.NotFoundError, `${err?.constructor?.name}: ${err?.message}`);
+      assert.equal(err.status, 404);
+      assert.equal(err.code, 'model_not_found');
+      assert.equal(err.param, 'model');
+    });
+  }
+
   test('models.list() with allow_tee=false via query', T, async () => {
     const page = await client.models.list({ query: { allow_tee: 'false' } });
     const ids = page.data.map((m) => m.id);

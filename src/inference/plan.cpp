@@ -1,8 +1,8 @@
-#include "routing/model_resolver.hpp"
+#include "inference/plan.hpp"
 
 #include <string>
 
-namespace tollgate::routing {
+namespace tollgate::inference {
 namespace {
 
 constexpr std::string_view kModelPrefix = "tollgate::model_name::";
@@ -14,8 +14,7 @@ Error notFound(std::string message) {
 
 }  // namespace
 
-Result<const config::Model*> resolveModel(const config::Config& config,
-                                          std::string_view requested) {
+Result<Plan> plan(const config::Config& config, std::string_view requested) {
   if (requested.starts_with(kFunctionPrefix)) {
     // Functions and their variants arrive with a later capability; none is configured yet.
     return notFound("function '" + std::string(requested.substr(kFunctionPrefix.size())) +
@@ -34,7 +33,7 @@ Result<const config::Model*> resolveModel(const config::Config& config,
   if (!model->is_active) {
     return notFound("The model '" + std::string(id) + "' is not active");
   }
-  return model;
+  return Plan{model, model->providers};
 }
 
-}  // namespace tollgate::routing
+}  // namespace tollgate::inference

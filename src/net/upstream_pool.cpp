@@ -1,3 +1,5 @@
+#include "net/upstream_pool.hpp"
+
 #include <netdb.h>
 #include <poll.h>
 
@@ -21,10 +23,12 @@
 #include <vector>
 
 #include "net/http_readers.hpp"
-#include "net/upstream_call.hpp"
 
 namespace tollgate::net {
 namespace {
+
+using providers::UpstreamCall;
+using providers::UpstreamRequest;
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -175,26 +179,29 @@ Error shuttingDown() {
   return Error{ErrorKind::ServiceUnavailable, "the gateway is shutting down", ""};
 }
 
-/// The request line and headers of a chat call. Written by hand: Beast's serializer costs
-/// several times more on this hot path. Config load keeps control characters out of the parts.
-std::string requestHead(const config::Provider& p, const std::string& path, bool stream,
-                        std::size_t length) {
+/// The request line and headers. Written by hand: Beast's serializer costs several times more
+/// on this hot path. Config load keeps control characters out of the parts; the adapter's
+/// headers are the gateway's own.
+std::string requestHead(const config::Provider& p, const UpstreamRequest& r) {
   const auto& url = p.api_base;
   const bool ipv6 = url.host.find(':') != std::string::npos;
   const bool default_port = url.port == (url.tls ? "443" : "80");
+  std::size_t size = kRequestHeadReserve + r.path.size();
+  for (const auto& [name, value] : r.headers) {
+    size += name.size() + value.size() + 4;
+  }
   std::string head;
-  head.reserve(kRequestHeadReserve + p.api_key.size());
-  head.append("POST ").append(path).append(" HTTP/1.1\r\nHost: ");
+  head.reserve(size);
+  head.append(r.method).append(" ").append(r.path).append(" HTTP/1.1\r\nHost: ");
   head.append(ipv6 ? "[" : "").append(url.host).append(ipv6 ? "]" : "");
   if (!default_port) {
     head.append(":").append(url.port);
   }
-  head.append("\r\nUser-Agent: tollgate\r\nContent-Type: application/json\r\nAccept: ")
-      .append(stream ? "text/event-stream" : "application/json");
-  if (!p.api_key.empty()) {
-    head.append("\r\nAuthorization: Bearer ").append(p.api_key);
+  head.append("\r\nUser-Agent: tollgate\r\nContent-Type: ").append(r.content_type);
+  for (const auto& [name, value] : r.headers) {
+    head.append("\r\n").append(name).append(": ").append(value);
   }
-  head.append("\r\nContent-Length: ").append(std::to_string(length)).append("\r\n\r\n");
+  head.append("\r\nContent-Length: ").append(std::to_string(r.body.size())).append("\r\n\r\n");
   return head;
 }
 
@@ -209,6 +216,7 @@ class HttpCall final : public UpstreamCall {
 
   int status() const override { return reader_.status(); }
   std::string_view contentType() const override { return reader_.contentType(); }
+  bool ready() const override { return reader_.complete() || conn_->buffer.size() > 0; }
   asio::awaitable<Result<std::string_view>> readSome() override;
   asio::awaitable<void> finish(std::chrono::milliseconds budget) override;
 
@@ -232,14 +240,12 @@ class HttpCall final : public UpstreamCall {
   ResponseReader reader_;
 };
 
-class Pool final : public UpstreamClient {
+class Pool final : public UpstreamPool {
  public:
   explicit Pool(asio::io_context& ioc) : ioc_(ioc) {}
 
   asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> start(const config::Provider& provider,
-                                                               const std::string& path,
-                                                               std::string body,
-                                                               bool stream) override;
+                                                               UpstreamRequest request) override;
 
   void close() override {
     closed_ = true;
@@ -460,15 +466,14 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
 }
 
 asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config::Provider& p,
-                                                                   const std::string& path,
-                                                                   std::string body, bool stream) {
+                                                                   UpstreamRequest r) {
   if (closed_) {
     co_return shuttingDown();
   }
   const auto started = Clock::now();
   const auto deadline = started + p.total_timeout;
-  const std::string head = requestHead(p, path, stream, body.size());
-  const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body)};
+  const std::string head = requestHead(p, r);
+  const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(r.body)};
 
   // A pooled connection that fails while the request is written was closed by the upstream
   // before it could have received the request, so that request is sent again on a fresh
@@ -507,24 +512,7 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
 
 }  // namespace
 
-asio::awaitable<Result<std::string>> UpstreamCall::readAll(std::size_t limit) {
-  std::string out;
-  for (;;) {
-    auto piece = co_await readSome();
-    if (!piece) {
-      co_return std::move(piece).error();
-    }
-    if (piece->empty()) {
-      co_return out;
-    }
-    if (out.size() + piece->size() > limit) {
-      co_return Error{ErrorKind::UpstreamError, "the upstream's answer is too large", ""};
-    }
-    out.append(*piece);
-  }
-}
-
-std::unique_ptr<UpstreamClient> makeHttpUpstreamClient(asio::io_context& ioc) {
+std::unique_ptr<UpstreamPool> makeUpstreamPool(asio::io_context& ioc) {
   return std::make_unique<Pool>(ioc);
 }
 

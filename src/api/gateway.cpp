@@ -1,0 +1,18 @@
+#include "api/gateway.hpp"
+
+#include "api/routes.hpp"
+#include "net/server.hpp"
+#include "providers/adapter.hpp"
+#include "providers/secret_redactor.hpp"
+
+namespace tollgate::api {
+
+int runGateway(const config::Config& config) {
+  const providers::SecretRedactor redactor(config);
+  return net::serve(config, [&](providers::Transport& network, const std::atomic<bool>& draining) {
+    return makeRouter(
+        Services{config, {network, providers::builtinAdapters(), redactor}, draining});
+  });
+}
+
+}  // namespace tollgate::api

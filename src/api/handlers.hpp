@@ -1,0 +1,35 @@
+// One handler per endpoint. Each is a short checklist: decode the request, plan, execute,
+// respond; the units it calls do the work.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include "api/services.hpp"
+#include "http/request.hpp"
+#include "http/request_context.hpp"
+#include "http/writer.hpp"
+
+namespace tollgate::api {
+
+using boost::asio::awaitable;
+
+/// GET /health: 200 while the process runs.
+awaitable<void> health(http::RequestContext& ctx, http::Request& req, http::ResponseWriter& out);
+
+/// GET /ready: 200 while serving, 503 once shutdown began.
+awaitable<void> ready(const Services& s, http::RequestContext& ctx, http::Request& req,
+                      http::ResponseWriter& out);
+
+/// GET /v1/models (spec §4.5).
+awaitable<void> listModels(http::RequestContext& ctx, http::Request& req,
+                           http::ResponseWriter& out);
+
+/// GET /v1/models/{id}: one item of the list, or 404 model_not_found.
+awaitable<void> retrieveModel(http::RequestContext& ctx, http::Request& req,
+                              http::ResponseWriter& out);
+
+/// POST /v1/chat/completions (spec §4.1).
+awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, http::Request& req,
+                                http::ResponseWriter& out);
+
+}  // namespace tollgate::api

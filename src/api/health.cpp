@@ -1,0 +1,18 @@
+#include "api/handlers.hpp"
+
+namespace tollgate::api {
+
+awaitable<void> health(http::RequestContext&, http::Request&, http::ResponseWriter& out) {
+  co_await out.send(http::Response::json(200, R"({"status":"ok"})"));
+}
+
+awaitable<void> ready(const Services& s, http::RequestContext&, http::Request&,
+                      http::ResponseWriter& out) {
+  if (s.draining.load()) {
+    co_await out.sendError(Error{ErrorKind::ServiceUnavailable, "shutting down", ""});
+    co_return;
+  }
+  co_await out.send(http::Response::json(200, R"({"status":"ready"})"));
+}
+
+}  // namespace tollgate::api

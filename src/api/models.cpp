@@ -1,0 +1,34 @@
+#include "openai/models.hpp"
+
+#include "api/handlers.hpp"
+#include "core/text.hpp"
+
+namespace tollgate::api {
+namespace {
+
+awaitable<void> respond(http::RequestContext& ctx, Result<std::string> body,
+                        http::ResponseWriter& out) {
+  if (!body) {
+    ctx.error_code = errorSpec(body.error().kind).code;
+    co_await out.sendError(body.error());
+    co_return;
+  }
+  co_await out.send(http::Response::json(200, std::move(body).value()));
+}
+
+}  // namespace
+
+awaitable<void> listModels(http::RequestContext& ctx, http::Request& req,
+                           http::ResponseWriter& out) {
+  co_await respond(ctx, openai::listModels(ctx.config, req.query), out);
+}
+
+awaitable<void> retrieveModel(http::RequestContext& ctx, http::Request& req,
+                              http::ResponseWriter& out) {
+  // SDKs percent-encode the id (a slash-style id arrives as one segment with %2F).
+  const auto id = text::percentDecode(req.params.get("id"));
+  ctx.model = id.value_or(std::string(req.params.get("id")));
+  co_await respond(ctx, openai::retrieveModel(ctx.config, ctx.model), out);
+}
+
+}  // namespace tollgate::api

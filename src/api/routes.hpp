@@ -1,0 +1,14 @@
+// The gateway's route table: every endpoint, with its method, path pattern, access, body limit,
+// content types and handler.
+#pragma once
+
+#include "api/services.hpp"
+#include "http/router.hpp"
+
+namespace tollgate::api {
+
+/// The router of one worker. Handlers keep a copy of `services`, whose referents must outlive
+/// the router.
+http::Router makeRouter(const Services& services);
+
+}  // namespace tollgate::api

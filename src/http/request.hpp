@@ -1,0 +1,57 @@
+// The request a handler sees: method, path, query, path parameters, headers and body, as views
+// into the session's parsed message. No Beast type crosses this line.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace tollgate::http {
+
+enum class Method { Get, Head, Post, Put, Patch, Delete, Options, Other };
+
+/// The method named `text` (case-sensitive, RFC 9110 §9.1); Other for the rest.
+Method parseMethod(std::string_view text);
+
+/// The canonical name of a known method, e.g. "GET".
+std::string_view methodName(Method m);
+
+/// Header lookup over the session's parsed head; names are case-insensitive.
+class Headers {
+ public:
+  virtual ~Headers() = default;
+  /// The first value of `name`, or an empty view when absent.
+  virtual std::string_view get(std::string_view name) const = 0;
+};
+
+/// The `{name}` segments of a route pattern, bound to this request's path.
+class PathParams {
+ public:
+  static constexpr std::size_t kMax = 4;
+
+  /// The value bound to `name`, or an empty view.
+  std::string_view get(std::string_view name) const;
+  bool add(std::string_view name, std::string_view value);
+
+ private:
+  std::array<std::string_view, kMax> names_{};
+  std::array<std::string_view, kMax> values_{};
+  std::size_t size_ = 0;
+};
+
+struct Request {
+  Method method = Method::Other;
+  std::string_view path;   ///< Without the query; never empty.
+  std::string_view query;  ///< After '?', may be empty.
+  unsigned version = 11;   ///< 10 or 11.
+  const Headers* headers = nullptr;
+  std::string* body = nullptr;  ///< Owned by the session; handlers may parse it in place.
+  PathParams params;
+
+  std::string_view header(std::string_view name) const {
+    return headers != nullptr ? headers->get(name) : std::string_view{};
+  }
+};
+
+}  // namespace tollgate::http

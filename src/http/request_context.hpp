@@ -1,0 +1,56 @@
+// The state of one exchange, from accept to the access-log line: who asked, what was planned,
+// what it used and how it ended. The session makes it; handlers and the inference stages fill
+// it in as they go, so it is right however the exchange ends (even when the client leaves).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "config/config.hpp"
+
+namespace tollgate::http {
+
+/// Who is calling: filled by authentication (empty in open mode).
+struct Caller {
+  std::string key_public_id;
+  std::string team;
+  std::string role;
+};
+
+/// Token counts reported by the upstream.
+struct TokenUsage {
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+};
+
+struct RequestContext {
+  using Clock = std::chrono::steady_clock;
+
+  RequestContext(const config::Config& pinned, std::string id)
+      : request_id(std::move(id)), config(pinned) {}
+
+  std::string request_id;  ///< Sent to the client and the upstream as x-request-id.
+  Clock::time_point started = Clock::now();
+  const config::Config& config;  ///< The configuration this exchange is served under.
+  Caller caller;
+
+  // The request line, for the log.
+  std::string_view method;
+  std::string_view path;  ///< Without the query string.
+
+  // The plan.
+  std::string model;     ///< The model string the client asked for.
+  std::string provider;  ///< The provider that answered (or last tried).
+
+  // The outcome.
+  int status = 0;  ///< What the client effectively saw: an in-stream error's, 499 if it left.
+  std::string error_code;                 ///< The catalogue code of a failure; empty on success.
+  std::chrono::microseconds upstream{0};  ///< Time spent waiting on upstreams.
+  TokenUsage usage;
+  std::size_t bytes_in = 0;
+  std::size_t bytes_out = 0;
+};
+
+}  // namespace tollgate::http

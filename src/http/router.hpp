@@ -1,0 +1,74 @@
+// The route table and its matcher. Each route declares its method, its path pattern (literal
+// segments, `{name}` for one segment, a final `{name*}` for the rest of the path), who may call
+// it, its body limit, the content types it accepts and its handler. 404, 405 (with Allow), 415
+// and the per-route body limit all come from this table.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/request.hpp"
+#include "http/request_context.hpp"
+#include "http/response.hpp"
+#include "http/writer.hpp"
+
+namespace tollgate::http {
+
+using Handler =
+    std::function<boost::asio::awaitable<void>(RequestContext&, Request&, ResponseWriter&)>;
+
+/// Who may call a route.
+enum class Access {
+  Public,  ///< Anyone: health, readiness.
+  ApiKey,  ///< A caller with an API key (the auth layer decides, by the gateway's auth mode).
+};
+
+struct Route {
+  Method method = Method::Get;  ///< A GET route serves HEAD too (RFC 9110 §9.3.2).
+  std::string pattern;          ///< e.g. "/v1/models/{id}"
+  Access access = Access::Public;
+  std::size_t body_limit = 0;  ///< Larger bodies are refused with 413.
+  /// Accepted media types of the body, e.g. {"application/json"}; empty accepts any.
+  std::vector<std::string> content_types;
+  Handler handler;
+};
+
+/// The route that serves a request head, or the response that refuses it.
+struct Routing {
+  const Route* route = nullptr;  ///< nullptr when refused.
+  PathParams params;
+  Response refusal;
+};
+
+class Router {
+ public:
+  /// Throws std::invalid_argument for a malformed pattern (a table bug, found at startup).
+  explicit Router(std::vector<Route> routes);
+
+  /// Matches a request head: the path (without query), method and Content-Type header.
+  Routing route(Method method, std::string_view path, std::string_view content_type) const;
+
+  /// The largest body limit of any route: the most a request body may be before it is routed.
+  std::size_t maxBodyLimit() const { return max_body_limit_; }
+
+ private:
+  struct Segment {
+    std::string text;  ///< A literal, or a parameter's name.
+    enum class Kind { Literal, Param, Rest } kind = Kind::Literal;
+  };
+  struct Entry {
+    Route route;
+    std::vector<Segment> segments;
+  };
+
+  static bool matches(const Entry& e, std::string_view path, PathParams& params);
+
+  std::vector<Entry> entries_;
+  std::size_t max_body_limit_ = 0;
+};
+
+}  // namespace tollgate::http

@@ -1,0 +1,39 @@
+// Where a handler puts its answer: one whole response, or a streamed one (head, pieces, end).
+// The session implements it over the client's connection; tests implement it in memory. It adds
+// Content-Length or chunked framing, Connection and x-request-id.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "http/response.hpp"
+
+namespace tollgate::http {
+
+class ResponseWriter {
+ public:
+  virtual ~ResponseWriter() = default;
+
+  /// Sends `response` whole. False once the client is gone.
+  virtual boost::asio::awaitable<bool> send(Response response) = 0;
+
+  /// Starts a streamed response with `head`'s status and headers (its body is ignored). The head
+  /// is held back and leaves with the first piece, or with flush().
+  virtual boost::asio::awaitable<bool> beginStream(Response head) = 0;
+  /// Sends the head of a stream begun but not yet sent.
+  virtual boost::asio::awaitable<bool> flush() = 0;
+  /// Sends one piece of a streamed body; empty pieces are skipped.
+  virtual boost::asio::awaitable<bool> write(std::string_view piece) = 0;
+  /// Ends a streamed body.
+  virtual boost::asio::awaitable<bool> endStream() = 0;
+
+  /// False once a write failed: the client is gone.
+  virtual bool ok() const = 0;
+
+  boost::asio::awaitable<bool> sendError(const Error& e) {
+    co_return co_await send(Response::error(e));
+  }
+};
+
+}  // namespace tollgate::http

@@ -1,0 +1,86 @@
+#include "inference/execute.hpp"
+
+#include "core/text.hpp"
+#include "inference/relay.hpp"
+
+namespace tollgate::inference {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxUpstreamErrorBytes = 1024 * 1024;
+
+/// Whether, after `e`, the next provider may still be tried.
+bool worthFallingBack(const Error& e) {
+  // Shutting down: nothing else will answer. An invalid request: every provider would refuse it.
+  return e.kind != ErrorKind::ServiceUnavailable && e.kind != ErrorKind::UpstreamInvalidRequest;
+}
+
+/// One attempt at `provider`: the status the client saw, or why nothing reached it.
+asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Provider& provider,
+                                     const openai::ChatRequest& request,
+                                     const openai::ResponseMeta& meta, const Upstreams& up,
+                                     http::ResponseWriter& out) {
+  const providers::Adapter* adapter = up.adapters.find(provider.type);
+  if (adapter == nullptr) {
+    co_return Error{ErrorKind::Internal, "no adapter for provider '" + provider.name + "'", ""};
+  }
+  auto exchange = adapter->chat(request, provider, meta);
+  providers::UpstreamRequest upstream_request = exchange->request();
+  upstream_request.headers.emplace_back("X-Request-Id", ctx.request_id);
+  providers::Transport* local = adapter->localTransport();
+  providers::Transport& transport = local != nullptr ? *local : up.network;
+  auto call = co_await transport.start(provider, std::move(upstream_request));
+  if (!call) {
+    co_return std::move(call).error();
+  }
+  providers::UpstreamCall& c = **call;
+  if (c.status() < 200 || c.status() >= 300) {
+    auto detail = co_await c.readAll(kMaxUpstreamErrorBytes);
+    std::string text = detail ? std::move(detail).value() : std::string();
+    up.redactor.redact(text);
+    co_return exchange->error(c.status(), text);
+  }
+  if (request.stream && !text::isMediaType(c.contentType(), "text/event-stream")) {
+    // Not a stream (an HTML error page, a JSON body): fall back before the client has a 200.
+    co_return Error{ErrorKind::UpstreamError,
+                    "upstream provider '" + provider.name +
+                        "' answered a streamed request with Content-Type '" +
+                        text::printable(c.contentType()) + "'",
+                    ""};
+  }
+  auto relayed = co_await relayAnswer(c, *exchange, request.stream, up.redactor, out);
+  if (const auto& usage = exchange->usage()) {
+    ctx.usage = {usage->prompt_tokens, usage->completion_tokens};
+  }
+  co_return relayed;
+}
+
+}  // namespace
+
+asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
+                                  const openai::ChatRequest& request,
+                                  const openai::ResponseMeta& meta, const Upstreams& up,
+                                  http::ResponseWriter& out) {
+  Error last{ErrorKind::UpstreamUnavailable, "no provider could answer", ""};
+  for (const config::Provider& provider : plan.providers) {
+    ctx.provider = provider.name;
+    const auto started = Clock::now();
+    auto result = co_await attempt(ctx, provider, request, meta, up, out);
+    ctx.upstream += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+    if (result) {
+      ctx.status = *result;
+      co_return;
+    }
+    last = std::move(result).error();
+    if (!worthFallingBack(last)) {
+      break;
+    }
+  }
+  ctx.status = last.status();
+  ctx.error_code = errorSpec(last.kind).code;
+  co_await out.sendError(last);
+}
+
+}  // namespace tollgate::inference

@@ -1,0 +1,34 @@
+// Execute: the attempt loop over a plan's providers. Each attempt asks the provider's adapter
+// for the upstream request, sends it through the provider's transport and relays the answer.
+// It falls back to the next provider while nothing has reached the client; retries, circuit
+// breakers and hedging belong here too.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include "http/request_context.hpp"
+#include "http/writer.hpp"
+#include "inference/plan.hpp"
+#include "openai/chat_request.hpp"
+#include "openai/chat_response.hpp"
+#include "providers/adapter.hpp"
+#include "providers/secret_redactor.hpp"
+#include "providers/transport.hpp"
+
+namespace tollgate::inference {
+
+/// The shared services an attempt uses.
+struct Upstreams {
+  providers::Transport& network;  ///< This worker's pooled HTTP(S) client.
+  const providers::Registry& adapters;
+  const providers::SecretRedactor& redactor;
+};
+
+/// Serves `request` by `plan`: the first provider that answers is relayed to `out`; when none
+/// does, the last failure is. Records the provider, upstream time and outcome in `ctx`.
+boost::asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
+                                         const openai::ChatRequest& request,
+                                         const openai::ResponseMeta& meta, const Upstreams& up,
+                                         http::ResponseWriter& out);
+
+}  // namespace tollgate::inference

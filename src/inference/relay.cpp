@@ -1,0 +1,123 @@
+#include "inference/relay.hpp"
+
+#include <optional>
+#include <vector>
+
+#include "core/text.hpp"
+#include "openai/sse.hpp"
+
+namespace tollgate::inference {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr int kStatusOk = 200;
+constexpr std::size_t kMaxUpstreamBodyBytes = 64 * 1024 * 1024;
+/// After the end of a stream, how long the rest of the upstream's answer (its last chunk) may
+/// take to arrive before its connection is dropped instead of pooled: the client's next request
+/// must not wait.
+constexpr std::chrono::milliseconds kDrainBudget{5};
+
+http::Response streamHead() {
+  http::Response head;
+  head.content_type = "text/event-stream";
+  head.header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
+  return head;
+}
+
+/// Relays an upstream SSE body as our events. Once this starts, the client has the 200.
+asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatExchange& exchange,
+                                 const providers::SecretRedactor& redactor,
+                                 http::ResponseWriter& out) {
+  // The head leaves with the first events when they are already here (one write, not two).
+  bool sending = co_await out.beginStream(streamHead());
+  if (sending && !call.ready()) {
+    sending = co_await out.flush();
+  }
+  if (!sending) {
+    co_return kStatusOk;
+  }
+  openai::SseParser parser;
+  std::vector<openai::SseEvent> events;
+  std::string batch;
+  std::optional<Error> failure;
+  while (!failure) {
+    batch.clear();
+    auto piece = co_await call.readSome();
+    if (!piece) {
+      failure = std::move(piece).error();
+      if (failure->kind != ErrorKind::UpstreamTimeout &&
+          failure->kind != ErrorKind::ServiceUnavailable) {
+        failure->kind = ErrorKind::UpstreamStreamInterrupted;
+      }
+      break;
+    }
+    if (piece->empty()) {
+      failure = Error{ErrorKind::UpstreamStreamInterrupted,
+                      "the upstream ended the stream before it was complete", ""};
+      break;
+    }
+    if (!parser.feed(*piece, events)) {
+      failure = Error{ErrorKind::UpstreamError, "an upstream stream event is too large", ""};
+      break;
+    }
+    bool done = false;
+    for (openai::SseEvent& ev : events) {
+      redactor.redact(ev.data);
+      auto step = exchange.event(ev.event, ev.data, batch);
+      if (!step) {
+        failure = std::move(step).error();
+        break;
+      }
+      if (*step) {
+        done = true;
+        break;
+      }
+    }
+    events.clear();
+    if (failure) {
+      break;
+    }
+    if (done) {
+      batch += openai::kSseDone;
+    }
+    if (!co_await out.write(batch)) {
+      co_return kStatusOk;  // The client left; dropping the call closes the upstream connection.
+    }
+    if (done) {
+      co_await out.endStream();
+      co_await call.finish(kDrainBudget);
+      co_return kStatusOk;
+    }
+  }
+  // Never a stream that looks complete: the events decoded so far, an error event, no [DONE].
+  batch += openai::sseData(errorBody(*failure));
+  if (co_await out.write(batch)) {
+    co_await out.endStream();
+  }
+  co_return failure->status();
+}
+
+}  // namespace
+
+asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
+                                         providers::ChatExchange& exchange, bool stream,
+                                         const providers::SecretRedactor& redactor,
+                                         http::ResponseWriter& out) {
+  if (stream) {
+    co_return co_await relayStream(call, exchange, redactor, out);
+  }
+  auto text = co_await call.readAll(kMaxUpstreamBodyBytes);
+  if (!text) {
+    co_return std::move(text).error();
+  }
+  redactor.redact(*text);
+  auto body = exchange.completion(*text);
+  if (!body) {
+    co_return std::move(body).error();
+  }
+  co_await out.send(http::Response::json(kStatusOk, std::move(body).value()));
+  co_return kStatusOk;
+}
+
+}  // namespace tollgate::inference

@@ -1,0 +1,412 @@
+#include "net/session.hpp"
+
+#include <array>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <optional>
+
+#include "core/ids.hpp"
+#include "net/http_readers.hpp"
+
+namespace tollgate::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t kFirstReadBytes = 4096;
+constexpr std::size_t kReadBytes = 16 * 1024;
+constexpr auto kWriteTimeout = std::chrono::seconds(60);
+constexpr auto kLingerTime = std::chrono::seconds(2);
+constexpr unsigned kHttp11 = 11;
+/// Logged when the client hung up before the answer was complete (nginx's convention).
+constexpr int kClientClosedRequest = 499;
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
+/// The request's headers, seen through the handler's interface.
+class BeastHeaders final : public http::Headers {
+ public:
+  explicit BeastHeaders(const bhttp::fields& fields) : fields_(fields) {}
+  std::string_view get(std::string_view name) const override {
+    auto it = fields_.find(name);
+    return it == fields_.end() ? std::string_view{}
+                               : std::string_view(it->value().data(), it->value().size());
+  }
+
+ private:
+  const bhttp::fields& fields_;
+};
+
+/// Writes responses on the client's connection; counts bytes and remembers a failed write.
+class ConnectionWriter final : public http::ResponseWriter {
+ public:
+  /// `head_only` for a HEAD request: the head GET would get, and no body (RFC 9110 §9.3.2).
+  ConnectionWriter(beast::tcp_stream& stream, const http::RequestContext& ctx, unsigned version,
+                   bool keep_alive, bool head_only)
+      : stream_(stream),
+        request_id_(ctx.request_id),
+        version_(version),
+        keep_alive_(keep_alive),
+        head_only_(head_only) {}
+
+  asio::awaitable<bool> send(http::Response r) override {
+    status_ = r.status;
+    const std::string head = http::responseHead(
+        r, {version_, keep_alive_, http::Framing::Length, r.body.size(), request_id_});
+    co_return co_await put(asio::buffer(head),
+                           asio::buffer(r.body.data(), head_only_ ? 0 : r.body.size()));
+  }
+
+  asio::awaitable<bool> beginStream(http::Response r) override {
+    status_ = r.status;
+    // HTTP/1.0 has no chunks: the body ends when the connection closes.
+    framing_ = version_ >= kHttp11 ? http::Framing::Chunked : http::Framing::UntilClose;
+    keep_alive_ = keep_alive_ && framing_ == http::Framing::Chunked;
+    pending_head_ = http::responseHead(r, {version_, keep_alive_, framing_, 0, request_id_});
+    co_return ok_;
+  }
+
+  asio::awaitable<bool> flush() override {
+    if (pending_head_.empty()) {
+      co_return ok_;
+    }
+    const std::string head = std::move(pending_head_);
+    pending_head_.clear();
+    co_return co_await put(asio::buffer(head));
+  }
+
+  asio::awaitable<bool> write(std::string_view piece) override {
+    if (piece.empty()) {
+      co_return co_await flush();
+    }
+    const std::string head = std::move(pending_head_);
+    pending_head_.clear();
+    if (framing_ != http::Framing::Chunked) {
+      co_return co_await put(asio::buffer(head), asio::buffer(piece));
+    }
+    char size_line[20];
+    const int n = std::snprintf(size_line, sizeof(size_line), "%zx\r\n", piece.size());
+    co_return co_await put(asio::buffer(head), asio::buffer(size_line, static_cast<std::size_t>(n)),
+                           asio::buffer(piece), asio::buffer("\r\n", 2));
+  }
+
+  asio::awaitable<bool> endStream() override {
+    const std::string head = std::move(pending_head_);
+    pending_head_.clear();
+    const std::size_t last = framing_ == http::Framing::Chunked ? kLastChunk.size() : 0;
+    co_return co_await put(asio::buffer(head), asio::buffer(kLastChunk.data(), last));
+  }
+
+  bool ok() const override { return ok_; }
+  void markGone() { ok_ = false; }
+  bool keepAlive() const { return keep_alive_; }
+  /// The status of the response sent (or begun); 0 before.
+  int status() const { return status_; }
+  std::size_t bytesOut() const { return bytes_out_; }
+
+ private:
+  /// Writes the pieces in one gather write.
+  asio::awaitable<bool> put(asio::const_buffer a, asio::const_buffer b = {},
+                            asio::const_buffer c = {}, asio::const_buffer d = {}) {
+    if (!ok_) {
+      co_return false;
+    }
+    const std::array<asio::const_buffer, 4> buffers{a, b, c, d};
+    stream_.expires_after(kWriteTimeout);
+    auto [ec, n] = co_await asio::async_write(stream_, buffers, kUseTuple);
+    bytes_out_ += n;
+    ok_ = !ec;
+    co_return ok_;
+  }
+
+  beast::tcp_stream& stream_;
+  std::string_view request_id_;
+  unsigned version_;
+  bool keep_alive_;
+  bool head_only_;
+  http::Framing framing_ = http::Framing::Length;
+  std::string pending_head_;
+  bool ok_ = true;
+  int status_ = 0;
+  std::size_t bytes_out_ = 0;
+};
+
+/// The path and query of a request target, in origin form or absolute form
+/// (`http://host/path?q`, RFC 9112 §3.2.2), which a server must accept.
+struct Target {
+  std::string_view path;
+  std::string_view query;
+};
+
+Target splitTarget(std::string_view target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() >= scheme.size() && beast::iequals(target.substr(0, scheme.size()), scheme)) {
+      target.remove_prefix(scheme.size());
+      const std::size_t path = target.find_first_of("/?");
+      target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+      break;
+    }
+  }
+  const std::size_t qmark = target.find('?');
+  Target t{target.substr(0, qmark), {}};
+  if (qmark != std::string_view::npos) {
+    t.query = target.substr(qmark + 1);
+  }
+  if (t.path.empty()) {
+    t.path = "/";
+  }
+  return t;
+}
+
+/// Cancels the stream's pending reads when it fires. Unlike the stream's own timeout, which
+/// closes the socket, this leaves the connection open so the client can be told 408.
+class ReadDeadline {
+ public:
+  ReadDeadline(beast::tcp_stream& stream, std::chrono::milliseconds timeout)
+      : timer_(stream.get_executor()), state_(std::make_shared<State>()) {
+    stream.expires_never();
+    timer_.expires_after(timeout);
+    timer_.async_wait([state = state_, &stream](const beast::error_code& ec) {
+      if (!ec && !state->done) {
+        state->fired = true;
+        beast::error_code ignored;
+        stream.socket().cancel(ignored);
+      }
+    });
+  }
+  ~ReadDeadline() {
+    state_->done = true;
+    timer_.cancel();
+  }
+  ReadDeadline(const ReadDeadline&) = delete;
+  ReadDeadline& operator=(const ReadDeadline&) = delete;
+
+  bool fired() const { return state_->fired; }
+
+ private:
+  struct State {
+    bool fired = false;
+    bool done = false;  ///< Set when the guarded read is over; the handler must not touch it.
+  };
+  asio::steady_timer timer_;
+  std::shared_ptr<State> state_;
+};
+
+/// How reading part of a request ended: read, an error to answer before closing, or the client
+/// went away (nothing to answer).
+struct ReadResult {
+  bool ok = false;
+  std::optional<Error> error;
+};
+
+/// Parses and reads until `reader` has the head (`want` HeadDone) or the whole request, within
+/// `timeout` of the first read it needs. Usually everything arrived with the first read: then no
+/// timer is armed and no I/O is done.
+asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                     RequestReader& reader, RequestReader::Step want,
+                                     std::chrono::milliseconds timeout, std::string_view part) {
+  std::optional<ReadDeadline> deadline;
+  for (;;) {
+    const RequestReader::Step step = reader.parse(buffer);
+    if (step == RequestReader::Step::Failed) {
+      co_return ReadResult{false, reader.error()};
+    }
+    if (step == want || step == RequestReader::Step::Complete) {
+      co_return ReadResult{true, std::nullopt};
+    }
+    if (step == RequestReader::Step::HeadDone) {
+      continue;  // Reading the whole request: go on with the body.
+    }
+    if (!deadline) {
+      deadline.emplace(stream, timeout);
+    }
+    const std::size_t room = std::min(kReadBytes, readRoom(buffer, reader.bufferLimit()));
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(room), kUseTuple);
+    buffer.commit(n);
+    if (deadline->fired()) {
+      co_return ReadResult{false,
+                           Error{ErrorKind::RequestTimeout,
+                                 "request " + std::string(part) + " not received in time", ""}};
+    }
+    if (ec) {
+      co_return ReadResult{};  // The client closed or reset the connection.
+    }
+  }
+}
+
+/// Closes a connection after its last answer. Lingering: a client still sending its body would
+/// get a reset, and could lose our answer, if we closed with unread bytes, so what arrives is
+/// discarded for a bounded time.
+asio::awaitable<void> lingeringClose(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.expires_after(kLingerTime);
+  std::array<char, kFirstReadBytes> scratch;
+  for (;;) {
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(scratch), kUseTuple);
+    if (ec) {
+      break;
+    }
+  }
+}
+
+/// Completes when the client closes its side of the connection. Bytes of a pipelined next
+/// request are no sign of leaving: then it waits until cancelled.
+asio::awaitable<void> clientGone(tcp::socket& socket) {
+  auto [ec] = co_await socket.async_wait(tcp::socket::wait_read, kUseTuple);
+  beast::error_code avail_ec;
+  if (!ec && socket.available(avail_ec) > 0 && !avail_ec) {
+    asio::steady_timer forever(socket.get_executor(), Clock::time_point::max());
+    co_await forever.async_wait(kUseTuple);
+  }
+}
+
+/// Keeps a socket in one of the worker's registries while it lives.
+class Registered {
+ public:
+  Registered(std::unordered_set<tcp::socket*>& set, tcp::socket& s) : set_(set), s_(s) {
+    set_.insert(&s_);
+  }
+  ~Registered() { set_.erase(&s_); }
+  Registered(const Registered&) = delete;
+  Registered& operator=(const Registered&) = delete;
+
+ private:
+  std::unordered_set<tcp::socket*>& set_;
+  tcp::socket& s_;
+};
+
+/// Answers a request refused before its handler ran, then logs it.
+asio::awaitable<void> refuse(SessionShared& shared, http::RequestContext& ctx,
+                             ConnectionWriter& out, http::Response response) {
+  co_await out.send(std::move(response));
+  ctx.status = out.status();
+  ctx.bytes_out = out.bytesOut();
+  shared.access_log.write(ctx);
+}
+
+}  // namespace
+
+asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
+  const config::Gateway& g = shared.config.gateway;
+  beast::tcp_stream stream(std::move(socket));
+  const Registered open(shared.open, stream.socket());
+  beast::flat_buffer buffer;
+  for (;;) {
+    if (shared.draining.load()) {
+      co_return;
+    }
+    if (buffer.size() == 0) {
+      // Waiting for the next request: only the idle timeout applies, and shutdown may end it.
+      const Registered idle(shared.idle, stream.socket());
+      stream.expires_after(g.idle_timeout);
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kFirstReadBytes), kUseTuple);
+      if (ec) {
+        co_return;
+      }
+      buffer.commit(n);
+    }
+    http::RequestContext ctx(shared.config, ids::uuidV7());
+    RequestReader reader(g.max_header_bytes, shared.router.maxBodyLimit());
+    const ReadResult head = co_await readPart(stream, buffer, reader, RequestReader::Step::HeadDone,
+                                              g.header_timeout, "headers");
+    if (!head.ok) {
+      if (head.error) {
+        ConnectionWriter closing(stream, ctx, kHttp11, false, false);
+        if (reader.headDone()) {
+          ctx.method = reader.message().method_string();
+          ctx.path = splitTarget(reader.message().target()).path;
+        }
+        co_await refuse(shared, ctx, closing, http::Response::error(*head.error));
+        co_await lingeringClose(stream);
+      }
+      co_return;
+    }
+
+    auto& req = reader.message();
+    const Target target = splitTarget(req.target());
+    const http::Method method = http::parseMethod(req.method_string());
+    const bool head_only = method == http::Method::Head;
+    const bool keep_alive = req.keep_alive() && !shared.draining.load();
+    ctx.method = req.method_string();
+    ctx.path = target.path;
+    http::Routing routing =
+        shared.router.route(method, target.path, req[bhttp::field::content_type]);
+    if (routing.route != nullptr && !reader.limitBody(routing.route->body_limit)) {
+      routing.route = nullptr;
+      routing.refusal = http::Response::error(reader.error());
+    }
+    // Whether the body is already here decides between 100 Continue, keep-alive and closing.
+    const bool body_pending = reader.parse(buffer) != RequestReader::Step::Complete;
+    if (routing.route == nullptr) {
+      // Answered without reading the body: the connection stays usable only if none is pending.
+      ConnectionWriter out(stream, ctx, req.version(), keep_alive && !body_pending, head_only);
+      co_await refuse(shared, ctx, out, std::move(routing.refusal));
+      if (body_pending) {
+        co_await lingeringClose(stream);
+        co_return;
+      }
+      if (!out.ok() || !out.keepAlive()) {
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        co_return;
+      }
+      continue;
+    }
+    if (body_pending && req.version() >= kHttp11 &&
+        beast::iequals(req[bhttp::field::expect], "100-continue")) {
+      // Only now that the request may go on (RFC 9110 §10.1.1), and never to HTTP/1.0.
+      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      stream.expires_after(kWriteTimeout);
+      co_await asio::async_write(stream, asio::buffer(kContinue), kUseTuple);
+    }
+    const ReadResult body = co_await readPart(stream, buffer, reader, RequestReader::Step::Complete,
+                                              g.body_timeout, "body");
+    if (!body.ok) {
+      if (body.error) {
+        ConnectionWriter closing(stream, ctx, req.version(), false, head_only);
+        co_await refuse(shared, ctx, closing, http::Response::error(*body.error));
+        co_await lingeringClose(stream);
+      }
+      co_return;
+    }
+    ctx.bytes_in = req.body().size();
+    const BeastHeaders headers(req.base());
+    http::Request request{method,   target.path, target.query,  req.version(),
+                          &headers, &req.body(), routing.params};
+    ConnectionWriter out(stream, ctx, req.version(), keep_alive, head_only);
+    {
+      using namespace asio::experimental::awaitable_operators;
+      // A client that hangs up cancels the handler, and with it any upstream call.
+      auto done =
+          co_await (routing.route->handler(ctx, request, out) || clientGone(stream.socket()));
+      if (done.index() == 1) {
+        out.markGone();
+      }
+    }
+    if (ctx.status == 0) {
+      ctx.status = out.status();  // Handlers record a status only when it differs (in-stream).
+    }
+    if (!out.ok()) {
+      ctx.status = kClientClosedRequest;
+    }
+    ctx.bytes_out = out.bytesOut();
+    shared.access_log.write(ctx);
+    if (!out.ok() || !out.keepAlive()) {
+      beast::error_code ignored;
+      stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      co_return;
+    }
+  }
+}
+
+}  // namespace tollgate::net

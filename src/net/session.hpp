@@ -1,0 +1,30 @@
+// One client connection: keep-alive, size and time limits, bytes in and out. It reads a request
+// head, routes it (http::Router), reads the body within the route's limit, runs the handler with
+// a RequestContext and a writer over the connection, and writes the access-log line.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <unordered_set>
+
+#include "config/config.hpp"
+#include "http/router.hpp"
+#include "net/access_log.hpp"
+
+namespace tollgate::net {
+
+/// What the sessions of one worker thread share.
+struct SessionShared {
+  const config::Config& config;
+  const http::Router& router;
+  const std::atomic<bool>& draining;
+  AccessLog& access_log;
+  std::unordered_set<boost::asio::ip::tcp::socket*> open;  ///< Every client connection.
+  std::unordered_set<boost::asio::ip::tcp::socket*> idle;  ///< Those between requests.
+};
+
+/// Serves one accepted connection until it closes, fails or shutdown ends it.
+boost::asio::awaitable<void> session(SessionShared& shared, boost::asio::ip::tcp::socket socket);
+
+}  // namespace tollgate::net

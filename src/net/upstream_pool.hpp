@@ -1,0 +1,23 @@
+// The network transport: pooled keep-alive HTTP/1.1 connections to upstreams, over TLS
+// (certificates and host names verified) or plain TCP, with the provider's connect, first-byte
+// and total timeouts. One per worker thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+
+#include "providers/transport.hpp"
+
+namespace tollgate::net {
+
+class UpstreamPool : public providers::Transport {
+ public:
+  /// Closes every connection, idle or in use: calls in progress and later ones fail with
+  /// ServiceUnavailable. For shutdown; call on the pool's own thread.
+  virtual void close() = 0;
+};
+
+/// The pool for a worker's io_context. It must outlive every call it started.
+std::unique_ptr<UpstreamPool> makeUpstreamPool(boost::asio::io_context& ioc);
+
+}  // namespace tollgate::net

@@ -1,0 +1,77 @@
+// The provider adapter interface, sans I/O: an adapter turns our typed chat request into one
+// upstream wire's request, and that wire's answers (whole, streamed, or errors) back into ours.
+// Transports move the bytes; the inference stage drives both. One adapter per wire, found by
+// provider type in a Registry.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/config.hpp"
+#include "core/result.hpp"
+#include "openai/chat_request.hpp"
+#include "openai/chat_response.hpp"
+#include "providers/transport.hpp"
+
+namespace tollgate::providers {
+
+/// One attempt at one provider: its request, then the decoding of its answer. Stateful (a
+/// stream decoder may carry state from one event to the next), so one per attempt.
+class ChatExchange {
+ public:
+  virtual ~ChatExchange() = default;
+
+  /// The request to send; called once.
+  virtual UpstreamRequest request() = 0;
+
+  /// A whole 2xx answer as our `chat.completion` body. `body` may be modified (parsed in place).
+  virtual Result<std::string> completion(std::string& body) = 0;
+
+  /// One event of a 2xx stream: appends our events (SSE-framed) to `out`; true once the stream
+  /// is complete. `name` is the SSE event name (empty for the default); `data` may be modified.
+  virtual Result<bool> event(std::string_view name, std::string& data, std::string& out) = 0;
+
+  /// Our error for a non-2xx answer whose (redacted) body is `body`.
+  virtual Error error(int status, const std::string& body) = 0;
+
+  /// The usage the upstream reported, once it has.
+  const std::optional<openai::Usage>& usage() const { return usage_; }
+
+ protected:
+  std::optional<openai::Usage> usage_;
+};
+
+class Adapter {
+ public:
+  virtual ~Adapter() = default;
+
+  /// Starts an attempt at `provider` for `request`, answered to the client under `meta`.
+  virtual std::unique_ptr<ChatExchange> chat(const openai::ChatRequest& request,
+                                             const config::Provider& provider,
+                                             const openai::ResponseMeta& meta) const = 0;
+
+  /// The transport of a provider that answers in process; nullptr for network providers.
+  virtual Transport* localTransport() const { return nullptr; }
+};
+
+/// Adapters by provider type.
+class Registry {
+ public:
+  void add(config::ProviderType type, const Adapter& adapter) { adapters_[type] = &adapter; }
+  /// The adapter for `type`, or nullptr when none is registered.
+  const Adapter* find(config::ProviderType type) const {
+    auto it = adapters_.find(type);
+    return it == adapters_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::map<config::ProviderType, const Adapter*> adapters_;
+};
+
+/// Every built-in adapter: OpenAI-compatible and dummy. Lives for the whole process.
+const Registry& builtinAdapters();
+
+}  // namespace tollgate::providers

@@ -1,0 +1,85 @@
+// Moves an upstream request's bytes and hands back the answer: the status, then the body piece
+// by piece. Over pooled HTTP(S) connections (net/upstream_pool) or, for the dummy provider, in
+// process. Adapters decide what the bytes mean; transports only move them.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config/config.hpp"
+#include "core/result.hpp"
+
+namespace tollgate::providers {
+
+/// What an adapter asks a transport to send. The transport adds Host, Content-Length and
+/// User-Agent; everything else is here.
+struct UpstreamRequest {
+  std::string method = "POST";
+  std::string path;  ///< Absolute path on the provider's host, e.g. "/v1/chat/completions".
+  /// Names and values are the gateway's own (config load keeps control characters out).
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+class UpstreamCall {
+ public:
+  virtual ~UpstreamCall() = default;
+
+  virtual int status() const = 0;
+
+  /// The answer's Content-Type header, as sent.
+  virtual std::string_view contentType() const = 0;
+
+  /// True when readSome() would not wait: body bytes (or the end) are already here.
+  virtual bool ready() const = 0;
+
+  /// The next piece of the body; an empty view once the body is complete. The view is valid
+  /// until the next call.
+  virtual boost::asio::awaitable<Result<std::string_view>> readSome() = 0;
+
+  /// Reads the rest of the body, failing past `limit` bytes.
+  boost::asio::awaitable<Result<std::string>> readAll(std::size_t limit);
+
+  /// Reads and discards what is left of the answer for at most `budget`, so that its connection
+  /// can be reused; past the budget the connection is closed instead. Never waits longer.
+  virtual boost::asio::awaitable<void> finish(std::chrono::milliseconds budget) = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  /// Sends `request` to `provider` and waits for the final answer's head, within the provider's
+  /// timeouts. Errors: UpstreamUnavailable, UpstreamTimeout, UpstreamError, ServiceUnavailable
+  /// (shutting down).
+  virtual boost::asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> start(
+      const config::Provider& provider, UpstreamRequest request) = 0;
+};
+
+/// An answer already complete in memory: an in-process provider's, or a test's.
+class BufferedCall final : public UpstreamCall {
+ public:
+  BufferedCall(int status, std::string content_type, std::string body)
+      : status_(status), content_type_(std::move(content_type)), body_(std::move(body)) {}
+
+  int status() const override { return status_; }
+  std::string_view contentType() const override { return content_type_; }
+  bool ready() const override { return true; }
+  boost::asio::awaitable<Result<std::string_view>> readSome() override;
+  boost::asio::awaitable<void> finish(std::chrono::milliseconds) override { co_return; }
+
+ private:
+  int status_;
+  std::string content_type_;
+  std::string body_;
+  bool read_ = false;
+};
+
+}  // namespace tollgate::providers

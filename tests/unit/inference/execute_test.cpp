@@ -1,0 +1,290 @@
+// The attempt loop through fake transports and an in-memory client: fallback order, when it
+// stops, error translation and redaction, streamed relays, and what reaches the upstream.
+#include "inference/execute.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <map>
+
+#include "providers/dummy.hpp"
+#include "providers/openai_compatible.hpp"
+
+namespace tollgate::inference {
+namespace {
+
+namespace asio = boost::asio;
+
+/// An upstream's scripted answer: a transport failure, or a status, content type and body.
+struct Script {
+  std::optional<Error> failure;
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+/// Answers each provider by its script and records every request it was asked to send.
+class FakeTransport final : public providers::Transport {
+ public:
+  std::map<std::string, Script> scripts;
+  std::vector<std::pair<std::string, providers::UpstreamRequest>> sent;
+
+  asio::awaitable<Result<std::unique_ptr<providers::UpstreamCall>>> start(
+      const config::Provider& p, providers::UpstreamRequest request) override {
+    sent.emplace_back(p.name, std::move(request));
+    const Script& s = scripts.at(p.name);
+    if (s.failure) {
+      co_return *s.failure;
+    }
+    co_return std::unique_ptr<providers::UpstreamCall>(
+        std::make_unique<providers::BufferedCall>(s.status, s.content_type, s.body));
+  }
+};
+
+/// The client, in memory.
+class MemoryWriter final : public http::ResponseWriter {
+ public:
+  int status = 0;
+  std::string body;
+  bool streamed = false;
+  bool ended = false;
+
+  asio::awaitable<bool> send(http::Response r) override {
+    status = r.status;
+    body = std::move(r.body);
+    co_return true;
+  }
+  asio::awaitable<bool> beginStream(http::Response r) override {
+    status = r.status;
+    streamed = true;
+    co_return true;
+  }
+  asio::awaitable<bool> flush() override { co_return true; }
+  asio::awaitable<bool> write(std::string_view piece) override {
+    body += piece;
+    co_return true;
+  }
+  asio::awaitable<bool> endStream() override {
+    ended = true;
+    co_return true;
+  }
+  bool ok() const override { return true; }
+};
+
+constexpr std::string_view kKey = "sk-upstream-secret-0123456789";
+
+config::Config catalogue() {
+  return config::parseConfig(
+      R"(
+[models.m]
+routing = ["a", "b", "c"]
+[models.m.providers.a]
+type = "openai"
+api_base = "http://127.0.0.1:9/v1"
+model = "up"
+api_key = "env::KEY"
+[models.m.providers.b]
+type = "openai"
+api_base = "http://127.0.0.1:9/v1"
+model = "up"
+[models.m.providers.c]
+type = "openai"
+api_base = "http://127.0.0.1:9/v1"
+model = "up"
+[models.echo]
+routing = ["local"]
+[models.echo.providers.local]
+type = "dummy"
+)",
+      "t.toml", [](const std::string&) { return std::optional<std::string>(std::string(kKey)); });
+}
+
+const std::string kCompletion =
+    R"({"id":"x","created":1,"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},)"
+    R"("finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}})";
+
+struct Outcome {
+  MemoryWriter out;
+  http::RequestContext ctx;
+};
+
+class Execute : public ::testing::Test {
+ protected:
+  Execute() : config_(catalogue()), redactor_(config_) {
+    adapters_.add(config::ProviderType::OpenAI, providers::openAiAdapter());
+    adapters_.add(config::ProviderType::Dummy, providers::dummyAdapter());
+  }
+
+  std::unique_ptr<Outcome> run(std::string body) {
+    auto r = std::make_unique<Outcome>(Outcome{{}, http::RequestContext(config_, "req-42")});
+    body_ = std::move(body);
+    auto request = openai::decodeChatRequest(body_);
+    EXPECT_TRUE(request.ok());
+    const auto p = plan(config_, request->model);
+    const openai::ResponseMeta meta{request->model, "ep",  "auto",
+                                    false,          false, request->include_usage};
+    const Upstreams up{transport_, adapters_, redactor_};
+    asio::io_context ioc;
+    asio::co_spawn(ioc, executeChat(r->ctx, *p, *request, meta, up, r->out), asio::detached);
+    ioc.run();
+    return r;
+  }
+
+  std::vector<std::string> tried() const {
+    std::vector<std::string> names;
+    for (const auto& [name, req] : transport_.sent) {
+      names.push_back(name);
+    }
+    return names;
+  }
+
+  static constexpr const char* kChat =
+      R"({"model":"m","messages":[{"role":"user","content":"x"}]})";
+  static constexpr const char* kStream =
+      R"({"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]})";
+
+  config::Config config_;
+  providers::SecretRedactor redactor_;
+  providers::Registry adapters_;
+  FakeTransport transport_;
+  std::string body_;
+};
+
+TEST_F(Execute, FallsBackInRoutingOrderUntilOneAnswers) {
+  transport_.scripts["a"] = {Error{ErrorKind::UpstreamUnavailable, "refused", ""}};
+  transport_.scripts["b"] = {std::nullopt, 500, "application/json", R"({"error":"boom"})"};
+  transport_.scripts["c"] = {std::nullopt, 200, "application/json", kCompletion};
+  auto r = run(kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(r->out.status, 200);
+  EXPECT_NE(r->out.body.find(R"("content":"hi")"), std::string::npos) << r->out.body;
+  EXPECT_NE(r->out.body.find(R"("episode_id":"ep")"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->ctx.status, 200);
+  EXPECT_EQ(r->ctx.provider, "c");
+  EXPECT_EQ(r->ctx.usage.prompt_tokens, 3);
+  EXPECT_EQ(r->ctx.usage.completion_tokens, 1);
+}
+
+TEST_F(Execute, AnInvalidRequestIsNotTriedElsewhere) {
+  transport_.scripts["a"] = {std::nullopt, 400, "application/json",
+                             R"({"error":{"message":"bad temperature"}})"};
+  auto r = run(kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(r->out.status, 400);
+  EXPECT_NE(r->out.body.find("upstream_invalid_request"), std::string::npos);
+  EXPECT_NE(r->out.body.find("bad temperature"), std::string::npos);
+  EXPECT_EQ(r->ctx.error_code, "upstream_invalid_request");
+}
+
+TEST_F(Execute, ShutdownStopsTheLoop) {
+  transport_.scripts["a"] = {Error{ErrorKind::ServiceUnavailable, "shutting down", ""}};
+  auto r = run(kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(r->out.status, 503);
+}
+
+TEST_F(Execute, WhenAllFailTheLastErrorIsAnsweredAndSecretsAreMasked) {
+  transport_.scripts["a"] = {std::nullopt, 429, "application/json", R"({"error":"slow down"})"};
+  transport_.scripts["b"] = {std::nullopt, 401, "application/json", "bad key"};
+  transport_.scripts["c"] = {std::nullopt, 502, "text/plain",
+                             "proxy says: key " + std::string(kKey) + " failed"};
+  auto r = run(kChat);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(r->out.status, 502);
+  EXPECT_EQ(r->out.body.find(kKey), std::string::npos) << r->out.body;
+  EXPECT_NE(r->out.body.find("[redacted]"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->ctx.status, 502);
+  EXPECT_EQ(r->ctx.provider, "c");
+}
+
+TEST_F(Execute, UpstreamErrorsAreTranslated) {
+  transport_.scripts["a"] = {std::nullopt, 401, "application/json", R"({"error":"no"})"};
+  transport_.scripts["b"] = {std::nullopt, 403, "application/json", R"({"error":"no"})"};
+  transport_.scripts["c"] = {std::nullopt, 429, "application/json", R"({"error":"slow"})"};
+  auto r = run(kChat);
+  EXPECT_EQ(r->out.status, 429);
+  EXPECT_NE(r->out.body.find("upstream_rate_limited"), std::string::npos);
+}
+
+TEST_F(Execute, AStreamAnsweredAsJsonFallsBackBeforeTheClientHasA200) {
+  transport_.scripts["a"] = {std::nullopt, 200, "application/json", kCompletion};
+  transport_.scripts["b"] = {
+      std::nullopt, 200, "text/event-stream",
+      "data: "
+      "{\"id\":\"s\",\"created\":1,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"yo\"}}]}"
+      "\n\ndata: {\"id\":\"s\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,"
+      "\"completion_tokens\":2,\"total_tokens\":7}}\n\ndata: [DONE]\n\n"};
+  auto r = run(kStream);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(r->out.streamed);
+  EXPECT_TRUE(r->out.ended);
+  EXPECT_NE(r->out.body.find(R"("content":"yo")"), std::string::npos) << r->out.body;
+  // Usage was not asked for: billed (in the context) but not sent.
+  EXPECT_EQ(r->out.body.find("usage"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->ctx.usage.prompt_tokens, 5);
+  EXPECT_TRUE(r->out.body.ends_with("data: [DONE]\n\n"));
+}
+
+TEST_F(Execute, AStreamThatStopsEarlyEndsWithAnErrorEventAndNoDone) {
+  transport_.scripts["a"] = {
+      std::nullopt, 200, "text/event-stream",
+      "data: {\"id\":\"s\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"yo\"}}]}\n\n"};
+  auto r = run(kStream);
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));  // The client already has the 200.
+  EXPECT_EQ(r->out.status, 200);
+  EXPECT_NE(r->out.body.find("upstream_stream_interrupted"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->out.body.find("[DONE]"), std::string::npos);
+  EXPECT_EQ(r->ctx.status, 502);
+}
+
+TEST_F(Execute, TheUpstreamGetsTheRequestIdCredentialsAndItsModel) {
+  transport_.scripts["a"] = {std::nullopt, 200, "application/json", kCompletion};
+  run(kChat);
+  ASSERT_EQ(transport_.sent.size(), 1U);
+  const providers::UpstreamRequest& req = transport_.sent[0].second;
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.path, "/v1/chat/completions");
+  const auto header = [&](std::string_view name) {
+    for (const auto& [n, v] : req.headers) {
+      if (n == name) {
+        return v;
+      }
+    }
+    return std::string();
+  };
+  EXPECT_EQ(header("X-Request-Id"), "req-42");
+  EXPECT_EQ(header("Authorization"), "Bearer " + std::string(kKey));
+  EXPECT_EQ(header("Accept"), "application/json");
+  EXPECT_NE(req.body.find(R"("model":"up")"), std::string::npos) << req.body;
+}
+
+TEST_F(Execute, TheDummyAnswersInProcess) {
+  auto r = run(R"({"model":"echo","max_tokens":2,"messages":[{"role":"user","content":"a b c"}]})");
+  EXPECT_TRUE(transport_.sent.empty());
+  EXPECT_EQ(r->out.status, 200);
+  EXPECT_NE(r->out.body.find(R"("content":"a b")"), std::string::npos) << r->out.body;
+  EXPECT_NE(r->out.body.find(R"("finish_reason":"length")"), std::string::npos) << r->out.body;
+  EXPECT_NE(r->out.body.find(R"("model":"echo")"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->ctx.usage.prompt_tokens, 3);
+  EXPECT_EQ(r->ctx.usage.completion_tokens, 2);
+}
+
+TEST_F(Execute, TheDummyStreamsWordsAndUsageOnlyWhenAsked) {
+  const std::string body =
+      R"({"model":"echo","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi you"}]}])";
+  auto plain = run(body + "}");
+  EXPECT_TRUE(plain->out.streamed);
+  EXPECT_EQ(plain->out.body.find("usage"), std::string::npos) << plain->out.body;
+  EXPECT_EQ(plain->ctx.usage.completion_tokens, 2);
+  auto with_usage = run(body + R"(,"stream_options":{"include_usage":true}})");
+  const std::string& sse = with_usage->out.body;
+  EXPECT_NE(sse.find(R"("content":"hi")"), std::string::npos) << sse;
+  EXPECT_NE(sse.find(R"("content":" you")"), std::string::npos) << sse;
+  EXPECT_NE(sse.find(R"("completion_tokens":2)"), std::string::npos) << sse;
+  EXPECT_TRUE(sse.ends_with("data: [DONE]\n\n")) << sse;
+}
+
+}  // namespace
+}  // namespace tollgate::inference

@@ -25,8 +25,8 @@ class ResponseWriter {
   virtual boost::asio::awaitable<bool> flush() = 0;
   /// Sends one piece of a streamed body; empty pieces are skipped.
   virtual boost::asio::awaitable<bool> write(std::string_view piece) = 0;
-  /// Ends a streamed body.
-  virtual boost::asio::awaitable<bool> endStream() = 0;
+  /// Sends `last` (may be empty) and ends a streamed body, in one write.
+  virtual boost::asio::awaitable<bool> endStream(std::string_view last) = 0;
 
   /// False once a write failed: the client is gone.
   virtual bool ok() const = 0;

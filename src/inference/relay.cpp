@@ -80,21 +80,18 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatE
     }
     if (done) {
       batch += openai::kSseDone;
+      if (co_await out.endStream(batch)) {
+        co_await call.finish(kDrainBudget);
+      }
+      co_return kStatusOk;
     }
     if (!co_await out.write(batch)) {
       co_return kStatusOk;  // The client left; dropping the call closes the upstream connection.
     }
-    if (done) {
-      co_await out.endStream();
-      co_await call.finish(kDrainBudget);
-      co_return kStatusOk;
-    }
   }
   // Never a stream that looks complete: the events decoded so far, an error event, no [DONE].
   batch += openai::sseData(errorBody(*failure));
-  if (co_await out.write(batch)) {
-    co_await out.endStream();
-  }
+  co_await out.endStream(batch);
   co_return failure->status();
 }
 

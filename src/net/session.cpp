@@ -88,22 +88,11 @@ class ConnectionWriter final : public http::ResponseWriter {
     if (piece.empty()) {
       co_return co_await flush();
     }
-    const std::string head = std::move(pending_head_);
-    pending_head_.clear();
-    if (framing_ != http::Framing::Chunked) {
-      co_return co_await put(asio::buffer(head), asio::buffer(piece));
-    }
-    char size_line[20];
-    const int n = std::snprintf(size_line, sizeof(size_line), "%zx\r\n", piece.size());
-    co_return co_await put(asio::buffer(head), asio::buffer(size_line, static_cast<std::size_t>(n)),
-                           asio::buffer(piece), asio::buffer("\r\n", 2));
+    co_return co_await sendPiece(piece, false);
   }
 
-  asio::awaitable<bool> endStream() override {
-    const std::string head = std::move(pending_head_);
-    pending_head_.clear();
-    const std::size_t last = framing_ == http::Framing::Chunked ? kLastChunk.size() : 0;
-    co_return co_await put(asio::buffer(head), asio::buffer(kLastChunk.data(), last));
+  asio::awaitable<bool> endStream(std::string_view last) override {
+    co_return co_await sendPiece(last, true);
   }
 
   bool ok() const override { return ok_; }
@@ -114,13 +103,31 @@ class ConnectionWriter final : public http::ResponseWriter {
   std::size_t bytesOut() const { return bytes_out_; }
 
  private:
+  /// Sends the held-back head (if any), `piece` in the stream's framing, and with `last` the
+  /// end of the body: one gather write.
+  asio::awaitable<bool> sendPiece(std::string_view piece, bool last) {
+    const std::string head = std::move(pending_head_);
+    pending_head_.clear();
+    if (framing_ != http::Framing::Chunked) {
+      co_return co_await put(asio::buffer(head), asio::buffer(piece));
+    }
+    char size_line[24];
+    const int n =
+        piece.empty() ? 0 : std::snprintf(size_line, sizeof(size_line), "%zx\r\n", piece.size());
+    const std::string_view trailer = piece.empty() ? "" : "\r\n";
+    co_return co_await put(asio::buffer(head), asio::buffer(size_line, static_cast<std::size_t>(n)),
+                           asio::buffer(piece), asio::buffer(trailer.data(), trailer.size()),
+                           asio::buffer(kLastChunk.data(), last ? kLastChunk.size() : 0));
+  }
+
   /// Writes the pieces in one gather write.
   asio::awaitable<bool> put(asio::const_buffer a, asio::const_buffer b = {},
-                            asio::const_buffer c = {}, asio::const_buffer d = {}) {
+                            asio::const_buffer c = {}, asio::const_buffer d = {},
+                            asio::const_buffer e = {}) {
     if (!ok_) {
       co_return false;
     }
-    const std::array<asio::const_buffer, 4> buffers{a, b, c, d};
+    const std::array<asio::const_buffer, 5> buffers{a, b, c, d, e};
     stream_.expires_after(kWriteTimeout);
     auto [ec, n] = co_await asio::async_write(stream_, buffers, kUseTuple);
     bytes_out_ += n;

@@ -1,28 +1,49 @@
 #include "openai/sse.hpp"
 
+#include <cstring>
+
 namespace tollgate::openai {
 
 bool SseParser::feed(std::string_view bytes, std::vector<SseEvent>& out) {
-  for (const char c : bytes) {
-    if (c == '\n' && last_was_cr_) {
-      last_was_cr_ = false;  // The LF of a CRLF pair; the line already ended at the CR.
-      continue;
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  if (last_was_cr_ && p != end && *p == '\n') {
+    ++p;  // The LF of a CRLF pair split across reads; the line already ended at the CR.
+  }
+  last_was_cr_ = false;
+  while (p != end) {
+    // The line ends at the first CR or LF; both searches are memchr's vectorised scans.
+    const char* lf = static_cast<const char*>(std::memchr(p, '\n', end - p));
+    const char* cr = static_cast<const char*>(std::memchr(p, '\r', (lf ? lf : end) - p));
+    const char* eol = cr != nullptr ? cr : lf;
+    if (eol == nullptr) {
+      line_.append(p, end);  // Unfinished: kept until the rest arrives.
+      return line_.size() + current_.data.size() <= max_event_bytes_;
     }
-    last_was_cr_ = c == '\r';
-    if (c == '\n' || c == '\r') {
-      processLine(out);
-      continue;
+    if (line_.empty()) {
+      processLine(std::string_view(p, eol - p), out);
+    } else {
+      line_.append(p, eol);
+      processLine(line_, out);
+      line_.clear();
     }
-    line_.push_back(c);
-    if (line_.size() + current_.data.size() > max_event_bytes_) {
+    if (current_.data.size() > max_event_bytes_) {
       return false;
+    }
+    p = eol + 1;
+    if (*eol == '\r') {
+      if (p == end) {
+        last_was_cr_ = true;
+      } else if (*p == '\n') {
+        ++p;
+      }
     }
   }
   return true;
 }
 
-void SseParser::processLine(std::vector<SseEvent>& out) {
-  if (line_.empty()) {
+void SseParser::processLine(std::string_view line, std::vector<SseEvent>& out) {
+  if (line.empty()) {
     if (has_data_) {
       out.push_back(std::move(current_));
     }
@@ -30,15 +51,14 @@ void SseParser::processLine(std::vector<SseEvent>& out) {
     has_data_ = false;
     return;
   }
-  if (line_.front() == ':') {
-    line_.clear();  // A comment, e.g. a keep-alive ping.
-    return;
+  if (line.front() == ':') {
+    return;  // A comment, e.g. a keep-alive ping.
   }
-  const std::size_t colon = line_.find(':');
-  const std::string_view name = std::string_view(line_).substr(0, colon);
+  const std::size_t colon = line.find(':');
+  const std::string_view name = line.substr(0, colon);
   std::string_view value;
-  if (colon != std::string::npos) {
-    value = std::string_view(line_).substr(colon + 1);
+  if (colon != std::string_view::npos) {
+    value = line.substr(colon + 1);
     if (!value.empty() && value.front() == ' ') {
       value.remove_prefix(1);
     }
@@ -52,7 +72,6 @@ void SseParser::processLine(std::vector<SseEvent>& out) {
   } else if (name == "event") {
     current_.event = value;
   }
-  line_.clear();
 }
 
 std::string sseData(std::string_view payload) {

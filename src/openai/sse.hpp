@@ -29,7 +29,7 @@ class SseParser {
   bool pending() const { return !line_.empty() || has_data_; }
 
  private:
-  void processLine(std::vector<SseEvent>& out);
+  void processLine(std::string_view line, std::vector<SseEvent>& out);
 
   std::size_t max_event_bytes_;
   std::string line_;

@@ -25,6 +25,8 @@ struct Script {
   std::string body;
 };
 
+Script failing(Error e) { return Script{std::move(e), 0, "", ""}; }
+
 /// Answers each provider by its script and records every request it was asked to send.
 class FakeTransport final : public providers::Transport {
  public:
@@ -66,7 +68,8 @@ class MemoryWriter final : public http::ResponseWriter {
     body += piece;
     co_return true;
   }
-  asio::awaitable<bool> endStream() override {
+  asio::awaitable<bool> endStream(std::string_view last) override {
+    body += last;
     ended = true;
     co_return true;
   }
@@ -153,7 +156,7 @@ class Execute : public ::testing::Test {
 };
 
 TEST_F(Execute, FallsBackInRoutingOrderUntilOneAnswers) {
-  transport_.scripts["a"] = {Error{ErrorKind::UpstreamUnavailable, "refused", ""}};
+  transport_.scripts["a"] = failing(Error{ErrorKind::UpstreamUnavailable, "refused", ""});
   transport_.scripts["b"] = {std::nullopt, 500, "application/json", R"({"error":"boom"})"};
   transport_.scripts["c"] = {std::nullopt, 200, "application/json", kCompletion};
   auto r = run(kChat);
@@ -179,7 +182,7 @@ TEST_F(Execute, AnInvalidRequestIsNotTriedElsewhere) {
 }
 
 TEST_F(Execute, ShutdownStopsTheLoop) {
-  transport_.scripts["a"] = {Error{ErrorKind::ServiceUnavailable, "shutting down", ""}};
+  transport_.scripts["a"] = failing(Error{ErrorKind::ServiceUnavailable, "shutting down", ""});
   auto r = run(kChat);
   EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));
   EXPECT_EQ(r->out.status, 503);

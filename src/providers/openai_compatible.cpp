@@ -5,6 +5,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
+#include "providers/openai_stream.hpp"
 
 namespace tollgate::providers {
 namespace {
@@ -253,7 +254,7 @@ class OpenAiExchange final : public ChatExchange {
  public:
   OpenAiExchange(const openai::ChatRequest& request, const config::Provider& provider,
                  const openai::ResponseMeta& meta)
-      : request_(request), provider_(provider), meta_(meta) {}
+      : request_(request), provider_(provider), meta_(meta), rewriter_(meta) {}
 
   UpstreamRequest request() override {
     UpstreamRequest r;
@@ -276,12 +277,20 @@ class OpenAiExchange final : public ChatExchange {
   }
 
   Result<bool> event(std::string_view, std::string& data, std::string& out) override {
+    if (data == "[DONE]") {
+      return true;
+    }
+    auto fast = rewriter_.rewrite(data, out, usage_);
+    if (!fast) {
+      return std::move(fast).error();
+    }
+    if (*fast == ChunkRewriter::Kind::Chunk || *fast == ChunkRewriter::Kind::UsageOnly) {
+      return false;
+    }
+    // The slow path: error events, and events the rewriter does not take.
     auto chunk = parseChunk(data, keep());
     if (!chunk) {
       return std::move(chunk).error();
-    }
-    if (!chunk->has_value()) {
-      return true;
     }
     openai::Chunk& c = **chunk;
     if (c.usage) {
@@ -307,6 +316,7 @@ class OpenAiExchange final : public ChatExchange {
   const openai::ChatRequest& request_;
   const config::Provider& provider_;
   const openai::ResponseMeta& meta_;
+  ChunkRewriter rewriter_;
 };
 
 class OpenAiAdapter final : public Adapter {

@@ -1,0 +1,238 @@
+#include "providers/openai_stream.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "core/json.hpp"
+#include "core/text.hpp"
+
+namespace tollgate::providers {
+namespace {
+
+using rapidjson::SizeType;
+
+/// The top-level members the output keeps.
+enum Field { kId, kCreated, kFingerprint, kChoices, kUsage, kFieldCount };
+
+/// JSON value types, as far as the checks below need them.
+enum class Type { None, String, Integer, OtherScalar, Object, Array };
+
+struct Span {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  Type type = Type::None;
+};
+
+/// A RapidJSON input stream over a view. Unlike StringStream it is not copied while a token is
+/// read, so its position is exact at every reader event; past the end it reads NUL.
+class ViewStream {
+ public:
+  using Ch = char;
+  explicit ViewStream(std::string_view text)
+      : p_(text.data()), begin_(p_), end_(p_ + text.size()) {}
+  Ch Peek() const { return p_ == end_ ? '\0' : *p_; }
+  Ch Take() { return p_ == end_ ? '\0' : *p_++; }
+  std::size_t Tell() const { return static_cast<std::size_t>(p_ - begin_); }
+  // Output functions: never called on an input stream.
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  std::size_t PutEnd(Ch*) { return 0; }
+
+ private:
+  const char* p_;
+  const char* begin_;
+  const char* end_;
+};
+
+/// Validates an event while noting where each top-level member's value lies. Offsets come from
+/// the input stream's position, which at each reader event is just past the token it reports.
+class Scanner {
+ public:
+  Scanner(std::string_view text, const ViewStream& in) : text_(text), in_(in) {}
+
+  bool Null() { return scalar(Type::OtherScalar); }
+  bool Bool(bool) { return scalar(Type::OtherScalar); }
+  bool Int(int i) { return integer(i); }
+  bool Uint(unsigned i) { return integer(i); }
+  bool Int64(std::int64_t i) { return integer(i); }
+  bool Uint64(std::uint64_t) { return scalar(Type::OtherScalar); }
+  bool Double(double) { return scalar(Type::OtherScalar); }
+  bool RawNumber(const char*, SizeType, bool) { return scalar(Type::OtherScalar); }
+  bool String(const char* s, SizeType n, bool) {
+    return text::isValidUtf8({s, n}) && scalar(Type::String);
+  }
+  bool Key(const char* s, SizeType n, bool) {
+    if (!text::isValidUtf8({s, n})) {
+      return false;
+    }
+    const std::string_view key(s, n);
+    if (depth_ == 1) {
+      field_ = fieldOf(key);
+      error_ = error_ || key == "error";
+      // The value starts after the ':' that follows the key, past any whitespace.
+      std::size_t at = in_.Tell();
+      while (at < text_.size() && (text_[at] == ' ' || text_[at] == '\t' || text_[at] == ':')) {
+        ++at;
+      }
+      value_begin_ = at;
+    } else if (depth_ == 2 && field_ == kUsage) {
+      usage_key_ = key == "prompt_tokens"       ? 0
+                   : key == "completion_tokens" ? 1
+                   : key == "total_tokens"      ? 2
+                                                : -1;
+    }
+    return true;
+  }
+  bool StartObject() { return open(Type::Object); }
+  bool StartArray() { return open(Type::Array); }
+  bool EndObject(SizeType) { return close(); }
+  bool EndArray(SizeType elements) {
+    if (depth_ == 2 && field_ == kChoices) {
+      choices_ = elements;
+    }
+    return close();
+  }
+
+  const Span& span(Field f) const { return spans_[f]; }
+  bool hasError() const { return error_; }
+  SizeType choices() const { return choices_; }
+  bool sawUsage() const { return spans_[kUsage].type == Type::Object; }
+  const openai::Usage& usage() const { return usage_; }
+
+ private:
+  static int fieldOf(std::string_view key) {
+    if (key == "id") return kId;
+    if (key == "created") return kCreated;
+    if (key == "system_fingerprint") return kFingerprint;
+    if (key == "choices") return kChoices;
+    if (key == "usage") return kUsage;
+    return kFieldCount;
+  }
+
+  bool integer(std::int64_t v) {
+    if (depth_ == 2 && field_ == kUsage && usage_key_ >= 0) {
+      (usage_key_ == 0   ? usage_.prompt_tokens
+       : usage_key_ == 1 ? usage_.completion_tokens
+                         : usage_.total_tokens) = v;
+    }
+    return scalar(Type::Integer);
+  }
+
+  bool scalar(Type t) {
+    if (depth_ == 0) {
+      return false;  // The event must be an object.
+    }
+    if (depth_ == 1) {
+      note(t);
+    }
+    return true;
+  }
+
+  bool open(Type t) {
+    if (depth_ == json::kMaxDepth || (depth_ == 0 && t != Type::Object)) {
+      return false;  // Too deep, or an event that is not an object.
+    }
+    if (depth_ == 1) {
+      opened_ = t;
+    }
+    ++depth_;
+    return true;
+  }
+
+  bool close() {
+    --depth_;
+    if (depth_ == 1) {
+      note(opened_);
+    }
+    return true;
+  }
+
+  void note(Type t) {
+    if (field_ < kFieldCount) {
+      spans_[field_] = Span{value_begin_, in_.Tell(), t};
+    }
+  }
+
+  std::string_view text_;
+  const ViewStream& in_;
+  std::size_t depth_ = 0;
+  int field_ = kFieldCount;
+  std::size_t value_begin_ = 0;
+  Type opened_ = Type::None;
+  std::array<Span, kFieldCount> spans_{};
+  bool error_ = false;
+  int usage_key_ = -1;
+  SizeType choices_ = 0;
+  openai::Usage usage_;
+};
+
+std::string escaped(std::string_view key, std::string_view value) {
+  json::Writer w;
+  w.string(value);
+  return std::string(",\"").append(key).append("\":").append(w.take());
+}
+
+}  // namespace
+
+ChunkRewriter::ChunkRewriter(const openai::ResponseMeta& meta)
+    : meta_(meta),
+      after_created_(escaped("model", meta.model) + escaped("episode_id", meta.episode_id)),
+      after_fingerprint_(escaped("service_tier", meta.service_tier)) {}
+
+Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(std::string_view data, std::string& out,
+                                                   std::optional<openai::Usage>& usage) {
+  // Line breaks may separate tokens (they join multi-line data): the output must not carry
+  // them, so such events take the slow path, which re-encodes.
+  if (std::memchr(data.data(), '\n', data.size()) != nullptr) {
+    return Kind::Other;
+  }
+  ViewStream in(data);
+  Scanner scan(data, in);
+  const bool ok = reader_.Parse(in, scan) && in.Tell() == data.size();
+  if (!ok) {
+    return Error{ErrorKind::UpstreamError,
+                 "the upstream answered with a stream event that is not a JSON object", ""};
+  }
+  if (scan.hasError()) {
+    return Kind::Error;
+  }
+  if (scan.sawUsage()) {
+    usage = scan.usage();
+    if (scan.span(kUsage).type == Type::Object && scan.usage().total_tokens == 0) {
+      usage->total_tokens = usage->prompt_tokens + usage->completion_tokens;
+    }
+  }
+  const bool keep_usage = meta_.include_usage && scan.sawUsage();
+  if (!meta_.include_usage && scan.sawUsage() && scan.choices() == 0) {
+    return Kind::UsageOnly;
+  }
+  const auto raw = [&](Field f, Type want, std::string_view fallback) {
+    const Span& s = scan.span(f);
+    const std::string_view value = data.substr(s.begin, s.end - s.begin);
+    return s.type == want && value != "\"\"" ? value : fallback;
+  };
+  out.append("data: {\"id\":")
+      .append(raw(kId, Type::String, "\"\""))
+      .append(",\"object\":\"chat.completion.chunk\",\"created\":")
+      .append(raw(kCreated, Type::Integer, "0"))
+      .append(after_created_)
+      .append(",\"system_fingerprint\":")
+      .append(raw(kFingerprint, Type::String, "\"tollgate\""))
+      .append(after_fingerprint_)
+      .append(",\"choices\":")
+      .append(raw(kChoices, Type::Array, "[]"));
+  if (keep_usage) {
+    out.append(",\"usage\":").append(raw(kUsage, Type::Object, "{}"));
+    if (meta_.include_raw_usage) {
+      out.append(",\"tollgate::raw_usage\":").append(raw(kUsage, Type::Object, "{}"));
+    }
+  }
+  if (meta_.include_raw_response) {
+    out.append(",\"tollgate::raw_response\":").append(data);
+  }
+  out.append("}\n\n");
+  return Kind::Chunk;
+}
+
+}  // namespace tollgate::providers

@@ -1,0 +1,44 @@
+// The hot path of streaming from an OpenAI-compatible upstream: one `chat.completion.chunk`
+// event rewritten into ours without decoding and re-encoding it. The event is validated in one
+// pass (JSON syntax, depth, UTF-8, types of the fields we keep) while the byte ranges of its
+// top-level values are noted; the output copies the upstream's id, created, system_fingerprint,
+// choices and usage byte for byte and writes our model, episode_id and service_tier.
+#pragma once
+
+#include <rapidjson/reader.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.hpp"
+#include "openai/chat_response.hpp"
+
+namespace tollgate::providers {
+
+class ChunkRewriter {
+ public:
+  /// What one event held besides its bytes.
+  enum class Kind {
+    Chunk,      ///< Rewritten into `out`.
+    UsageOnly,  ///< The usage chunk (no choices) of a client that did not ask for it: nothing out.
+    Error,      ///< An `{"error":…}` event; decode it on the slow path.
+    Other,      ///< Valid JSON the fast path does not take (line breaks between tokens): slow path.
+  };
+
+  explicit ChunkRewriter(const openai::ResponseMeta& meta);
+
+  /// Rewrites `data` (one event's data) and appends `data: …\n\n` to `out`, or says why not.
+  /// Fails with UpstreamError for text that is not a JSON object within the depth and UTF-8
+  /// rules. `usage` receives the event's usage, when it has one.
+  Result<Kind> rewrite(std::string_view data, std::string& out,
+                       std::optional<openai::Usage>& usage);
+
+ private:
+  const openai::ResponseMeta& meta_;
+  std::string after_created_;  ///< `,"model":…,"episode_id":…` (ours, escaped once per stream).
+  std::string after_fingerprint_;  ///< `,"service_tier":…`
+  rapidjson::Reader reader_;       ///< Reused: its stack is allocated once per stream.
+};
+
+}  // namespace tollgate::providers

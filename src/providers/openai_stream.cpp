@@ -120,18 +120,18 @@ class Scanner {
   }
 
   bool scalar(Type t) {
-    if (depth_ == 0) {
-      return false;  // The event must be an object.
+    if (depth_ == 0 || inChoices()) {
+      return false;  // The event must be an object, and so must each choice.
     }
-    if (depth_ == 1) {
-      note(t);
-    }
-    return true;
+    return depth_ != 1 || note(t);
   }
 
+  /// At the level of the elements of `choices`.
+  bool inChoices() const { return depth_ == 2 && field_ == kChoices && opened_ == Type::Array; }
+
   bool open(Type t) {
-    if (depth_ == json::kMaxDepth || (depth_ == 0 && t != Type::Object)) {
-      return false;  // Too deep, or an event that is not an object.
+    if (depth_ == json::kMaxDepth || ((depth_ == 0 || inChoices()) && t != Type::Object)) {
+      return false;  // Too deep, or an event or a choice that is not an object.
     }
     if (depth_ == 1) {
       opened_ = t;
@@ -142,16 +142,20 @@ class Scanner {
 
   bool close() {
     --depth_;
-    if (depth_ == 1) {
-      note(opened_);
-    }
-    return true;
+    return depth_ != 1 || note(opened_);
   }
 
-  void note(Type t) {
-    if (field_ < kFieldCount) {
-      spans_[field_] = Span{value_begin_, in_.Tell(), t};
+  /// Records where a kept member's value lies; a kept member may appear only once (readers
+  /// disagree on which copy of a repeated key wins).
+  bool note(Type t) {
+    if (field_ == kFieldCount) {
+      return true;
     }
+    if (spans_[field_].type != Type::None) {
+      return false;
+    }
+    spans_[field_] = Span{value_begin_, in_.Tell(), t};
+    return true;
   }
 
   std::string_view text_;

@@ -1,8 +1,10 @@
 // The OpenAI-compatible adapter on arbitrary upstream bodies and stream events. Invariants:
-// whatever it accepts re-encodes for the client as valid JSON and valid UTF-8, and an upstream
-// error becomes an error body that is valid JSON.
+// whatever it accepts re-encodes for the client as valid JSON and valid UTF-8 (the splicing
+// chunk rewriter's output too, which also accepts only what the decoder accepts), and an
+// upstream error becomes an error body that is valid JSON.
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "core/json.hpp"
@@ -10,6 +12,7 @@
 #include "fuzz_check.hpp"
 #include "openai/chat_response.hpp"
 #include "providers/openai_compatible.hpp"
+#include "providers/openai_stream.hpp"
 
 namespace {
 
@@ -26,7 +29,7 @@ void checkJson(const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tollgate;
   const std::string input(reinterpret_cast<const char*>(data), size);
-  const openai::ResponseMeta meta{"m", "e", "auto", true, true};
+  const openai::ResponseMeta meta{"m", "e", "auto", true, true, true};
   const providers::KeepRaw keep{true, true};
   std::string body = input;
   if (auto completion = providers::parseCompletion(body, keep)) {
@@ -34,8 +37,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     checkJson(errorBody(completion.error()));
   }
+  std::string spliced;
+  std::optional<openai::Usage> usage;
+  providers::ChunkRewriter rewriter(meta);
+  const auto fast = rewriter.rewrite(input, spliced, usage);
+  if (fast && *fast == providers::ChunkRewriter::Kind::Chunk) {
+    const std::string prefix = "data: ";
+    const std::string suffix = "\n\n";
+    check(spliced.starts_with(prefix) && spliced.ends_with(suffix));
+    checkJson(spliced.substr(prefix.size(), spliced.size() - prefix.size() - suffix.size()));
+  }
   std::string event = input;
-  if (auto chunk = providers::parseChunk(event, keep)) {
+  auto slow = providers::parseChunk(event, keep);
+  // The fast path never takes an event the decoder refuses.
+  using Kind = providers::ChunkRewriter::Kind;
+  check(!fast || (*fast != Kind::Chunk && *fast != Kind::UsageOnly) || slow);
+  if (auto& chunk = slow) {
     if (chunk->has_value()) {
       checkJson(openai::encodeChunk(**chunk, meta));
     }

@@ -107,7 +107,8 @@ TEST(ChunkRewriter, RefusesWhatIsNotAValidJsonObject) {
        {std::string("[1]"), std::string("\"x\""), std::string("{\"a\":1} x"),
         std::string("{\"a\":\"\xff\"}"), std::string("{\"\xc3\":1}"),
         std::string("{\"a\":\"\\ud800\"}"), std::string("{\"a\":1}\0{}", 10), deep,
-        std::string("{\"a\":"), std::string("")}) {
+        std::string("{\"a\":"), std::string(""), std::string(R"({"choices":[false]})"),
+        std::string(R"({"choices":[[]]})"), std::string(R"({"id":"a","choices":[],"id":"b"})")}) {
     const Rewritten w = rewrite(m, bad);
     ASSERT_FALSE(w.kind.ok()) << testing::PrintToString(bad);
     EXPECT_EQ(w.kind.error().kind, ErrorKind::UpstreamError) << bad;

@@ -12,6 +12,7 @@
 
 #include "core/ids.hpp"
 #include "net/http_readers.hpp"
+#include "net/write_now.hpp"
 
 namespace tollgate::net {
 namespace {
@@ -129,7 +130,7 @@ class ConnectionWriter final : public http::ResponseWriter {
     }
     const std::array<asio::const_buffer, 5> buffers{a, b, c, d, e};
     stream_.expires_after(kWriteTimeout);
-    auto [ec, n] = co_await asio::async_write(stream_, buffers, kUseTuple);
+    auto [ec, n] = co_await writeNow(stream_, buffers);
     bytes_out_ += n;
     ok_ = !ec;
     co_return ok_;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "net/http_readers.hpp"
+#include "net/write_now.hpp"
 
 namespace tollgate::net {
 namespace {
@@ -490,8 +491,13 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
       conn = std::move(fresh).value();
     }
     conn->tcp().expires_at(std::min(started + p.first_byte_timeout, deadline));
-    auto [wec, wn] =
-        co_await conn->visit([&](auto& s) { return asio::async_write(s, request, kUseTuple); });
+    std::tuple<beast::error_code, std::size_t> written;
+    if (conn->plain) {
+      written = co_await writeNow(*conn->plain, request);
+    } else {
+      written = co_await asio::async_write(*conn->tls, request, kUseTuple);
+    }
+    const beast::error_code wec = std::get<0>(written);
     if (wec && reused && wec != beast::error::timeout && !closed_) {
       continue;
     }

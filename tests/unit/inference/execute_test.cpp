@@ -263,6 +263,65 @@ TEST_F(Execute, TheUpstreamGetsTheRequestIdCredentialsAndItsModel) {
   EXPECT_NE(req.body.find(R"("model":"up")"), std::string::npos) << req.body;
 }
 
+/// An adapter for a wire of its own: its requests name the provider, its answers pass through
+/// unchanged, and it reads every upstream failure as the client's mistake.
+class FakeAdapter final : public providers::Adapter {
+ public:
+  class Exchange final : public providers::ChatExchange {
+   public:
+    explicit Exchange(const config::Provider& p) : provider_(p) {}
+    providers::UpstreamRequest request() override {
+      providers::UpstreamRequest r;
+      r.method = "PUT";
+      r.path = "/fake/" + provider_.name;
+      r.content_type = "text/plain";
+      r.body = "hello";
+      return r;
+    }
+    Result<std::string> completion(std::string& body) override { return body; }
+    Result<bool> event(std::string_view, std::string& data, std::string& out) override {
+      out += data;
+      return true;
+    }
+    Error error(int status, const std::string&) override {
+      return Error{ErrorKind::UpstreamInvalidRequest, "fake " + std::to_string(status), ""};
+    }
+
+   private:
+    const config::Provider& provider_;
+  };
+
+  std::unique_ptr<providers::ChatExchange> chat(const openai::ChatRequest&,
+                                                const config::Provider& p,
+                                                const openai::ResponseMeta&) const override {
+    return std::make_unique<Exchange>(p);
+  }
+};
+
+TEST_F(Execute, TheAdapterDecidesTheWireAndTheTranslation) {
+  const FakeAdapter fake;
+  adapters_ = providers::Registry();
+  adapters_.add(config::ProviderType::OpenAI, fake);
+  transport_.scripts["a"] = {std::nullopt, 500, "text/plain", "broken"};
+  transport_.scripts["b"] = {std::nullopt, 200, "text/plain", "fine"};
+  auto r = run(kChat);
+  // The fake calls a 500 the client's mistake, so the loop does not fall back.
+  EXPECT_EQ(tried(), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(r->out.status, 400);
+  EXPECT_NE(r->out.body.find("fake 500"), std::string::npos) << r->out.body;
+  const providers::UpstreamRequest& sent = transport_.sent[0].second;
+  EXPECT_EQ(sent.method, "PUT");
+  EXPECT_EQ(sent.path, "/fake/a");
+  EXPECT_EQ(sent.body, "hello");
+}
+
+TEST_F(Execute, AProviderTypeWithoutAnAdapterIsAnInternalError) {
+  adapters_ = providers::Registry();
+  auto r = run(kChat);
+  EXPECT_TRUE(transport_.sent.empty());
+  EXPECT_EQ(r->out.status, 500);
+}
+
 TEST_F(Execute, TheDummyAnswersInProcess) {
   auto r = run(R"({"model":"echo","max_tokens":2,"messages":[{"role":"user","content":"a b c"}]})");
   EXPECT_TRUE(transport_.sent.empty());

@@ -1,39 +1,112 @@
-// Command-line dispatch: `tollgate serve [--config FILE]` and `tollgate check-config FILE`.
+// Command-line dispatch: serve, admin, migrate and check-config.
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "api/gateway.hpp"
+#include "cli/admin.hpp"
+#include "cli/serve.hpp"
+#include "cli/store_setup.hpp"
 #include "config/config.hpp"
+#include "store/migrations.hpp"
 
 namespace {
 
+using tollgate::cli::StoreSetup;
+
 constexpr std::string_view kUsage =
     "usage:\n"
-    "  tollgate serve [--config FILE]   run the gateway (embedded default without --config)\n"
-    "  tollgate check-config FILE       validate a configuration file\n";
+    "  tollgate serve [--config FILE] [--data-dir DIR]   run the gateway (embedded default\n"
+    "                                                    without --config)\n"
+    "  tollgate admin [--config FILE | --data-dir DIR] COMMAND   teams, members, invitations\n"
+    "                                                    and API keys (tollgate admin for more)\n"
+    "  tollgate migrate [--config FILE | --data-dir DIR]  apply the store's schema migrations\n"
+    "  tollgate check-config FILE                        validate a configuration file\n";
 
 int usage() {
   std::fputs(kUsage.data(), stderr);
   return 2;
 }
 
-int serve(int argc, char** argv) {
-  tollgate::config::Config config;
-  try {
-    if (argc == 4 && std::string_view(argv[2]) == "--config") {
-      config = tollgate::config::loadConfigFile(argv[3]);
-    } else if (argc == 2) {
-      config = tollgate::config::defaultConfig();
+/// The options every store-using command takes, and the words after them.
+struct Invocation {
+  std::optional<std::string> config_file;
+  std::optional<std::string> data_dir;
+  std::vector<std::string> rest;
+};
+
+std::optional<Invocation> parse(int argc, char** argv, bool options_anywhere) {
+  Invocation inv;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view w = argv[i];
+    const bool leading = inv.rest.empty() || options_anywhere;
+    if (leading && (w == "--config" || w == "--data-dir")) {
+      if (i + 1 >= argc) {
+        return std::nullopt;
+      }
+      (w == "--config" ? inv.config_file : inv.data_dir) = argv[++i];
     } else {
-      return usage();
+      inv.rest.emplace_back(w);
     }
+  }
+  return inv;
+}
+
+/// The configuration and store of an invocation; nullopt (after saying why) when unusable.
+std::optional<std::pair<tollgate::config::Config, StoreSetup>> load(const Invocation& inv) {
+  try {
+    tollgate::config::Config config = inv.config_file
+                                          ? tollgate::config::loadConfigFile(*inv.config_file)
+                                          : tollgate::config::defaultConfig();
+    StoreSetup setup = tollgate::cli::resolveStore(config, inv.data_dir);
+    return std::pair{std::move(config), std::move(setup)};
   } catch (const tollgate::config::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tollgate: %s\n", e.what());
+  }
+  return std::nullopt;
+}
+
+int serve(int argc, char** argv) {
+  const auto inv = parse(argc, argv, true);
+  if (!inv || !inv->rest.empty()) {
+    return usage();
+  }
+  const auto loaded = load(*inv);
+  return loaded ? tollgate::cli::serve(loaded->first, loaded->second) : 1;
+}
+
+int admin(int argc, char** argv) {
+  const auto inv = parse(argc, argv, false);
+  if (!inv) {
+    return usage();
+  }
+  const auto loaded = load(*inv);
+  return loaded ? tollgate::cli::runAdmin(inv->rest, loaded->second) : 1;
+}
+
+int migrate(int argc, char** argv) {
+  const auto inv = parse(argc, argv, true);
+  if (!inv || !inv->rest.empty()) {
+    return usage();
+  }
+  const auto loaded = load(*inv);
+  if (!loaded) {
     return 1;
   }
-  return tollgate::api::runGateway(config);
+  try {
+    const auto c = tollgate::store::connect(loaded->second.location);
+    const auto report = tollgate::store::migrate(*c);
+    std::printf("schema at version %lld (was %lld)\n", static_cast<long long>(report.to),
+                static_cast<long long>(report.from));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tollgate migrate: %s\n", e.what());
+    return 1;
+  }
+  return 0;
 }
 
 int checkConfig(int argc, char** argv) {
@@ -60,6 +133,12 @@ int main(int argc, char** argv) {
   try {
     if (command == "serve") {
       return serve(argc, argv);
+    }
+    if (command == "admin") {
+      return admin(argc, argv);
+    }
+    if (command == "migrate") {
+      return migrate(argc, argv);
     }
     if (command == "check-config") {
       return checkConfig(argc, argv);

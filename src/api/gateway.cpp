@@ -7,11 +7,11 @@
 
 namespace tollgate::api {
 
-int runGateway(const config::Config& config) {
+int runGateway(const config::Config& config, const http::Authenticator* authenticator) {
   const providers::SecretRedactor redactor(config);
   return net::serve(config, [&](providers::Transport& network, const std::atomic<bool>& draining) {
-    return makeRouter(
-        Services{config, {network, providers::builtinAdapters(), redactor}, draining});
+    return makeRouter(Services{config, {network, providers::builtinAdapters(), redactor}, draining},
+                      authenticator);
   });
 }
 

@@ -13,7 +13,7 @@ constexpr std::size_t kSmallBody = 64 * 1024;
 
 }  // namespace
 
-http::Router makeRouter(const Services& s) {
+http::Router makeRouter(const Services& s, const http::Authenticator* authenticator) {
   const std::size_t chat_body = s.config.gateway.max_body_bytes;
   std::vector<http::Route> routes;
   routes.push_back({Method::Get, "/health", Access::Public, kSmallBody, {}, health});
@@ -32,7 +32,7 @@ http::Router makeRouter(const Services& s) {
        chat_body,
        {"application/json"},
        [s](auto& ctx, auto& req, auto& out) { return chatCompletions(s, ctx, req, out); }});
-  return http::Router(std::move(routes));
+  return http::Router(std::move(routes), authenticator);
 }
 
 }  // namespace tollgate::api

@@ -7,8 +7,8 @@
 
 namespace tollgate::api {
 
-/// The router of one worker. Handlers keep a copy of `services`, whose referents must outlive
-/// the router.
-http::Router makeRouter(const Services& services);
+/// The router of one worker. Handlers keep a copy of `services`, whose referents (and the
+/// authenticator, if any) must outlive the router.
+http::Router makeRouter(const Services& services, const http::Authenticator* authenticator);
 
 }  // namespace tollgate::api

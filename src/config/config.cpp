@@ -205,8 +205,12 @@ Gateway parseGateway(const TableReader& r) {
                "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms", "shutdown_timeout_ms"});
   Gateway g;
   parseListen(r, g);
-  if (const auto auth = r.string("auth"); auth && *auth != "open") {
-    r.fail("auth", "must be \"open\" (API keys are not available yet)");
+  if (const auto auth = r.string("auth")) {
+    if (*auth == "open") {
+      g.auth = AuthMode::Open;
+    } else if (*auth != "required") {
+      r.fail("auth", "must be \"required\" (every /v1 request needs an API key) or \"open\"");
+    }
   }
   g.workers = static_cast<unsigned>(r.integer("workers", 0, kMaxWorkers).value_or(0));
   constexpr std::int64_t kMinHeader = 1024;
@@ -339,6 +343,58 @@ UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
   return url;
 }
 
+/// A secret named as env::VARIABLE_NAME in the file, read from the environment; empty when the
+/// key is absent.
+std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env) {
+  const auto ref = r.string(key);
+  if (!ref) {
+    return {};
+  }
+  if (!ref->starts_with(kEnvPrefix) || ref->size() == kEnvPrefix.size()) {
+    r.fail(key, "secrets come from the environment: write env::VARIABLE_NAME");
+  }
+  const std::string var = ref->substr(kEnvPrefix.size());
+  const auto value = env(var);
+  if (!value || value->empty()) {
+    r.fail(key, "environment variable " + var + " is not set");
+  }
+  if (hasControlOrSpace(*value)) {
+    r.fail(key, "environment variable " + var + " contains spaces or control characters");
+  }
+  return *value;
+}
+
+Storage parseStorage(const TableReader& r, const EnvLookup& env) {
+  r.allowOnly({"url", "server_secret"});
+  Storage st;
+  st.url = r.string("url").value_or("");
+  const std::string_view url = st.url;
+  if (url.starts_with("sqlite://")) {
+    if (url.size() == std::string_view("sqlite://").size()) {
+      r.fail("url", "sqlite:// needs a file path, e.g. sqlite://tollgate.db");
+    }
+  } else if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
+    const auto parsed = boost::urls::parse_uri(url);
+    if (!parsed) {
+      r.fail("url", "is not a valid postgresql:// URL");
+    }
+    if (parsed->has_password() || url.find("password=") != std::string_view::npos) {
+      r.fail("url", "must not hold a password: set PGPASSWORD in the environment instead");
+    }
+  } else if (!url.empty()) {
+    r.fail("url", "must start with sqlite:// or postgresql://");
+  }
+  st.server_secret = envSecret(r, "server_secret", env);
+  constexpr std::size_t kMinSecret = 32;
+  if (!st.server_secret.empty() && st.server_secret.size() < kMinSecret) {
+    r.fail("server_secret", "must be at least 32 characters (e.g. openssl rand -hex 32)");
+  }
+  if (st.server_secret.empty() && !url.empty() && !url.starts_with("sqlite://")) {
+    r.fail("server_secret", "is required with postgresql (write env::VARIABLE_NAME)");
+  }
+  return st;
+}
+
 Provider parseProvider(const TableReader& r, const std::string& name, const EnvLookup& env) {
   r.allowOnly({"type", "api_base", "model", "api_key", "connect_timeout_ms",
                "first_byte_timeout_ms", "total_timeout_ms", "pool_idle_timeout_ms"});
@@ -371,20 +427,7 @@ Provider parseProvider(const TableReader& r, const std::string& name, const EnvL
   } else {
     r.fail("type", "must be \"openai\" or \"dummy\"");
   }
-  if (const auto key = r.string("api_key")) {
-    if (!key->starts_with(kEnvPrefix) || key->size() == kEnvPrefix.size()) {
-      r.fail("api_key", "secrets come from the environment: write env::VARIABLE_NAME");
-    }
-    const std::string var = key->substr(kEnvPrefix.size());
-    const auto value = env(var);
-    if (!value || value->empty()) {
-      r.fail("api_key", "environment variable " + var + " is not set");
-    }
-    if (hasControlOrSpace(*value)) {
-      r.fail("api_key", "environment variable " + var + " contains spaces or control characters");
-    }
-    p.api_key = *value;
-  }
+  p.api_key = envSecret(r, "api_key", env);
   p.connect_timeout = r.millis("connect_timeout_ms", p.connect_timeout);
   p.first_byte_timeout = r.millis("first_byte_timeout_ms", p.first_byte_timeout);
   p.total_timeout = r.millis("total_timeout_ms", p.total_timeout);
@@ -517,10 +560,13 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
-  r.allowOnly({"gateway", "models"});
+  r.allowOnly({"gateway", "storage", "models"});
   Config config;
   if (const toml::table* g = r.table("gateway")) {
     config.gateway = parseGateway(TableReader(*g, "gateway", source));
+  }
+  if (const toml::table* st = r.table("storage")) {
+    config.storage = parseStorage(TableReader(*st, "storage", source), env);
   }
   const toml::table* models = r.table("models");
   if (models == nullptr || models->empty()) {
@@ -549,7 +595,10 @@ Config loadConfigFile(const std::string& path) {
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return parseConfig(text.str(), path);
+  Config config = parseConfig(text.str(), path);
+  const std::size_t slash = path.rfind('/');
+  config.source_dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  return config;
 }
 
 }  // namespace tollgate::config

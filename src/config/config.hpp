@@ -14,8 +14,9 @@ namespace tollgate::config {
 
 using Millis = std::chrono::milliseconds;
 
-/// How the gateway treats the Authorization header. Only the open mode exists until API keys land.
-enum class AuthMode { Open };
+/// How the gateway treats the Authorization header: "required" (the dev gateway: every /v1
+/// request needs a valid key) or "open" (the prod gateway: the header is accepted and ignored).
+enum class AuthMode { Required, Open };
 
 enum class ProviderType { OpenAI, Dummy };
 
@@ -61,7 +62,7 @@ struct Model {
 struct Gateway {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
-  AuthMode auth = AuthMode::Open;
+  AuthMode auth = AuthMode::Required;
   unsigned workers = 0;  ///< 0: one per CPU this process may run on.
   std::size_t max_header_bytes = 16 * 1024;
   std::size_t max_body_bytes = 4 * 1024 * 1024;
@@ -71,8 +72,20 @@ struct Gateway {
   Millis shutdown_timeout{10'000};
 };
 
+/// Where teams, keys and balances live.
+struct Storage {
+  /// `sqlite://PATH` (relative to the config file's folder) or `postgresql://…` (no password in
+  /// it: libpq reads PGPASSWORD); empty: a SQLite file in the data directory.
+  std::string url;
+  /// The key of the keyed hash of API-key secrets, from the environment; empty: a file made
+  /// beside the SQLite database (required with PostgreSQL).
+  std::string server_secret;
+};
+
 struct Config {
   Gateway gateway;
+  Storage storage;
+  std::string source_dir;     ///< The config file's folder; empty for the embedded default.
   std::vector<Model> models;  ///< Sorted by id.
 
   /// The model with this exact id, or nullptr.

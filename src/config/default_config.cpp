@@ -7,7 +7,7 @@ namespace {
 constexpr std::string_view kDefaultToml = R"toml(
 [gateway]
 listen = "127.0.0.1:8080"
-auth = "open"
+auth = "required"
 
 [models.echo]
 display_name = "Echo (built-in)"

@@ -9,6 +9,8 @@ namespace {
 
 constexpr std::string_view kInvalidRequest = "invalid_request_error";
 constexpr std::string_view kApiError = "api_error";
+constexpr std::string_view kAuthentication = "authentication_error";
+constexpr std::string_view kPermission = "permission_error";
 
 struct Row {
   ErrorKind kind;
@@ -22,6 +24,14 @@ constexpr std::array kTable{
     Row{ErrorKind::MissingParameter, {400, kInvalidRequest, "missing_required_parameter"}},
     Row{ErrorKind::InvalidValue, {400, kInvalidRequest, "invalid_value"}},
     Row{ErrorKind::UnknownParameter, {400, kInvalidRequest, "unknown_parameter"}},
+    Row{ErrorKind::MissingApiKey, {401, kAuthentication, "missing_api_key"}},
+    Row{ErrorKind::InvalidAuthorizationScheme,
+        {401, kAuthentication, "invalid_authorization_scheme"}},
+    Row{ErrorKind::MalformedApiKey, {401, kAuthentication, "malformed_api_key"}},
+    Row{ErrorKind::InvalidApiKey, {401, kAuthentication, "invalid_api_key"}},
+    Row{ErrorKind::RevokedApiKey, {401, kAuthentication, "revoked_api_key"}},
+    Row{ErrorKind::TeamSuspended, {403, kPermission, "team_suspended"}},
+    Row{ErrorKind::NotAMember, {403, kPermission, "not_a_member"}},
     Row{ErrorKind::ModelNotFound, {404, kInvalidRequest, "model_not_found"}},
     Row{ErrorKind::RouteNotFound, {404, kInvalidRequest, "not_found"}},
     Row{ErrorKind::MethodNotAllowed, {405, kInvalidRequest, "method_not_allowed"}},

@@ -14,9 +14,9 @@ namespace tollgate::http {
 
 /// Who is calling: filled by authentication (empty in open mode).
 struct Caller {
-  std::string key_public_id;
+  std::string key_public_id;  ///< Never the key itself: that is a secret.
+  std::string team_id;
   std::string team;
-  std::string role;
 };
 
 /// Token counts reported by the upstream.

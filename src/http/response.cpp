@@ -14,7 +14,13 @@ Response Response::json(int status, std::string body) {
   return r;
 }
 
-Response Response::error(const Error& e) { return json(e.status(), errorBody(e)); }
+Response Response::error(const Error& e) {
+  Response r = json(e.status(), errorBody(e));
+  if (r.status == 401) {
+    r.header("WWW-Authenticate", "Bearer realm=\"tollgate\"");  // RFC 6750 §3
+  }
+  return r;
+}
 
 std::string responseHead(const Response& r, const HeadOptions& o) {
   std::string head;

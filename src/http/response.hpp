@@ -20,7 +20,8 @@ struct Response {
   std::string body;
 
   static Response json(int status, std::string body);
-  /// The spec's error body (§2.7) with the error's status.
+  /// The spec's error body (§2.7) with the error's status; a 401 names the Bearer scheme in
+  /// WWW-Authenticate.
   static Response error(const Error& e);
 
   Response& header(std::string name, std::string value) {

@@ -48,7 +48,8 @@ bool PathParams::add(std::string_view name, std::string_view value) {
   return true;
 }
 
-Router::Router(std::vector<Route> routes) {
+Router::Router(std::vector<Route> routes, const Authenticator* authenticator)
+    : authenticator_(authenticator) {
   for (Route& r : routes) {
     if (r.pattern.empty() || r.pattern.front() != '/' || !r.handler) {
       throw std::invalid_argument("route pattern must start with '/' and have a handler: " +
@@ -105,6 +106,14 @@ bool Router::matches(const Entry& e, std::string_view path, PathParams& params) 
     path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
   }
   return path.data() == nullptr;  // Every segment of the path was matched.
+}
+
+std::optional<Error> Router::admit(const Route& route, std::string_view authorization,
+                                   Caller& caller) const {
+  if (route.access == Access::Public || authenticator_ == nullptr) {
+    return std::nullopt;
+  }
+  return authenticator_->authenticate(authorization, caller);
 }
 
 Routing Router::route(Method method, std::string_view path, std::string_view content_type) const {

@@ -7,10 +7,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "http/authenticator.hpp"
 #include "http/request.hpp"
 #include "http/request_context.hpp"
 #include "http/response.hpp"
@@ -47,10 +49,16 @@ struct Routing {
 class Router {
  public:
   /// Throws std::invalid_argument for a malformed pattern (a table bug, found at startup).
-  explicit Router(std::vector<Route> routes);
+  /// Without an authenticator (open mode) every route is public.
+  explicit Router(std::vector<Route> routes, const Authenticator* authenticator = nullptr);
 
   /// Matches a request head: the path (without query), method and Content-Type header.
   Routing route(Method method, std::string_view path, std::string_view content_type) const;
+
+  /// Checks the caller of a routed request before its body is read: nullopt when the route is
+  /// public or the key is good (`caller` filled), else the 401 or 403.
+  std::optional<Error> admit(const Route& route, std::string_view authorization,
+                             Caller& caller) const;
 
   /// The largest body limit of any route: the most a request body may be before it is routed.
   std::size_t maxBodyLimit() const { return max_body_limit_; }
@@ -68,6 +76,7 @@ class Router {
   static bool matches(const Entry& e, std::string_view path, PathParams& params);
 
   std::vector<Entry> entries_;
+  const Authenticator* authenticator_;
   std::size_t max_body_limit_ = 0;
 };
 

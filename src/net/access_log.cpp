@@ -24,6 +24,10 @@ void AccessLog::write(const http::RequestContext& e) {
   w.field("method", e.method);
   w.field("path", e.path);
   w.field("status", e.status);
+  if (!e.caller.key_public_id.empty()) {
+    w.field("key", e.caller.key_public_id);
+    w.field("team", e.caller.team);
+  }
   w.field("model", e.model);
   w.field("provider", e.provider);
   if (!e.error_code.empty()) {

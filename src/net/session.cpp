@@ -349,6 +349,15 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     ctx.path = target.path;
     http::Routing routing =
         shared.router.route(method, target.path, req[bhttp::field::content_type]);
+    if (routing.route != nullptr) {
+      // Who is calling is settled before the body is read: a stranger cannot make us buffer it.
+      if (auto refused =
+              shared.router.admit(*routing.route, req[bhttp::field::authorization], ctx.caller)) {
+        ctx.error_code = errorSpec(refused->kind).code;
+        routing.route = nullptr;
+        routing.refusal = http::Response::error(*refused);
+      }
+    }
     if (routing.route != nullptr && !reader.limitBody(routing.route->body_limit)) {
       routing.route = nullptr;
       routing.refusal = http::Response::error(reader.error());

@@ -6,6 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { toToml, writeTempFile, runTollgate, TOLLGATE_BIN } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
@@ -19,7 +20,10 @@ const LISTENING_RE = /^tollgate listening on (\S+):(\d+)\s*$/m;
  */
 function serve(file) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(TOLLGATE_BIN, ['serve', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(TOLLGATE_BIN, ['serve', '--config', file], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, XDG_DATA_HOME: path.dirname(file) },
+  });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => {

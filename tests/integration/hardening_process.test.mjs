@@ -4,6 +4,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { startMock } from '../fixtures/mock_upstream.mjs';
@@ -206,7 +207,10 @@ describe('one access-log line per exchange, with the status the client saw', () 
 
 test('the startup line brackets an IPv6 address', { timeout: 10_000, skip: !fs.existsSync('/proc/net/if_inet6') && 'no IPv6' }, async () => {
   const file = writeTempFile('v6.toml', toToml({ gateway: { listen: '[::1]:0', auth: 'open' }, models: { echo: { routing: ['l'], providers: { l: { type: 'dummy' } } } } }));
-  const proc = spawn(TOLLGATE_BIN, ['serve', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(TOLLGATE_BIN, ['serve', '--config', file], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, XDG_DATA_HOME: path.dirname(file) },
+  });
   let out = '';
   proc.stdout.on('data', (d) => { out += d; });
   try {

@@ -46,7 +46,7 @@ after(async () => {
 
 function config(host) {
   return {
-    gateway: { listen: '127.0.0.1:0', workers: 1 },
+    gateway: { listen: '127.0.0.1:0', auth: 'open', workers: 1 },
     models: {
       mock_model: {
         routing: ['tls'],

@@ -1,0 +1,66 @@
+#include "accounts/permissions.hpp"
+
+#include <array>
+
+namespace tollgate::accounts {
+namespace {
+
+struct Grant {
+  Action action;
+  bool owner, admin, member, viewer;
+};
+
+// Rows follow Action's order (checked below).
+constexpr std::array kTable{
+    //    action                owner  admin  member viewer
+    Grant{Action::ViewTeam, true, true, true, true},
+    Grant{Action::CreateKey, true, true, true, false},
+    Grant{Action::RevokeAnyKey, true, true, false, false},
+    Grant{Action::Invite, true, true, false, false},
+    Grant{Action::ChangeRoles, true, true, false, false},
+    Grant{Action::ManageOwners, true, false, false, false},
+    Grant{Action::SuspendTeam, true, false, false, false},
+};
+
+constexpr bool tableFollowsEnum() {
+  for (std::size_t i = 0; i < kTable.size(); ++i) {
+    if (static_cast<std::size_t>(kTable[i].action) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(tableFollowsEnum(), "kTable rows must follow Action's order");
+static_assert(kTable.size() == static_cast<std::size_t>(Action::SuspendTeam) + 1);
+
+constexpr std::array<std::string_view, 4> kRoleNames{"owner", "admin", "member", "viewer"};
+
+}  // namespace
+
+bool allowed(Role role, Action action) {
+  const Grant& g = kTable[static_cast<std::size_t>(action)];
+  switch (role) {
+    case Role::Owner:
+      return g.owner;
+    case Role::Admin:
+      return g.admin;
+    case Role::Member:
+      return g.member;
+    case Role::Viewer:
+      return g.viewer;
+  }
+  return false;
+}
+
+std::optional<Role> parseRole(std::string_view text) {
+  for (std::size_t i = 0; i < kRoleNames.size(); ++i) {
+    if (kRoleNames[i] == text) {
+      return static_cast<Role>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view roleName(Role role) { return kRoleNames[static_cast<std::size_t>(role)]; }
+
+}  // namespace tollgate::accounts

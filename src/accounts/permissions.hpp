@@ -1,0 +1,29 @@
+// The one table of who may do what in a team. `tollgate admin` acts as the operator, who may do
+// everything; the console calls the same operations with a signed-in user, and this table
+// decides.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace tollgate::accounts {
+
+enum class Role { Owner, Admin, Member, Viewer };
+
+enum class Action {
+  ViewTeam,      ///< See the team, its members, keys (never secrets) and invitations.
+  CreateKey,     ///< Create an API key for the team.
+  RevokeAnyKey,  ///< Revoke any key of the team (a creator may always revoke their own).
+  Invite,        ///< Create, list and revoke invitations.
+  ChangeRoles,   ///< Add members, change roles, remove members.
+  ManageOwners,  ///< Make someone an owner, or change or remove an owner.
+  SuspendTeam,   ///< Suspend or resume the team.
+};
+
+/// True when `role` may do `action`.
+bool allowed(Role role, Action action);
+
+std::optional<Role> parseRole(std::string_view text);
+std::string_view roleName(Role role);
+
+}  // namespace tollgate::accounts

@@ -1,0 +1,88 @@
+#include "auth/authenticator.hpp"
+
+#include <chrono>
+
+namespace tollgate::auth {
+namespace {
+
+/// Coalesces last-used marks: a key's time moves at most once a second.
+constexpr std::int64_t kMarkEveryMs = 1'000;
+
+bool isBearer(std::string_view scheme) {
+  // Authentication schemes are case-insensitive (RFC 9110 §11.1).
+  constexpr std::string_view kBearer = "bearer";
+  if (scheme.size() != kBearer.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    const char c = scheme[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c) != kBearer[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Error fail(ErrorKind kind, std::string message) { return Error{kind, std::move(message), ""}; }
+
+}  // namespace
+
+std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorization,
+                                                    http::Caller& caller) const {
+  // Messages never quote the header: it may hold a real key.
+  if (authorization.empty()) {
+    return fail(ErrorKind::MissingApiKey,
+                "You didn't provide an API key. Send it in the Authorization header: "
+                "Authorization: Bearer sk-tollgate-...");
+  }
+  const std::size_t space = authorization.find(' ');
+  if (space == std::string_view::npos || !isBearer(authorization.substr(0, space))) {
+    return fail(ErrorKind::InvalidAuthorizationScheme,
+                "The Authorization header must use the Bearer scheme: "
+                "Authorization: Bearer sk-tollgate-...");
+  }
+  std::string_view token = authorization.substr(space);
+  token.remove_prefix(std::min(token.find_first_not_of(' '), token.size()));  // 1*SP
+  const ParsedKey key = parseKey(token);
+  if (key.shape == KeyShape::WrongPrefix) {
+    return fail(ErrorKind::MalformedApiKey,
+                token.empty() ? "The Authorization header has no API key after Bearer."
+                              : "Tollgate API keys start with sk-tollgate-; this one does not.");
+  }
+  if (key.shape == KeyShape::Malformed) {
+    return fail(ErrorKind::MalformedApiKey,
+                "The API key is malformed: expected sk-tollgate-<public id>-<secret>.");
+  }
+  const KeyTable* table = keys_.current();
+  const Grant* grant = table != nullptr ? table->find(key.public_id) : nullptr;
+  // Hash whether or not the key exists, so that timing does not tell which public ids do.
+  const Digest presented = keyedHash(server_secret_, key.secret);
+  if (grant == nullptr || !constantTimeEqual(presented, grant->secret_hash)) {
+    return fail(ErrorKind::InvalidApiKey, "Incorrect API key provided.");
+  }
+  if (grant->revoked) {
+    return fail(ErrorKind::RevokedApiKey, "This API key has been revoked.");
+  }
+  if (!grant->team_active) {
+    return fail(ErrorKind::TeamSuspended,
+                "The team of this API key is suspended. Check billing status or ask a team "
+                "owner.");
+  }
+  if (!grant->creator_is_member) {
+    return fail(ErrorKind::NotAMember,
+                "The user who created this API key is no longer a member of its team. Check "
+                "team membership.");
+  }
+  caller.key_public_id = key.public_id;
+  caller.team_id = grant->team_id;
+  caller.team = grant->team;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  if (now - grant->last_used_ms.load(std::memory_order_relaxed) >= kMarkEveryMs) {
+    grant->last_used_ms.store(now, std::memory_order_relaxed);
+  }
+  return std::nullopt;
+}
+
+}  // namespace tollgate::auth

@@ -1,0 +1,115 @@
+#include "auth/key_follower.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "core/ids.hpp"
+
+namespace tollgate::auth {
+namespace {
+
+constexpr std::chrono::milliseconds kRetryAfterFailure{1'000};
+/// Rows of gateways unseen for this long are removed by whoever notices.
+constexpr std::int64_t kForgetAfterMs = 3'600'000;
+
+std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) {
+    return "unknown";
+  }
+  return name;
+}
+
+}  // namespace
+
+KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys)
+    : where_(std::move(where)), keys_(keys), gateway_id_(ids::uuidV7()) {
+  db_ = std::make_unique<store::Store>(store::connect(where_));
+  db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
+  const std::int64_t now = store::nowMs();
+  db_->registerGateway({gateway_id_, hostName(), ::getpid(), now, -1});
+  db_->forgetGatewaysBefore(now - kForgetAfterMs);
+  reload();
+  thread_ = std::thread([this] { run(); });
+}
+
+KeyFollower::~KeyFollower() {
+  stop_ = true;
+  thread_.join();
+  try {
+    if (!db_) {
+      reconnect();
+    }
+    flush();
+    db_->unregisterGateway(gateway_id_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tollgate: could not unregister from the store: %s\n", e.what());
+  }
+}
+
+void KeyFollower::reload() {
+  // The sequence first: the keys read after it are at least that new, so the sequence recorded
+  // as applied never claims a change the table does not hold.
+  const std::int64_t seq = db_->changeSeq();
+  const std::vector<store::KeyGrant> rows = db_->loadGrants();
+  const std::shared_ptr<KeyTable> previous = keys_.latest();
+  keys_.publish(std::make_shared<KeyTable>(rows, previous.get()));
+  applied_ = seq;
+  db_->heartbeat(gateway_id_, applied_);
+}
+
+void KeyFollower::flush() {
+  if (const std::shared_ptr<KeyTable> table = keys_.latest()) {
+    const auto used = table->takeUsed();
+    if (!used.empty()) {
+      db_->touchKeys(used);
+    }
+  }
+}
+
+void KeyFollower::reconnect() {
+  db_.reset();
+  db_ = std::make_unique<store::Store>(store::connect(where_));
+  db_->connection().waitForChange(std::chrono::milliseconds(0));
+  // A gateway that lost the store may have been forgotten; register again.
+  const std::int64_t now = store::nowMs();
+  db_->unregisterGateway(gateway_id_);
+  db_->registerGateway({gateway_id_, hostName(), ::getpid(), now, -1});
+  applied_ = -1;
+}
+
+void KeyFollower::step(std::chrono::steady_clock::time_point& last_flush) {
+  if (!db_) {
+    reconnect();
+  }
+  db_->connection().waitForChange(kHeartbeat);
+  if (db_->changeSeq() != applied_) {
+    reload();
+  } else {
+    db_->heartbeat(gateway_id_, applied_);
+  }
+  if (std::chrono::steady_clock::now() - last_flush >= kFlushEvery) {
+    flush();
+    last_flush = std::chrono::steady_clock::now();
+  }
+}
+
+void KeyFollower::run() {
+  auto last_flush = std::chrono::steady_clock::now();
+  while (!stop_) {
+    try {
+      step(last_flush);
+    } catch (const std::exception& e) {
+      // The table in use stays valid; changes wait until the store is back.
+      std::fprintf(stderr, "tollgate: following the store failed (will retry): %s\n", e.what());
+      db_.reset();
+      for (auto waited = std::chrono::milliseconds(0); waited < kRetryAfterFailure && !stop_;
+           waited += std::chrono::milliseconds(50)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+  }
+}
+
+}  // namespace tollgate::auth

@@ -1,0 +1,428 @@
+#include "cli/admin.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "accounts/accounts.hpp"
+#include "core/json.hpp"
+#include "core/text.hpp"
+#include "store/migrations.hpp"
+
+namespace tollgate::cli {
+namespace {
+
+using accounts::UserError;
+
+constexpr std::string_view kUsage =
+    "usage: tollgate admin [--config FILE | --data-dir DIR] COMMAND\n"
+    "  teams create NAME | list [--json] | show NAME [--json] | suspend NAME | resume NAME\n"
+    "  users add EMAIL [--name NAME]\n"
+    "  members add TEAM EMAIL --role ROLE | role TEAM EMAIL ROLE | remove TEAM EMAIL |\n"
+    "          list TEAM [--json]\n"
+    "  invites create TEAM --role ROLE [--email EMAIL] [--expires 7d] | list TEAM [--json] |\n"
+    "          accept TOKEN --email EMAIL | revoke ID\n"
+    "  keys create --team TEAM --name NAME [--user EMAIL] | list [--team TEAM] [--json] |\n"
+    "       revoke PUBLIC_ID\n"
+    "roles: owner, admin, member, viewer\n";
+
+/// A usage mistake: exit 2 with the usage text.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// One command's words: positionals and --options (a value each, but the listed flags).
+class Args {
+ public:
+  Args(std::span<const std::string> words, std::set<std::string_view> valued,
+       std::set<std::string_view> flags) {
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      const std::string& w = words[i];
+      if (w.starts_with("--")) {
+        const std::string_view name = std::string_view(w).substr(2);
+        if (flags.contains(name)) {
+          options_[std::string(name)] = "";
+        } else if (valued.contains(name) && i + 1 < words.size()) {
+          options_[std::string(name)] = words[++i];
+        } else {
+          throw UsageError(valued.contains(name) ? w + " needs a value" : "unknown option " + w);
+        }
+      } else {
+        positional_.push_back(w);
+      }
+    }
+  }
+  const std::string& at(std::size_t i, std::string_view what) const {
+    if (i >= positional_.size()) {
+      throw UsageError("missing " + std::string(what));
+    }
+    return positional_[i];
+  }
+  void expect(std::size_t n) const {
+    if (positional_.size() > n) {
+      throw UsageError("unexpected argument " + text::printable(positional_[n], 60));
+    }
+  }
+  std::optional<std::string> option(const std::string& name) const {
+    const auto it = options_.find(name);
+    return it == options_.end() ? std::nullopt : std::optional(it->second);
+  }
+  std::string required(const std::string& name) const {
+    auto v = option(name);
+    if (!v) {
+      throw UsageError("--" + name + " is required");
+    }
+    return *v;
+  }
+  bool flag(const std::string& name) const { return options_.contains(name); }
+
+ private:
+  std::vector<std::string> positional_;
+  std::map<std::string, std::string> options_;
+};
+
+/// RFC 3339 UTC, e.g. 2026-11-22T10:15:30Z.
+std::string timestamp(std::int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void timeField(json::Writer& w, std::string_view key, std::optional<std::int64_t> ms) {
+  w.key(key);
+  if (ms) {
+    w.string(timestamp(*ms));
+  } else {
+    w.null();
+  }
+}
+
+void textField(json::Writer& w, std::string_view key, const std::optional<std::string>& v) {
+  w.key(key);
+  if (v) {
+    w.string(*v);
+  } else {
+    w.null();
+  }
+}
+
+void printJson(json::Writer& w) { std::printf("%s\n", w.take().c_str()); }
+
+/// Names and emails are shown as they are stored, with control bytes made visible.
+std::string shown(const std::string& s) { return text::printable(s, 1000); }
+
+/// Parses 30m, 12h, 7d.
+std::chrono::milliseconds duration(const std::string& text) {
+  constexpr std::int64_t kMaxDays = 365;
+  if (text.size() < 2) {
+    throw UserError("--expires must be like 30m, 12h or 7d");
+  }
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9' || n > kMaxDays * 24 * 60) {
+      throw UserError("--expires must be like 30m, 12h or 7d");
+    }
+    n = n * 10 + (text[i] - '0');
+  }
+  const char unit = text.back();
+  const std::int64_t minutes = unit == 'm' ? n : unit == 'h' ? n * 60 : unit == 'd' ? n * 1440 : -1;
+  if (minutes <= 0 || minutes > kMaxDays * 1440) {
+    throw UserError("--expires must be between 1m and 365d, like 30m, 12h or 7d");
+  }
+  return std::chrono::minutes(minutes);
+}
+
+void reportLagging(const accounts::Propagation& p) {
+  for (const store::GatewayRecord& g : p.lagging) {
+    std::fprintf(stderr,
+                 "warning: gateway %s (host %s, pid %lld) did not confirm the change in time; it "
+                 "applies it when it reaches the store again\n",
+                 g.id.c_str(), shown(g.host).c_str(), static_cast<long long>(g.pid));
+  }
+}
+
+std::string inviteState(const store::Invite& i) {
+  if (i.revoked_at) {
+    return "revoked";
+  }
+  if (i.accepted_at) {
+    return "accepted";
+  }
+  return i.expires_at <= store::nowMs() ? "expired" : "pending";
+}
+
+int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, const Args& a) {
+  const accounts::Actor op;
+  if (verb == "create") {
+    a.expect(1);
+    const store::Team t = acc.createTeam(op, a.at(0, "NAME"));
+    std::printf("created team %s\n", shown(t.name).c_str());
+  } else if (verb == "list") {
+    a.expect(0);
+    const auto all = acc.listTeams(op);
+    if (a.flag("json")) {
+      json::Writer w;
+      w.startArray();
+      for (const store::Team& t : all) {
+        w.startObject();
+        w.field("name", t.name);
+        w.field("id", t.id);
+        w.field("state", t.state);
+        timeField(w, "created_at", t.created_at);
+        w.endObject();
+      }
+      w.endArray();
+      printJson(w);
+    } else {
+      for (const store::Team& t : all) {
+        std::printf("%s\t%s\t%s\n", shown(t.name).c_str(), t.state.c_str(),
+                    timestamp(t.created_at).c_str());
+      }
+    }
+  } else if (verb == "show") {
+    a.expect(1);
+    const store::Team t = acc.showTeam(op, a.at(0, "NAME"));
+    const auto members = st.listMembers(t.id);
+    std::int64_t active_keys = 0;
+    for (const store::ApiKey& k : st.listKeys(t.id)) {
+      active_keys += k.revoked_at ? 0 : 1;
+    }
+    if (a.flag("json")) {
+      json::Writer w;
+      w.startObject();
+      w.field("name", t.name);
+      w.field("id", t.id);
+      w.field("state", t.state);
+      timeField(w, "created_at", t.created_at);
+      w.field("members", static_cast<std::int64_t>(members.size()));
+      w.field("active_keys", active_keys);
+      w.endObject();
+      printJson(w);
+    } else {
+      std::printf("team %s\nstate %s\ncreated %s\nmembers %zu\nactive keys %lld\n",
+                  shown(t.name).c_str(), t.state.c_str(), timestamp(t.created_at).c_str(),
+                  members.size(), static_cast<long long>(active_keys));
+    }
+  } else if (verb == "suspend" || verb == "resume") {
+    a.expect(1);
+    reportLagging(acc.setTeamActive(op, a.at(0, "NAME"), verb == "resume"));
+    std::printf("%s team %s\n", verb == "resume" ? "resumed" : "suspended",
+                shown(a.at(0, "NAME")).c_str());
+  } else {
+    throw UsageError("unknown command teams " + text::printable(verb, 40));
+  }
+  return 0;
+}
+
+int users(accounts::Accounts& acc, const std::string& verb, const Args& a) {
+  if (verb != "add") {
+    throw UsageError("unknown command users " + text::printable(verb, 40));
+  }
+  a.expect(1);
+  const store::User u = acc.addUser(a.at(0, "EMAIL"), a.option("name").value_or(""));
+  std::printf("added user %s\n", shown(u.email).c_str());
+  return 0;
+}
+
+int members(accounts::Accounts& acc, const std::string& verb, const Args& a) {
+  const accounts::Actor op;
+  if (verb == "add") {
+    a.expect(2);
+    reportLagging(acc.addMember(op, a.at(0, "TEAM"), a.at(1, "EMAIL"), a.required("role")));
+    std::printf("added %s to %s\n", shown(a.at(1, "EMAIL")).c_str(),
+                shown(a.at(0, "TEAM")).c_str());
+  } else if (verb == "role") {
+    a.expect(3);
+    acc.setRole(op, a.at(0, "TEAM"), a.at(1, "EMAIL"), a.at(2, "ROLE"));
+    std::printf("%s is now %s of %s\n", shown(a.at(1, "EMAIL")).c_str(),
+                shown(a.at(2, "ROLE")).c_str(), shown(a.at(0, "TEAM")).c_str());
+  } else if (verb == "remove") {
+    a.expect(2);
+    reportLagging(acc.removeMember(op, a.at(0, "TEAM"), a.at(1, "EMAIL")));
+    std::printf("removed %s from %s\n", shown(a.at(1, "EMAIL")).c_str(),
+                shown(a.at(0, "TEAM")).c_str());
+  } else if (verb == "list") {
+    a.expect(1);
+    const auto all = acc.listMembers(op, a.at(0, "TEAM"));
+    if (a.flag("json")) {
+      json::Writer w;
+      w.startArray();
+      for (const store::Member& m : all) {
+        w.startObject();
+        w.field("email", m.user.email);
+        w.field("name", m.user.name);
+        w.field("role", m.role);
+        timeField(w, "joined_at", m.joined_at);
+        w.endObject();
+      }
+      w.endArray();
+      printJson(w);
+    } else {
+      for (const store::Member& m : all) {
+        std::printf("%s\t%s\t%s\n", shown(m.user.email).c_str(), m.role.c_str(),
+                    shown(m.user.name).c_str());
+      }
+    }
+  } else {
+    throw UsageError("unknown command members " + text::printable(verb, 40));
+  }
+  return 0;
+}
+
+int invites(accounts::Accounts& acc, const std::string& verb, const Args& a) {
+  const accounts::Actor op;
+  if (verb == "create") {
+    a.expect(1);
+    const auto created =
+        acc.createInvite(op, a.at(0, "TEAM"), a.required("role"), a.option("email"),
+                         duration(a.option("expires").value_or("7d")));
+    std::fprintf(stderr, "invitation %s to %s as %s, expires %s; the token is shown once:\n",
+                 created.invite.id.c_str(), shown(created.invite.team).c_str(),
+                 created.invite.role.c_str(), timestamp(created.invite.expires_at).c_str());
+    std::printf("%s\n", created.token.c_str());
+  } else if (verb == "list") {
+    a.expect(1);
+    const auto all = acc.listInvites(op, a.at(0, "TEAM"));
+    if (a.flag("json")) {
+      json::Writer w;
+      w.startArray();
+      for (const store::Invite& i : all) {
+        w.startObject();
+        w.field("id", i.id);
+        w.field("role", i.role);
+        textField(w, "email", i.email);
+        w.field("state", inviteState(i));
+        timeField(w, "created_at", i.created_at);
+        timeField(w, "expires_at", i.expires_at);
+        textField(w, "accepted_by", i.accepted_by);
+        w.endObject();
+      }
+      w.endArray();
+      printJson(w);
+    } else {
+      for (const store::Invite& i : all) {
+        std::printf("%s\t%s\t%s\t%s\texpires %s\n", i.id.c_str(), i.role.c_str(),
+                    inviteState(i).c_str(), shown(i.email.value_or("-")).c_str(),
+                    timestamp(i.expires_at).c_str());
+      }
+    }
+  } else if (verb == "accept") {
+    a.expect(1);
+    reportLagging(acc.acceptInvite(a.at(0, "TOKEN"), a.required("email")));
+    std::printf("accepted: %s joined the team\n", shown(a.required("email")).c_str());
+  } else if (verb == "revoke") {
+    a.expect(1);
+    acc.revokeInvite(op, a.at(0, "ID"));
+    std::printf("revoked invitation %s\n", shown(a.at(0, "ID")).c_str());
+  } else {
+    throw UsageError("unknown command invites " + text::printable(verb, 40));
+  }
+  return 0;
+}
+
+int keys(accounts::Accounts& acc, const std::string& verb, const Args& a) {
+  const accounts::Actor op;
+  if (verb == "create") {
+    a.expect(0);
+    const auto created =
+        acc.createKey(op, a.required("team"), a.required("name"), a.option("user"));
+    reportLagging(created.propagation);
+    std::fprintf(stderr, "created key %s (%s) for team %s; it is shown once:\n",
+                 created.key.public_id.c_str(), shown(created.key.name).c_str(),
+                 shown(created.key.team).c_str());
+    std::printf("%s\n", created.full.c_str());
+  } else if (verb == "list") {
+    a.expect(0);
+    const auto all = acc.listKeys(op, a.option("team"));
+    if (a.flag("json")) {
+      json::Writer w;
+      w.startArray();
+      for (const store::ApiKey& k : all) {
+        w.startObject();
+        w.field("name", k.name);
+        w.field("public_id", k.public_id);
+        w.field("team", k.team);
+        textField(w, "created_by", k.created_by);
+        timeField(w, "created_at", k.created_at);
+        timeField(w, "last_used_at", k.last_used_at);
+        w.field("state", k.revoked_at ? "revoked" : "active");
+        timeField(w, "revoked_at", k.revoked_at);
+        w.endObject();
+      }
+      w.endArray();
+      printJson(w);
+    } else {
+      for (const store::ApiKey& k : all) {
+        std::printf("%s\t%s\t%s\t%s\tcreated %s\tlast used %s\t%s\n", k.public_id.c_str(),
+                    shown(k.name).c_str(), shown(k.team).c_str(),
+                    shown(k.created_by.value_or("operator")).c_str(),
+                    timestamp(k.created_at).c_str(),
+                    k.last_used_at ? timestamp(*k.last_used_at).c_str() : "never",
+                    k.revoked_at ? "revoked" : "active");
+      }
+    }
+  } else if (verb == "revoke") {
+    a.expect(1);
+    reportLagging(acc.revokeKey(op, a.at(0, "PUBLIC_ID")));
+    std::printf("revoked\n");
+  } else {
+    throw UsageError("unknown command keys " + text::printable(verb, 40));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int runAdmin(std::span<const std::string> args, const StoreSetup& setup) {
+  if (args.size() < 2) {
+    std::fputs(kUsage.data(), stderr);
+    return 2;
+  }
+  const std::string& noun = args[0];
+  const std::string& verb = args[1];
+  try {
+    const Args a(args.subspan(2), {"name", "role", "email", "expires", "team", "user"}, {"json"});
+    store::Store st(store::connect(setup.location));
+    store::migrate(st.connection());
+    accounts::Accounts acc(st, setup.server_secret);
+    if (noun == "teams") {
+      return teams(acc, st, verb, a);
+    }
+    if (noun == "users") {
+      return users(acc, verb, a);
+    }
+    if (noun == "members") {
+      return members(acc, verb, a);
+    }
+    if (noun == "invites") {
+      return invites(acc, verb, a);
+    }
+    if (noun == "keys") {
+      return keys(acc, verb, a);
+    }
+    throw UsageError("unknown command " + text::printable(noun, 40));
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "tollgate admin: %s\n%s", e.what(), kUsage.data());
+    return 2;
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "tollgate admin: %s\n", e.what());
+    return 1;
+  } catch (const store::StoreError& e) {
+    if (e.kind() == store::StoreError::Kind::Conflict) {
+      std::fprintf(stderr,
+                   "tollgate admin: it already exists (made at the same moment by another "
+                   "command?)\n");
+    } else {
+      std::fprintf(stderr, "tollgate admin: the store failed: %s\n", e.what());
+    }
+    return 1;
+  }
+}
+
+}  // namespace tollgate::cli

@@ -1,0 +1,133 @@
+// One connection to the database, the only place that knows an engine: SQLite for one machine,
+// PostgreSQL for several gateways. Statements are always parameterised ($1, $2, … in the text,
+// written once for both engines); values travel as text or null. A Connection belongs to one
+// thread at a time and blocks it: the gateway keeps it off its I/O threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tollgate::store {
+
+enum class Engine { Sqlite, Postgres };
+
+/// A failed statement or connection. Conflict is a unique or foreign-key violation, the only
+/// kind that callers handle (as "already exists"); the rest end the operation.
+class StoreError : public std::runtime_error {
+ public:
+  enum class Kind { Conflict, Unavailable, Other };
+  StoreError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+/// A statement parameter: text, a whole number, or null.
+class Param {
+ public:
+  Param() = default;                                                   // null
+  Param(std::string_view text) : text_(std::string(text)) {}           // NOLINT: implicit by design
+  Param(const char* text) : text_(std::string(text)) {}                // NOLINT
+  Param(const std::string& text) : text_(text) {}                      // NOLINT
+  Param(std::int64_t n) : text_(std::to_string(n)), integer_(true) {}  // NOLINT
+  Param(std::optional<std::string> text) : text_(std::move(text)) {}   // NOLINT
+
+  const std::optional<std::string>& text() const { return text_; }
+  bool isInteger() const { return integer_; }
+
+ private:
+  std::optional<std::string> text_;
+  bool integer_ = false;
+};
+
+/// One result row; columns in the statement's order.
+class Row {
+ public:
+  explicit Row(std::vector<std::optional<std::string>> columns) : columns_(std::move(columns)) {}
+  bool isNull(std::size_t i) const { return !columns_.at(i).has_value(); }
+  /// The column's text; empty when null.
+  const std::string& text(std::size_t i) const;
+  std::optional<std::string> optionalText(std::size_t i) const { return columns_.at(i); }
+  /// The column as a whole number; 0 when null. Throws StoreError when it is not one.
+  std::int64_t integer(std::size_t i) const;
+  std::optional<std::int64_t> optionalInteger(std::size_t i) const;
+
+ private:
+  std::vector<std::optional<std::string>> columns_;
+};
+
+using Rows = std::vector<Row>;
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  virtual Engine engine() const = 0;
+
+  /// Runs one statement with its parameters; returns the rows it yields.
+  virtual Rows query(std::string_view sql, std::span<const Param> params) = 0;
+  Rows query(std::string_view sql, std::initializer_list<Param> params = {}) {
+    return query(sql, std::span<const Param>(params.begin(), params.size()));
+  }
+
+  /// Runs several statements without parameters (schema changes).
+  virtual void script(std::string_view sql) = 0;
+
+  /// Starts a transaction that writes: SQLite takes its write lock at once (BEGIN IMMEDIATE),
+  /// so two writers never deadlock on upgrading a read lock.
+  virtual void begin() = 0;
+  void commit() { script("COMMIT"); }
+  void rollback() { script("ROLLBACK"); }
+
+  /// Serialises schema migrations between processes for the current transaction.
+  virtual void lockSchema() = 0;
+
+  /// Blocks until another connection may have changed the database, or `timeout` passes. True
+  /// when something changed (SQLite: its data version moved; PostgreSQL: a notification on
+  /// kChangeChannel arrived). A false positive is allowed; a missed change is not.
+  virtual bool waitForChange(std::chrono::milliseconds timeout) = 0;
+
+  /// Wakes every connection waiting in waitForChange once the current transaction commits.
+  virtual void announceChange() = 0;
+};
+
+/// Where the database is: `sqlite://PATH` (relative to `base_dir` unless absolute) or a
+/// `postgresql://` URL whose password, if any, comes from the environment (PGPASSWORD).
+struct Location {
+  Engine engine = Engine::Sqlite;
+  std::string target;  ///< The SQLite file path, or the PostgreSQL connection URL.
+};
+
+/// Parses a storage URL; nullopt with `why` set when it is not one.
+std::optional<Location> parseLocation(std::string_view url, std::string_view base_dir,
+                                      std::string& why);
+
+/// Opens a connection. SQLite: creates the file (mode 0600) and turns on WAL, foreign keys and a
+/// busy timeout. Throws StoreError.
+std::unique_ptr<Connection> connect(const Location& where);
+
+/// Rolls back unless committed: `Transaction tx(c); …; tx.commit();`
+class Transaction {
+ public:
+  explicit Transaction(Connection& c) : c_(c) { c_.begin(); }
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit() {
+    c_.commit();
+    done_ = true;
+  }
+
+ private:
+  Connection& c_;
+  bool done_ = false;
+};
+
+}  // namespace tollgate::store

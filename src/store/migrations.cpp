@@ -1,0 +1,112 @@
+#include "store/migrations.hpp"
+
+#include <array>
+#include <chrono>
+
+namespace tollgate::store {
+namespace {
+
+// Times are milliseconds since the Unix epoch; ids are UUIDv7 text made by the application,
+// so the same statements serve both engines.
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE teams (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL CHECK (state IN ('active', 'suspended')),
+  created_at BIGINT NOT NULL
+);
+CREATE TABLE users (
+  id TEXT PRIMARY KEY,
+  email TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE TABLE members (
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  user_id TEXT NOT NULL REFERENCES users (id),
+  role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member', 'viewer')),
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (team_id, user_id)
+);
+CREATE TABLE invites (
+  id TEXT PRIMARY KEY,
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member', 'viewer')),
+  email TEXT,
+  token_hash TEXT NOT NULL UNIQUE,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  accepted_at BIGINT,
+  accepted_by TEXT REFERENCES users (id),
+  revoked_at BIGINT
+);
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY,
+  public_id TEXT NOT NULL UNIQUE,
+  secret_hash TEXT NOT NULL,
+  name TEXT NOT NULL,
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  created_by TEXT REFERENCES users (id),
+  created_at BIGINT NOT NULL,
+  last_used_at BIGINT,
+  revoked_at BIGINT
+);
+CREATE UNIQUE INDEX api_keys_active_name ON api_keys (team_id, name) WHERE revoked_at IS NULL;
+CREATE TABLE changes (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  seq BIGINT NOT NULL
+);
+INSERT INTO changes (id, seq) VALUES (1, 0);
+CREATE TABLE gateways (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  pid BIGINT NOT NULL,
+  started_at BIGINT NOT NULL,
+  seen_at BIGINT NOT NULL,
+  applied_seq BIGINT NOT NULL
+);
+)sql";
+
+constexpr std::array kMigrations{
+    Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
+};
+
+std::int64_t nowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::span<const Migration> migrations() { return kMigrations; }
+
+MigrationReport migrate(Connection& c) {
+  Transaction tx(c);
+  c.lockSchema();
+  c.script(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
+      "name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
+  const Rows rows = c.query("SELECT MAX(version) FROM schema_migrations");
+  MigrationReport report;
+  report.from = rows.empty() ? 0 : rows.front().integer(0);
+  const std::int64_t known = kMigrations.back().version;
+  if (report.from > known) {
+    throw StoreError(StoreError::Kind::Other, "the database schema is at version " +
+                                                  std::to_string(report.from) +
+                                                  ", newer than this tollgate knows (" +
+                                                  std::to_string(known) + "): upgrade tollgate");
+  }
+  for (const Migration& m : kMigrations) {
+    if (m.version > report.from) {
+      c.script(m.sql);
+      c.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+              {m.version, m.name, nowMs()});
+    }
+  }
+  tx.commit();
+  report.to = known;
+  return report;
+}
+
+}  // namespace tollgate::store

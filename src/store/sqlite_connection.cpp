@@ -1,0 +1,166 @@
+// SQLite engine: WAL (readers never wait for the writer), foreign keys on, a busy timeout so
+// concurrent writers (a gateway and `tollgate admin`) queue instead of failing, FULL sync so a
+// committed transaction survives a power cut.
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "store/engines.hpp"
+
+namespace tollgate::store {
+namespace {
+
+constexpr int kBusyTimeoutMs = 10'000;
+constexpr std::chrono::milliseconds kPollInterval{20};
+
+/// SQLite numbers its parameters ?1, ?2, …; the shared statements say $1, $2, ….
+std::string sqliteParams(std::string_view sql) {
+  std::string out(sql);
+  for (std::size_t i = 0; i + 1 < out.size(); ++i) {
+    if (out[i] == '$' && out[i + 1] >= '0' && out[i + 1] <= '9') {
+      out[i] = '?';
+    }
+  }
+  return out;
+}
+
+class SqliteConnection final : public Connection {
+ public:
+  explicit SqliteConnection(const std::string& path) {
+    // Create the file ourselves so that it is never readable by others, even for a moment;
+    // SQLite gives its -wal and -shm files the database file's mode.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      throw StoreError(StoreError::Kind::Unavailable, "cannot open " + path);
+    }
+    ::close(fd);
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+        SQLITE_OK) {
+      const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      throw StoreError(StoreError::Kind::Unavailable, "cannot open " + path + ": " + why);
+    }
+    try {
+      sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+      script("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;");
+      data_version_ = dataVersion();
+    } catch (const StoreError&) {
+      sqlite3_close(db_);
+      throw;
+    }
+  }
+  ~SqliteConnection() override { sqlite3_close(db_); }
+  SqliteConnection(const SqliteConnection&) = delete;
+  SqliteConnection& operator=(const SqliteConnection&) = delete;
+
+  Engine engine() const override { return Engine::Sqlite; }
+
+  Rows query(std::string_view sql, std::span<const Param> params) override {
+    const std::string text = sqliteParams(sql);
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, text.c_str(), static_cast<int>(text.size()), &stmt, nullptr) !=
+        SQLITE_OK) {
+      fail();
+    }
+    const Finalize guard{stmt};
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const int at = static_cast<int>(i + 1);
+      const auto& value = params[i].text();
+      int rc = SQLITE_OK;
+      if (!value) {
+        rc = sqlite3_bind_null(stmt, at);
+      } else if (params[i].isInteger()) {
+        rc = sqlite3_bind_int64(stmt, at, std::stoll(*value));
+      } else {
+        rc = sqlite3_bind_text(stmt, at, value->data(), static_cast<int>(value->size()),
+                               SQLITE_TRANSIENT);
+      }
+      if (rc != SQLITE_OK) {
+        fail();
+      }
+    }
+    Rows rows;
+    const int columns = sqlite3_column_count(stmt);
+    for (;;) {
+      const int rc = sqlite3_step(stmt);
+      if (rc == SQLITE_DONE) {
+        break;
+      }
+      if (rc != SQLITE_ROW) {
+        fail();
+      }
+      std::vector<std::optional<std::string>> row;
+      row.reserve(static_cast<std::size_t>(columns));
+      for (int c = 0; c < columns; ++c) {
+        if (sqlite3_column_type(stmt, c) == SQLITE_NULL) {
+          row.emplace_back();
+        } else {
+          const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
+          row.emplace_back(std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+        }
+      }
+      rows.emplace_back(std::move(row));
+    }
+    return rows;
+  }
+
+  void script(std::string_view sql) override {
+    const std::string text(sql);
+    if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+      fail();
+    }
+  }
+
+  void begin() override { script("BEGIN IMMEDIATE"); }
+  void lockSchema() override {}  // BEGIN IMMEDIATE already holds the only write lock.
+
+  bool waitForChange(std::chrono::milliseconds timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const std::int64_t v = dataVersion();
+      if (v != data_version_) {
+        data_version_ = v;
+        return true;
+      }
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) {
+        return false;
+      }
+      std::this_thread::sleep_for(
+          std::min<std::chrono::steady_clock::duration>(left, kPollInterval));
+    }
+  }
+
+  void announceChange() override {}  // Every other connection sees its data version move.
+
+ private:
+  struct Finalize {
+    sqlite3_stmt* stmt;
+    ~Finalize() { sqlite3_finalize(stmt); }
+  };
+
+  [[noreturn]] void fail() const {
+    const int code = sqlite3_extended_errcode(db_) & 0xff;
+    const auto kind = code == SQLITE_CONSTRAINT ? StoreError::Kind::Conflict
+                      : code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_IOERR ||
+                              code == SQLITE_FULL || code == SQLITE_CANTOPEN
+                          ? StoreError::Kind::Unavailable
+                          : StoreError::Kind::Other;
+    throw StoreError(kind, std::string("sqlite: ") + sqlite3_errmsg(db_));
+  }
+
+  std::int64_t dataVersion() { return query("PRAGMA data_version", {}).at(0).integer(0); }
+
+  sqlite3* db_ = nullptr;
+  std::int64_t data_version_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Connection> connectSqlite(const std::string& path) {
+  return std::make_unique<SqliteConnection>(path);
+}
+
+}  // namespace tollgate::store

@@ -1,0 +1,261 @@
+#include "store/store.hpp"
+
+#include <chrono>
+
+#include "core/ids.hpp"
+
+namespace tollgate::store {
+namespace {
+
+Team team(const Row& r) { return {r.text(0), r.text(1), r.text(2), r.integer(3)}; }
+User user(const Row& r, std::size_t at = 0) {
+  return {r.text(at), r.text(at + 1), r.text(at + 2), r.integer(at + 3)};
+}
+
+constexpr std::string_view kInviteColumns =
+    "SELECT i.id, i.team_id, t.name, i.role, i.email, i.created_at, i.expires_at, "
+    "i.accepted_at, u.email, i.revoked_at FROM invites i JOIN teams t ON t.id = i.team_id "
+    "LEFT JOIN users u ON u.id = i.accepted_by ";
+
+Invite invite(const Row& r) {
+  return {r.text(0),         r.text(1),           r.text(2),    r.text(3),
+          r.optionalText(4), r.integer(5),        r.integer(6), r.optionalInteger(7),
+          r.optionalText(8), r.optionalInteger(9)};
+}
+
+constexpr std::string_view kKeyColumns =
+    "SELECT k.id, k.public_id, k.secret_hash, k.name, k.team_id, t.name, u.email, k.created_at, "
+    "k.last_used_at, k.revoked_at FROM api_keys k JOIN teams t ON t.id = k.team_id "
+    "LEFT JOIN users u ON u.id = k.created_by ";
+
+ApiKey apiKey(const Row& r) {
+  return {r.text(0),           r.text(1),    r.text(2),
+          r.text(3),           r.text(4),    r.text(5),
+          r.optionalText(6),   r.integer(7), r.optionalInteger(8),
+          r.optionalInteger(9)};
+}
+
+std::string q(std::string_view head, std::string_view tail) {
+  return std::string(head) + std::string(tail);
+}
+
+}  // namespace
+
+std::int64_t nowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Team Store::createTeam(const std::string& name) {
+  Team t{ids::uuidV7(), name, "active", nowMs()};
+  c_->query("INSERT INTO teams (id, name, state, created_at) VALUES ($1, $2, $3, $4)",
+            {t.id, t.name, t.state, t.created_at});
+  return t;
+}
+
+std::vector<Team> Store::listTeams() {
+  std::vector<Team> out;
+  for (const Row& r : c_->query("SELECT id, name, state, created_at FROM teams ORDER BY name")) {
+    out.push_back(team(r));
+  }
+  return out;
+}
+
+std::optional<Team> Store::findTeam(const std::string& name) {
+  const Rows rows =
+      c_->query("SELECT id, name, state, created_at FROM teams WHERE name = $1", {name});
+  return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
+}
+
+void Store::setTeamState(const std::string& team_id, const std::string& state) {
+  c_->query("UPDATE teams SET state = $1 WHERE id = $2", {state, team_id});
+}
+
+User Store::addUser(const std::string& email, const std::string& name) {
+  User u{ids::uuidV7(), email, name, nowMs()};
+  c_->query("INSERT INTO users (id, email, name, created_at) VALUES ($1, $2, $3, $4)",
+            {u.id, u.email, u.name, u.created_at});
+  return u;
+}
+
+std::optional<User> Store::findUser(const std::string& email) {
+  const Rows rows =
+      c_->query("SELECT id, email, name, created_at FROM users WHERE email = $1", {email});
+  return rows.empty() ? std::nullopt : std::optional(user(rows.front()));
+}
+
+std::optional<std::string> Store::roleOf(const std::string& team_id, const std::string& user_id) {
+  const Rows rows =
+      c_->query("SELECT role FROM members WHERE team_id = $1 AND user_id = $2", {team_id, user_id});
+  return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
+}
+
+void Store::addMember(const std::string& team_id, const std::string& user_id,
+                      const std::string& role) {
+  c_->query("INSERT INTO members (team_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)",
+            {team_id, user_id, role, nowMs()});
+}
+
+void Store::setRole(const std::string& team_id, const std::string& user_id,
+                    const std::string& role) {
+  c_->query("UPDATE members SET role = $1 WHERE team_id = $2 AND user_id = $3",
+            {role, team_id, user_id});
+}
+
+void Store::removeMember(const std::string& team_id, const std::string& user_id) {
+  c_->query("DELETE FROM members WHERE team_id = $1 AND user_id = $2", {team_id, user_id});
+}
+
+std::vector<Member> Store::listMembers(const std::string& team_id) {
+  std::vector<Member> out;
+  for (const Row& r :
+       c_->query("SELECT u.id, u.email, u.name, u.created_at, m.role, m.created_at FROM members m "
+                 "JOIN users u ON u.id = m.user_id WHERE m.team_id = $1 ORDER BY u.email",
+                 {team_id})) {
+    out.push_back({user(r), r.text(4), r.integer(5)});
+  }
+  return out;
+}
+
+std::int64_t Store::countOwners(const std::string& team_id) {
+  return c_->query("SELECT COUNT(*) FROM members WHERE team_id = $1 AND role = 'owner'", {team_id})
+      .at(0)
+      .integer(0);
+}
+
+Invite Store::createInvite(const std::string& team_id, const std::string& role,
+                           const std::optional<std::string>& email, const std::string& token_hash,
+                           std::int64_t expires_at) {
+  const std::string id = ids::uuidV7();
+  c_->query(
+      "INSERT INTO invites (id, team_id, role, email, token_hash, created_at, expires_at) "
+      "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      {id, team_id, role, email, token_hash, nowMs(), expires_at});
+  return *findInvite(id);
+}
+
+std::vector<Invite> Store::listInvites(const std::string& team_id) {
+  std::vector<Invite> out;
+  for (const Row& r : c_->query(
+           q(kInviteColumns, "WHERE i.team_id = $1 ORDER BY i.created_at, i.id"), {team_id})) {
+    out.push_back(invite(r));
+  }
+  return out;
+}
+
+std::optional<Invite> Store::findInviteByHash(const std::string& token_hash) {
+  const Rows rows = c_->query(q(kInviteColumns, "WHERE i.token_hash = $1"), {token_hash});
+  return rows.empty() ? std::nullopt : std::optional(invite(rows.front()));
+}
+
+std::optional<Invite> Store::findInvite(const std::string& id) {
+  const Rows rows = c_->query(q(kInviteColumns, "WHERE i.id = $1"), {id});
+  return rows.empty() ? std::nullopt : std::optional(invite(rows.front()));
+}
+
+void Store::acceptInvite(const std::string& id, const std::string& user_id) {
+  c_->query("UPDATE invites SET accepted_at = $1, accepted_by = $2 WHERE id = $3",
+            {nowMs(), user_id, id});
+}
+
+void Store::revokeInvite(const std::string& id) {
+  c_->query("UPDATE invites SET revoked_at = $1 WHERE id = $2", {nowMs(), id});
+}
+
+ApiKey Store::createKey(const std::string& public_id, const std::string& secret_hash,
+                        const std::string& name, const std::string& team_id,
+                        const std::optional<std::string>& created_by_user_id) {
+  const std::string id = ids::uuidV7();
+  c_->query(
+      "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_by, created_at) "
+      "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      {id, public_id, secret_hash, name, team_id, created_by_user_id, nowMs()});
+  return *findKey(public_id);
+}
+
+std::vector<ApiKey> Store::listKeys(const std::optional<std::string>& team_id) {
+  std::vector<ApiKey> out;
+  const Rows rows =
+      team_id ? c_->query(q(kKeyColumns, "WHERE k.team_id = $1 ORDER BY k.created_at, k.id"),
+                          {*team_id})
+              : c_->query(q(kKeyColumns, "ORDER BY t.name, k.created_at, k.id"));
+  for (const Row& r : rows) {
+    out.push_back(apiKey(r));
+  }
+  return out;
+}
+
+std::optional<ApiKey> Store::findKey(const std::string& public_id) {
+  const Rows rows = c_->query(q(kKeyColumns, "WHERE k.public_id = $1"), {public_id});
+  return rows.empty() ? std::nullopt : std::optional(apiKey(rows.front()));
+}
+
+void Store::revokeKey(const std::string& id) {
+  c_->query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+            {nowMs(), id});
+}
+
+std::vector<KeyGrant> Store::loadGrants() {
+  std::vector<KeyGrant> out;
+  for (const Row& r : c_->query(
+           "SELECT k.public_id, k.secret_hash, k.team_id, t.name, k.revoked_at IS NOT NULL, "
+           "t.state = 'active', k.created_by IS NULL OR EXISTS (SELECT 1 FROM members m WHERE "
+           "m.team_id = k.team_id AND m.user_id = k.created_by) "
+           "FROM api_keys k JOIN teams t ON t.id = k.team_id")) {
+    // Booleans come back as 1/0 (SQLite) or t/f (PostgreSQL).
+    const auto flag = [&](std::size_t i) { return r.text(i) == "1" || r.text(i) == "t"; };
+    out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6)});
+  }
+  return out;
+}
+
+void Store::touchKeys(const std::vector<std::pair<std::string, std::int64_t>>& public_id_at) {
+  for (const auto& [public_id, at] : public_id_at) {
+    c_->query(
+        "UPDATE api_keys SET last_used_at = $1 WHERE public_id = $2 AND "
+        "(last_used_at IS NULL OR last_used_at < $1)",
+        {at, public_id});
+  }
+}
+
+std::int64_t Store::bumpChange() {
+  c_->announceChange();
+  return c_->query("UPDATE changes SET seq = seq + 1 WHERE id = 1 RETURNING seq").at(0).integer(0);
+}
+
+std::int64_t Store::changeSeq() {
+  return c_->query("SELECT seq FROM changes WHERE id = 1").at(0).integer(0);
+}
+
+void Store::registerGateway(const GatewayRecord& g) {
+  c_->query(
+      "INSERT INTO gateways (id, host, pid, started_at, seen_at, applied_seq) "
+      "VALUES ($1, $2, $3, $4, $4, $5)",
+      {g.id, g.host, g.pid, g.seen_at, g.applied_seq});
+}
+
+void Store::heartbeat(const std::string& id, std::int64_t applied_seq) {
+  c_->query("UPDATE gateways SET seen_at = $1, applied_seq = $2 WHERE id = $3",
+            {nowMs(), applied_seq, id});
+}
+
+void Store::unregisterGateway(const std::string& id) {
+  c_->query("DELETE FROM gateways WHERE id = $1", {id});
+}
+
+std::vector<GatewayRecord> Store::laggingGateways(std::int64_t seq, std::int64_t alive_since) {
+  std::vector<GatewayRecord> out;
+  for (const Row& r : c_->query("SELECT id, host, pid, seen_at, applied_seq FROM gateways "
+                                "WHERE applied_seq < $1 AND seen_at >= $2 ORDER BY id",
+                                {seq, alive_since})) {
+    out.push_back({r.text(0), r.text(1), r.integer(2), r.integer(3), r.integer(4)});
+  }
+  return out;
+}
+
+void Store::forgetGatewaysBefore(std::int64_t seen_before) {
+  c_->query("DELETE FROM gateways WHERE seen_at < $1", {seen_before});
+}
+
+}  // namespace tollgate::store

@@ -1,0 +1,111 @@
+#include "auth/authenticator.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tollgate::auth {
+namespace {
+
+constexpr std::string_view kServerSecret = "unit-test-server-secret-of-32-bytes!";
+
+struct Fixture {
+  NewKey good = generateKey();
+  NewKey revoked = generateKey();
+  NewKey suspended = generateKey();
+  NewKey orphan = generateKey();
+  KeyDirectory dir;
+  KeyAuthenticator auth{dir, std::string(kServerSecret)};
+
+  Fixture() {
+    const auto row = [](const NewKey& k, bool revoked, bool active, bool member) {
+      return store::KeyGrant{k.public_id, toHex(keyedHash(kServerSecret, k.secret)),
+                             "team-id",   "team",
+                             revoked,     active,
+                             member};
+    };
+    dir.publish(std::make_shared<KeyTable>(
+        std::vector{row(good, false, true, true), row(revoked, true, true, true),
+                    row(suspended, false, false, true), row(orphan, false, true, false)},
+        nullptr));
+  }
+
+  std::string code(std::string_view header) {
+    http::Caller caller;
+    const auto e = auth.authenticate(header, caller);
+    return e ? std::string(errorSpec(e->kind).code) : "ok";
+  }
+};
+
+TEST(KeyAuthenticator, NamesEachCause) {
+  Fixture f;
+  const std::string bearer = "Bearer ";
+  EXPECT_EQ(f.code(bearer + f.good.full), "ok");
+  EXPECT_EQ(f.code(""), "missing_api_key");
+  EXPECT_EQ(f.code("Bearer"), "invalid_authorization_scheme");
+  EXPECT_EQ(f.code("Basic dXNlcjpwYXNz"), "invalid_authorization_scheme");
+  EXPECT_EQ(f.code("Token " + f.good.full), "invalid_authorization_scheme");
+  EXPECT_EQ(f.code("Bearer "), "malformed_api_key");
+  EXPECT_EQ(f.code("Bearer sk-proj-abc"), "malformed_api_key");
+  EXPECT_EQ(f.code("Bearer sk-tollgate-abc"), "malformed_api_key");
+  EXPECT_EQ(f.code(bearer + f.good.full + "x"), "malformed_api_key");
+  EXPECT_EQ(f.code(bearer + "sk-tollgate-" + generateKey().public_id + "-" + f.good.secret),
+            "invalid_api_key");
+  EXPECT_EQ(f.code(bearer + "sk-tollgate-" + f.good.public_id + "-" + f.revoked.secret),
+            "invalid_api_key");
+  EXPECT_EQ(f.code(bearer + f.revoked.full), "revoked_api_key");
+  EXPECT_EQ(f.code(bearer + f.suspended.full), "team_suspended");
+  EXPECT_EQ(f.code(bearer + f.orphan.full), "not_a_member");
+}
+
+TEST(KeyAuthenticator, SchemeIsCaseInsensitiveAndSpacesMayRepeat) {
+  Fixture f;
+  EXPECT_EQ(f.code("bearer " + f.good.full), "ok");
+  EXPECT_EQ(f.code("BEARER " + f.good.full), "ok");
+  EXPECT_EQ(f.code("Bearer    " + f.good.full), "ok");
+  EXPECT_EQ(f.code("Bearer\t" + f.good.full), "invalid_authorization_scheme");
+}
+
+TEST(KeyAuthenticator, FillsTheCallerAndNeverEchoesTheKey) {
+  Fixture f;
+  http::Caller caller;
+  EXPECT_FALSE(f.auth.authenticate("Bearer " + f.good.full, caller));
+  EXPECT_EQ(caller.key_public_id, f.good.public_id);
+  EXPECT_EQ(caller.team, "team");
+  for (const std::string& header :
+       {"Bearer " + f.revoked.full, "Bearer " + f.good.full + "x", "Basic " + f.good.full}) {
+    http::Caller c;
+    const auto e = f.auth.authenticate(header, c);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(errorBody(*e).find(f.good.secret.substr(0, 8)), std::string::npos);
+    EXPECT_EQ(errorBody(*e).find(f.revoked.secret.substr(0, 8)), std::string::npos);
+    EXPECT_TRUE(c.key_public_id.empty());
+  }
+}
+
+TEST(KeyAuthenticator, SeesANewTableOnTheNextRequest) {
+  Fixture f;
+  EXPECT_EQ(f.code("Bearer " + f.good.full), "ok");
+  f.dir.publish(std::make_shared<KeyTable>(
+      std::vector{store::KeyGrant{f.good.public_id, toHex(keyedHash(kServerSecret, f.good.secret)),
+                                  "team-id", "team", true, true, true}},
+      f.dir.latest().get()));
+  EXPECT_EQ(f.code("Bearer " + f.good.full), "revoked_api_key");
+}
+
+TEST(KeyTable, CarriesLastUsedMarksOverAndHandsThemOutOnce) {
+  Fixture f;
+  EXPECT_EQ(f.code("Bearer " + f.good.full), "ok");
+  const auto first = f.dir.latest();
+  const auto used = first->takeUsed();
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_EQ(used[0].first, f.good.public_id);
+  EXPECT_TRUE(first->takeUsed().empty());
+  // A rebuilt table keeps the mark and what was flushed.
+  KeyTable next({store::KeyGrant{f.good.public_id, toHex(keyedHash(kServerSecret, f.good.secret)),
+                                 "team-id", "team", false, true, true}},
+                first.get());
+  EXPECT_TRUE(next.takeUsed().empty());
+  EXPECT_EQ(next.find(f.good.public_id)->last_used_ms.load(), used[0].second);
+}
+
+}  // namespace
+}  // namespace tollgate::auth

@@ -14,7 +14,8 @@
 #   BENCH_STREAM_DURATION=8 measured seconds of the streaming test (after 1 s warm-up)
 #   BENCH_STREAM_CONNS=32   keep-alive connections of the streaming test
 #   BENCH_SOAK=20           seconds of the RSS soak (fixed rate) per proxy; 0 disables
-#   BENCH_TARGETS="direct nginx tollgate"
+#   BENCH_TARGETS="direct nginx tollgate tollgate_auth"  (tollgate_auth: auth = "required" and a
+#                           valid key on every request, beside the open path)
 #   BENCH_PROXY_CPU=0       CPU for the proxy under test
 #   BENCH_LOAD_CPU=1        CPU for the load generators and the mock upstream
 #   TOLLGATE_BIN=build/tollgate
@@ -39,7 +40,7 @@ STREAM_RATE=${BENCH_STREAM_RATE:-500}
 STREAM_DUR=${BENCH_STREAM_DURATION:-8}
 STREAM_CONNS=${BENCH_STREAM_CONNS:-32}
 SOAK=${BENCH_SOAK:-20}
-TARGETS=${BENCH_TARGETS:-direct nginx tollgate}
+TARGETS=${BENCH_TARGETS:-direct nginx tollgate tollgate_auth}
 PROXY_CPU=${BENCH_PROXY_CPU:-0}
 LOAD_CPU=${BENCH_LOAD_CPU:-1}
 TOLLGATE_BIN=${TOLLGATE_BIN:-$ROOT/build/tollgate}
@@ -73,7 +74,7 @@ int_in BENCH_WAIT_IDLE "$WAIT_IDLE" 0 3600
 int_in BENCH_RETRIES "$RETRIES" 0 5
 int_in BENCH_BUDGET "$BUDGET" 0 36000
 for t in $TARGETS; do
-  case $t in direct | nginx | tollgate) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
+  case $t in direct | nginx | tollgate | tollgate_auth) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
 done
 
 for tool in wrk nginx g++ taskset timeout; do
@@ -361,14 +362,19 @@ start_target() {
       T_PIDS=$(tree_of "$NG_PID" | tr '\n' ' ')
       [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
       ;;
-    tollgate)
-      local dir="$WORK/tollgate-$mode" pid i line=""
+    tollgate | tollgate_auth)
+      local dir="$WORK/$target-$mode" pid i line="" auth=open
+      [[ $target == tollgate_auth ]] && auth=required
+      rm -rf "$dir"
       mkdir -p "$dir"
       cat >"$dir/tollgate.toml" <<EOF
 [gateway]
 listen = "127.0.0.1:0"
-auth = "open"
+auth = "$auth"
 workers = 1
+
+[storage]
+url = "sqlite://$dir/tollgate.db"
 
 [models.bench_model]
 routing = ["mock"]
@@ -392,6 +398,13 @@ EOF
       done
       [[ -n $line ]] || { cat "$dir/stdout.log" >&2; die "tollgate printed no 'tollgate listening on 127.0.0.1:PORT' within 15 s (is stdout flushed?)"; }
       T_PORT=${line##*:}
+      # The authenticated target uses the key its first start printed (a new store each time).
+      unset BENCH_AUTH
+      if [[ $auth == required ]]; then
+        BENCH_AUTH="Bearer $(sed -n 's/^export TOLLGATE_API_KEY=//p' "$dir/stdout.log")"
+        [[ $BENCH_AUTH == "Bearer sk-tollgate-"* ]] || die "tollgate_auth printed no first key"
+        export BENCH_AUTH
+      fi
       wait_port "$T_PORT" "$pid" "$dir/stdout.log"
       T_PIDS=$(tree_of "$pid" | tr '\n' ' ')
       [[ $mode == json ]] && T_BODY=$BODY_TOLLGATE || T_BODY=$BODY_TOLLGATE_SSE
@@ -533,7 +546,7 @@ declare -A SOAK_SAMPLES=()
 
 ACTIVE=()
 for t in $TARGETS; do
-  if [[ $t == tollgate && ! -x $TOLLGATE_BIN ]]; then
+  if [[ $t == tollgate* && ! -x $TOLLGATE_BIN ]]; then
     WARN+=("tollgate skipped: no executable at ${TOLLGATE_BIN#"$ROOT/"} (build it or set TOLLGATE_BIN)")
     continue
   fi
@@ -579,7 +592,7 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
 declare -A SNAP=()
 n_units=$((RUNS * ${#ACTIVE[@]}))
 n_soak=0
-for t in "${ACTIVE[@]}"; do [[ $t == direct ]] || n_soak=$((n_soak + 1)); done
+for t in "${ACTIVE[@]}"; do [[ $t == direct || $t == tollgate_auth ]] || n_soak=$((n_soak + 1)); done
 soak_est=0
 ((SOAK > 0)) && soak_est=$((n_soak * (SOAK + 6)))
 units_done=0
@@ -617,7 +630,7 @@ done
 
 if ((SOAK > 0)); then
   for t in "${ACTIVE[@]}"; do
-    [[ $t == direct || -n ${BROKEN[$t]:-} ]] && continue
+    [[ $t == direct || $t == tollgate_auth || -n ${BROKEN[$t]:-} ]] && continue
     log "soak: $t, ${SOAK}s at ${RATE} req/s"
     start_target "$t" json
     run_soak "$t"
@@ -636,6 +649,12 @@ ratio() { # tollgate/nginx
   [[ $n == - || $g == - ]] && { echo "-"; return; }
   awk -v n="$n" -v g="$g" 'BEGIN { if (n == 0) print "-"; else printf "%.2f", g / n }'
 }
+keyratio() { # tollgate_auth/tollgate
+  local o k
+  o=$(cell tollgate "$1"); k=$(cell tollgate_auth "$1")
+  [[ $o == - || $k == - ]] && { echo "-"; return; }
+  awk -v o="$o" -v k="$k" 'BEGIN { if (o == 0) print "-"; else printf "%.2f", k / o }'
+}
 delta() { # tollgate - nginx, ms
   local n g
   n=$(cell nginx "$1"); g=$(cell tollgate "$1")
@@ -647,8 +666,8 @@ REPORT="$OUT/results.md"
 {
   echo "Tollgate bench: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, nginx $(nginx -v 2>&1 | sed 's|.*/||'), runs=$RUNS (medians), wrk ${DUR}s per point, fixed rate ${RATE}/s over ${RATE_CONNS} conns for ${RATE_DUR}s, TTFB over ${TTFB_N} sequential requests, streams at ${STREAM_RATE}/s over ${STREAM_CONNS} conns for ${STREAM_DUR}s, soak ${SOAK}s, request $(wc -c <"$BODY_DIRECT") bytes"
   echo
-  printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "metric" "direct" "nginx" "tollgate" "tollgate/nginx"
-  printf '|%s|%s|%s|%s|%s|\n' "----------------------------------" "----------:" "----------:" "----------:" "----------------"
+  printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s |\n' "metric" "direct" "nginx" "tollgate" "tollgate/nginx" "with key" "key/open"
+  printf '|%s|%s|%s|%s|%s|%s|%s|\n' "----------------------------------" "----------:" "----------:" "----------:" "----------------" "----------:" "-----------"
   fmt() { # fmt PRINTF-FORMAT VALUE ("-" stays "-")
     [[ $2 == - ]] && { echo "-"; return; }
     awk -v v="$2" "BEGIN { printf \"$1\", v }"
@@ -656,8 +675,9 @@ REPORT="$OUT/results.md"
   row() { # row LABEL METRIC KIND(ratio|delta|none) FORMAT
     local cmp
     case $3 in delta) cmp=$(delta "$2") ;; ratio) cmp=$(ratio "$2") ;; *) cmp="" ;; esac
-    printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "$1" "$(fmt "$4" "$(cell direct "$2")")" \
-      "$(fmt "$4" "$(cell nginx "$2")")" "$(fmt "$4" "$(cell tollgate "$2")")" "$cmp"
+    printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s |\n' "$1" "$(fmt "$4" "$(cell direct "$2")")" \
+      "$(fmt "$4" "$(cell nginx "$2")")" "$(fmt "$4" "$(cell tollgate "$2")")" "$cmp" \
+      "$(fmt "$4" "$(cell tollgate_auth "$2")")" "$(keyratio "$2")"
   }
   row "req/s @16 conns" rps16 ratio %.0f
   row "req/s @64 conns" rps64 ratio %.0f
@@ -676,8 +696,8 @@ REPORT="$OUT/results.md"
     has "$1" || { echo "-"; return; }
     echo "$(maxval "$1" foreign_p)/$(maxval "$1" foreign_l)"
   }
-  printf '| %-32s | %9s | %9s | %9s | %-14s |\n' "max other load CPU $PROXY_CPU/$LOAD_CPU (%)" \
-    "$(otherload direct)" "$(otherload nginx)" "$(otherload tollgate)" ""
+  printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s |\n' "max other load CPU $PROXY_CPU/$LOAD_CPU (%)" \
+    "$(otherload direct)" "$(otherload nginx)" "$(otherload tollgate)" "" "$(otherload tollgate_auth)" ""
   if ((SOAK > 0)); then
     row "soak RSS start (MiB)" soak_start ratio %.1f
     row "soak RSS end (MiB)" soak_end ratio %.1f
@@ -704,6 +724,14 @@ REPORT="$OUT/results.md"
   target_line "stream TTFB p99 within 0.2 ms of nginx" "$(verdict 'g - n <= 0.2' ttfb99) ($(delta ttfb99))"
   target_line "CPU us/stream <= 2x nginx (@${STREAM_RATE}/s)" "$(verdict 'g <= 2 * n' cpustream) ($(ratio cpustream)x)"
   target_line "stream last byte p99 within 1 ms of nginx" "$(verdict 'g - n <= 1' ttlb99) ($(delta ttlb99))"
+  if has tollgate_auth; then
+    n=$(cell nginx rps64); k=$(cell tollgate_auth rps64)
+    [[ $n == - || $k == - ]] && v=n/a || v=$(awk -v n="$n" -v k="$k" 'BEGIN { print (k >= 0.5 * n) ? "PASS" : "FAIL" }')
+    target_line "with a key: req/s @64 conns >= 0.5x nginx" "$v ($(awk -v n="$n" -v k="$k" 'BEGIN { if (n > 0) printf "%.2f", k / n; else print "-" }')x)"
+    o=$(cell tollgate cpu64); k=$(cell tollgate_auth cpu64)
+    [[ $o == - || $k == - ]] && v=n/a || v=$(awk -v o="$o" -v k="$k" 'BEGIN { print (k <= 1.1 * o) ? "PASS" : "FAIL" }')
+    target_line "with a key: CPU us/req @64 conns <= 1.1x open" "$v ($(keyratio cpu64)x)"
+  fi
   if ((SOAK > 0)) && has tollgate && [[ $(med tollgate soak_growth_kb) != - ]]; then
     g=$(med tollgate soak_growth_kb)
     s=$(med tollgate soak_start)

@@ -8,7 +8,7 @@ wrk.method = "POST"
 wrk.body = body
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["Authorization"] = "Bearer sk-bench-0000000000000000"
+wrk.headers["Authorization"] = os.getenv("BENCH_AUTH") or "Bearer sk-bench-0000000000000000"
 wrk.headers["User-Agent"] = "tollgate-bench/1"
 
 function done(summary, latency, requests)

@@ -43,23 +43,24 @@ std::vector<std::pair<std::string, std::int64_t>> KeyTable::takeUsed() {
 
 const KeyTable* KeyDirectory::current() const {
   // One cache per thread: the shared_ptr keeps the table alive while this thread may use it.
-  thread_local const KeyDirectory* owner = nullptr;
   thread_local std::uint64_t seen = 0;
   thread_local std::shared_ptr<KeyTable> table;
-  const std::uint64_t v = version_.load(std::memory_order_acquire);
-  if (owner != this || seen != v) {
+  if (version_.load(std::memory_order_acquire) != seen) {
     const std::lock_guard lock(mutex_);
     table = table_;
     seen = version_.load(std::memory_order_relaxed);
-    owner = this;
   }
   return table.get();
 }
 
 void KeyDirectory::publish(std::shared_ptr<KeyTable> table) {
+  // Versions are unique in the process, so a thread's cache can never mistake one directory's
+  // table for another's, even when a new directory reuses a destroyed one's address.
+  static std::atomic<std::uint64_t> last_version{0};
   const std::lock_guard lock(mutex_);
   table_ = std::move(table);
-  version_.fetch_add(1, std::memory_order_release);
+  version_.store(last_version.fetch_add(1, std::memory_order_relaxed) + 1,
+                 std::memory_order_release);
 }
 
 std::shared_ptr<KeyTable> KeyDirectory::latest() const {

@@ -405,8 +405,9 @@ std::string build_request(const std::string& path, int port, const std::string& 
   r += "Accept: application/json, text/event-stream\r\n";
   // BENCH_AUTH: the Authorization value (run.sh sets a real key for the authenticated target).
   const char* auth = std::getenv("BENCH_AUTH");
-  r += "Authorization: " + std::string(auth != nullptr ? auth : "Bearer sk-bench-0000000000000000") +
-       "\r\n";
+  r +=
+      "Authorization: " + std::string(auth != nullptr ? auth : "Bearer sk-bench-0000000000000000") +
+      "\r\n";
   r += "Content-Type: application/json\r\n";
   r += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   r += "\r\n";

@@ -2,9 +2,10 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace tollgate::auth {
@@ -69,16 +70,72 @@ ParsedKey parseKey(std::string_view key) {
   return {KeyShape::Ok, public_id, secret};
 }
 
-Digest keyedHash(std::string_view server_secret, std::string_view secret) {
-  Digest d{};
-  unsigned int length = 0;
-  if (HMAC(EVP_sha256(), server_secret.data(), static_cast<int>(server_secret.size()),
-           reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), d.data(),
-           &length) == nullptr ||
-      length != d.size()) {
-    throw std::runtime_error("HMAC-SHA256 failed");
+namespace {
+
+constexpr std::size_t kBlock = 64;  // SHA-256's block size
+
+void check(bool ok) {
+  if (!ok) {
+    throw std::runtime_error("SHA-256 failed");
   }
-  return d;
+}
+
+/// A digest context that frees itself: one per thread for KeyedHasher's work.
+struct ContextDeleter {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+
+EVP_MD_CTX* padded(const EVP_MD* md, const std::array<unsigned char, kBlock>& key,
+                   unsigned char pad) {
+  std::array<unsigned char, kBlock> block{};
+  for (std::size_t i = 0; i < kBlock; ++i) {
+    block[i] = static_cast<unsigned char>(key[i] ^ pad);
+  }
+  EVP_MD_CTX* c = EVP_MD_CTX_new();
+  check(c != nullptr && EVP_DigestInit_ex(c, md, nullptr) == 1 &&
+        EVP_DigestUpdate(c, block.data(), block.size()) == 1);
+  OPENSSL_cleanse(block.data(), block.size());
+  return c;
+}
+
+}  // namespace
+
+KeyedHasher::KeyedHasher(std::string_view server_secret) {
+  // RFC 2104: a key longer than a block is hashed first; a shorter one is padded with zeros.
+  std::array<unsigned char, kBlock> key{};
+  if (server_secret.size() > kBlock) {
+    unsigned int n = 0;
+    check(EVP_Digest(server_secret.data(), server_secret.size(), key.data(), &n, EVP_sha256(),
+                     nullptr) == 1);
+  } else {
+    std::copy(server_secret.begin(), server_secret.end(), key.begin());
+  }
+  inner_ = padded(EVP_sha256(), key, 0x36);
+  outer_ = padded(EVP_sha256(), key, 0x5c);
+  OPENSSL_cleanse(key.data(), key.size());
+}
+
+KeyedHasher::~KeyedHasher() {
+  EVP_MD_CTX_free(inner_);
+  EVP_MD_CTX_free(outer_);
+}
+
+Digest KeyedHasher::operator()(std::string_view message) const {
+  thread_local std::unique_ptr<EVP_MD_CTX, ContextDeleter> work(EVP_MD_CTX_new());
+  Digest inner{};
+  Digest out{};
+  unsigned int n = 0;
+  check(work != nullptr && EVP_MD_CTX_copy_ex(work.get(), inner_) == 1 &&
+        EVP_DigestUpdate(work.get(), message.data(), message.size()) == 1 &&
+        EVP_DigestFinal_ex(work.get(), inner.data(), &n) == 1 &&
+        EVP_MD_CTX_copy_ex(work.get(), outer_) == 1 &&
+        EVP_DigestUpdate(work.get(), inner.data(), inner.size()) == 1 &&
+        EVP_DigestFinal_ex(work.get(), out.data(), &n) == 1);
+  return out;
+}
+
+Digest keyedHash(std::string_view server_secret, std::string_view secret) {
+  return KeyedHasher(server_secret)(secret);
 }
 
 std::string toHex(const Digest& d) {

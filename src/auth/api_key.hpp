@@ -7,6 +7,8 @@
 // server secret, in constant time.
 #pragma once
 
+#include <openssl/types.h>
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -51,7 +53,24 @@ ParsedKey parseKey(std::string_view key);
 /// True when `text` is a public id (12 base62 characters).
 bool isPublicId(std::string_view text);
 
-/// HMAC-SHA256 of `secret` under `server_secret`.
+/// HMAC-SHA256 under one server secret, with the key's inner and outer pads absorbed once, so a
+/// request pays two SHA-256 compressions (about 0.3 us) instead of OpenSSL's HMAC() set-up
+/// (about 2 us). Safe to use from several threads at once.
+class KeyedHasher {
+ public:
+  explicit KeyedHasher(std::string_view server_secret);
+  ~KeyedHasher();
+  KeyedHasher(const KeyedHasher&) = delete;
+  KeyedHasher& operator=(const KeyedHasher&) = delete;
+
+  Digest operator()(std::string_view message) const;
+
+ private:
+  EVP_MD_CTX* inner_;  ///< SHA-256 state after (key ^ ipad)
+  EVP_MD_CTX* outer_;  ///< SHA-256 state after (key ^ opad)
+};
+
+/// HMAC-SHA256 of `secret` under `server_secret` (sets up a KeyedHasher: for one-off uses).
 Digest keyedHash(std::string_view server_secret, std::string_view secret);
 
 /// Lower-case hex of a digest, and back (false when `hex` is not 64 hex digits).

@@ -56,7 +56,7 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   const KeyTable* table = keys_.current();
   const Grant* grant = table != nullptr ? table->find(key.public_id) : nullptr;
   // Hash whether or not the key exists, so that timing does not tell which public ids do.
-  const Digest presented = keyedHash(server_secret_, key.secret);
+  const Digest presented = hash_(key.secret);
   if (grant == nullptr || !constantTimeEqual(presented, grant->secret_hash)) {
     return fail(ErrorKind::InvalidApiKey, "Incorrect API key provided.");
   }

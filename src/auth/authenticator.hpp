@@ -11,15 +11,15 @@ namespace tollgate::auth {
 
 class KeyAuthenticator final : public http::Authenticator {
  public:
-  KeyAuthenticator(const KeyDirectory& keys, std::string server_secret)
-      : keys_(keys), server_secret_(std::move(server_secret)) {}
+  KeyAuthenticator(const KeyDirectory& keys, std::string_view server_secret)
+      : keys_(keys), hash_(server_secret) {}
 
   std::optional<Error> authenticate(std::string_view authorization,
                                     http::Caller& caller) const override;
 
  private:
   const KeyDirectory& keys_;
-  std::string server_secret_;
+  KeyedHasher hash_;
 };
 
 }  // namespace tollgate::auth

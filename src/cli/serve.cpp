@@ -20,7 +20,7 @@ std::string listenAddress(const config::Gateway& g) {
 /// A new store gets team `default` and one key, shown this once; later starts say how to make
 /// another.
 void bootstrap(store::Store& st, const config::Config& config, const StoreSetup& setup) {
-  accounts::Accounts acc(st, setup.server_secret, {std::chrono::milliseconds(0), {}});
+  accounts::Accounts acc(st, setup.server_secret, {std::chrono::milliseconds(0)});
   const auto created = acc.bootstrap();
   const std::string where = setup.data_dir.empty() ? "" : " --data-dir '" + setup.data_dir + "'";
   if (!created) {

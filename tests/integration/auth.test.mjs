@@ -294,6 +294,12 @@ for (const engine of ENGINES) {
       assert.equal(listed[0].name, `${sql} key`);
       assert.equal((await models(gw, key)).status, 200);
       assert.ok(JSON.parse((await ok('teams', 'list', '--json')).stdout).some((t) => t.name === sql));
+      await ok('users', 'add', "o'brien+x@acme.io", '--name', sql);
+      await ok('members', 'add', sql, "o'brien+x@acme.io", '--role', 'admin');
+      const ms = JSON.parse((await ok('members', 'list', sql, '--json')).stdout);
+      assert.deepEqual(ms.map((m) => [m.email, m.name, m.role]), [["o'brien+x@acme.io", sql, 'admin']]);
+      await userError(/control characters/, 'users', 'add', 'esc@acme.io', '--name', 'a\u001bb');
+      await userError(/at most 100 characters/, 'keys', 'create', '--team', sql, '--name', 'k'.repeat(101));
     });
 
     test('a gateway killed with SIGKILL and restarted finds its keys, teams and members', async () => {
@@ -305,6 +311,24 @@ for (const engine of ENGINES) {
       assert.equal((await models(gw, firstKey)).status, 200);
       const members = JSON.parse((await ok('members', 'list', 'crew', '--json')).stdout);
       assert.ok(members.some((m) => m.email === 'lead@example.com' && m.role === 'owner'));
+    });
+
+    test('tollgate migrate reports the schema; a gateway and admin refuse a newer one', async () => {
+      const m = await runTollgate(['migrate', '--config', gw.configPath], { env: store.env });
+      assert.equal(m.code, 0, m.stderr);
+      assert.match(m.stdout, /^schema at version (\d+) \(was \1\)$/m);
+      store.sql("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999999, 'from the future', 0)");
+      try {
+        const r = await runTollgate(['serve', '--config', gw.configPath], { env: store.env });
+        assert.equal(r.code, 1, r.stdout);
+        assert.match(r.stderr, /newer than this tollgate knows/);
+        const a = await admin('teams', 'list');
+        assert.equal(a.code, 1);
+        assert.match(a.stderr, /newer than this tollgate knows/);
+      } finally {
+        store.sql('DELETE FROM schema_migrations WHERE version = 999999');
+      }
+      assert.equal((await models(gw, firstKey)).status, 200);
     });
 
     test('no key, secret or token is printed anywhere but the one line that shows it', async () => {

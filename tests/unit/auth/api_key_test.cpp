@@ -74,6 +74,18 @@ TEST(KeyedHash, IsHmacSha256) {
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
 
+TEST(KeyedHash, HashesAKeyLongerThanABlockFirst) {
+  // RFC 4231 test case 6: a 131-byte key.
+  EXPECT_EQ(toHex(keyedHash(std::string(131, '\xaa'),
+                            "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  // RFC 4231 test case 1: a short key, padded; one hasher serves many messages.
+  const KeyedHasher h(std::string(20, '\x0b'));
+  EXPECT_EQ(toHex(h("Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(toHex(h("Hi There")), toHex(keyedHash(std::string(20, '\x0b'), "Hi There")));
+}
+
 TEST(KeyedHash, DependsOnTheServerSecret) {
   EXPECT_NE(keyedHash("one server secret", kSecret), keyedHash("another secret", kSecret));
   EXPECT_TRUE(constantTimeEqual(keyedHash("s", kSecret), keyedHash("s", kSecret)));

@@ -95,6 +95,16 @@ store::User Accounts::requireUser(const std::string& email) {
   return *u;
 }
 
+Accounts::Membership Accounts::requireMember(const std::string& team, const std::string& email) {
+  Membership m{requireTeam(team), requireUser(email), {}};
+  const auto role = store_.roleOf(m.team.id, m.user.id);
+  if (!role) {
+    throw UserError(m.user.email + " is not a member of " + quoted(team));
+  }
+  m.role = *role;
+  return m;
+}
+
 void Accounts::authorize(const Actor& actor, const store::Team& team, Action action) {
   if (!actor.email) {
     return;  // The operator.
@@ -199,36 +209,27 @@ void Accounts::setRole(const Actor& actor, const std::string& team, const std::s
                        const std::string& role) {
   const Role r = requireRole(role);
   store::Transaction tx(store_.connection());
-  const store::Team t = requireTeam(team);
-  const store::User u = requireUser(email);
-  const auto current = store_.roleOf(t.id, u.id);
-  if (!current) {
-    throw UserError(u.email + " is not a member of " + quoted(team));
-  }
-  const bool owners = r == Role::Owner || *current == "owner";
-  authorize(actor, t, owners ? Action::ManageOwners : Action::ChangeRoles);
-  if (*current == "owner" && r != Role::Owner && store_.countOwners(t.id) == 1) {
-    throw UserError(u.email + " is the last owner of " + quoted(team) +
+  const Membership m = requireMember(team, email);
+  const bool owners = r == Role::Owner || m.role == "owner";
+  authorize(actor, m.team, owners ? Action::ManageOwners : Action::ChangeRoles);
+  if (m.role == "owner" && r != Role::Owner && store_.countOwners(m.team.id) == 1) {
+    throw UserError(m.user.email + " is the last owner of " + quoted(team) +
                     ": make another member owner first");
   }
-  store_.setRole(t.id, u.id, std::string(roleName(r)));
+  store_.setRole(m.team.id, m.user.id, std::string(roleName(r)));
   tx.commit();
 }
 
 Propagation Accounts::removeMember(const Actor& actor, const std::string& team,
                                    const std::string& email) {
   store::Transaction tx(store_.connection());
-  const store::Team t = requireTeam(team);
-  const store::User u = requireUser(email);
-  const auto current = store_.roleOf(t.id, u.id);
-  if (!current) {
-    throw UserError(u.email + " is not a member of " + quoted(team));
+  const Membership m = requireMember(team, email);
+  authorize(actor, m.team, m.role == "owner" ? Action::ManageOwners : Action::ChangeRoles);
+  if (m.role == "owner" && store_.countOwners(m.team.id) == 1) {
+    throw UserError(m.user.email + " is the last owner of " + quoted(team) +
+                    " and cannot be removed");
   }
-  authorize(actor, t, *current == "owner" ? Action::ManageOwners : Action::ChangeRoles);
-  if (*current == "owner" && store_.countOwners(t.id) == 1) {
-    throw UserError(u.email + " is the last owner of " + quoted(team) + " and cannot be removed");
-  }
-  store_.removeMember(t.id, u.id);
+  store_.removeMember(m.team.id, m.user.id);
   const std::int64_t seq = store_.bumpChange();  // Their keys stop working.
   tx.commit();
   return awaitGateways(seq);

@@ -87,7 +87,15 @@ class Accounts {
   std::optional<CreatedKey> bootstrap();
 
  private:
+  struct Membership {
+    store::Team team;
+    store::User user;
+    std::string role;
+  };
+
   store::Team requireTeam(const std::string& name);
+  /// The member `email` of `team`; throws UserError when either is unknown or not a member.
+  Membership requireMember(const std::string& team, const std::string& email);
   store::User requireUser(const std::string& email);
   /// Throws UserError unless the actor may do `action` in `team`.
   void authorize(const Actor& actor, const store::Team& team, Action action);

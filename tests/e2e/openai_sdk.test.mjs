@@ -5,7 +5,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startMock, MOCK_USAGE, TOOL_ARGUMENTS, UPSTREAM_ERROR_MESSAGES } from '../fixtures/mock_upstream.mjs';
-import { startGateway, standardConfig, closedPort, UUID_RE } from '../fixtures/gateway.mjs';
+import { startGateway, standardConfig, closedPort, UUID_RE, sdkError } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
 let mock;
@@ -33,15 +33,6 @@ const weatherTool = {
   },
 };
 
-/** Runs `fn`, expecting it to reject with an SDK error; returns the error. */
-async function sdkError(fn) {
-  try {
-    await fn();
-  } catch (err) {
-    return err;
-  }
-  assert.fail('expected the SDK call to throw');
-}
 
 describe('chat completions via the SDK', () => {
   test('non-streamed', T, async () => {

@@ -6,7 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startMock } from '../fixtures/mock_upstream.mjs';
-import { startGateway, standardConfig, closedPort, runTollgate } from '../fixtures/gateway.mjs';
+import { startGateway, standardConfig, closedPort, runTollgate, sdkError } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 15_000 };
 let mock;
@@ -27,15 +27,6 @@ after(async () => {
   await gw?.stop();
   await mock?.close();
 });
-
-async function sdkError(fn) {
-  try {
-    await fn();
-  } catch (err) {
-    return err;
-  }
-  assert.fail('expected the SDK call to throw');
-}
 
 describe('API keys via the SDK', () => {
   test('a valid key works, non-streamed and streamed', T, async () => {

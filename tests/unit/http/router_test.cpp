@@ -7,7 +7,21 @@ namespace {
 
 boost::asio::awaitable<void> noop(RequestContext&, Request&, ResponseWriter&) { co_return; }
 
-Router table() {
+/// Accepts the header "good", refuses anything else; counts its calls.
+class CountingAuthenticator final : public Authenticator {
+ public:
+  std::optional<Error> authenticate(std::string_view authorization, Caller& caller) const override {
+    ++calls;
+    if (authorization != "good") {
+      return Error{ErrorKind::InvalidApiKey, "no", ""};
+    }
+    caller.key_public_id = "pub";
+    return std::nullopt;
+  }
+  mutable int calls = 0;
+};
+
+Router table(const Authenticator* authenticator = nullptr) {
   std::vector<Route> routes;
   routes.push_back({Method::Get, "/health", Access::Public, 10, {}, noop});
   routes.push_back({Method::Get, "/v1/models", Access::ApiKey, 20, {}, noop});
@@ -22,7 +36,7 @@ Router table() {
                     25'000'000,
                     {"multipart/form-data"},
                     noop});
-  return Router(std::move(routes));
+  return Router(std::move(routes), authenticator);
 }
 
 TEST(Router, LiteralPathsMatchExactly) {
@@ -107,6 +121,31 @@ TEST(Router, BodyLimitsArePerRoute) {
   EXPECT_EQ(r.route(Method::Post, "/v1/chat/completions", "application/json").route->body_limit,
             4000U);
   EXPECT_EQ(r.route(Method::Get, "/health", "").route->body_limit, 10U);
+}
+
+TEST(Router, KeyRoutesAskTheAuthenticatorAndPublicRoutesDoNot) {
+  const CountingAuthenticator auth;
+  const Router r = table(&auth);
+  Caller caller;
+  EXPECT_FALSE(r.admit(*r.route(Method::Get, "/health", "").route, "", caller));
+  EXPECT_EQ(auth.calls, 0);
+  const auto refused = r.admit(*r.route(Method::Get, "/v1/models", "").route, "bad", caller);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status(), 401);
+  EXPECT_TRUE(caller.key_public_id.empty());
+  EXPECT_FALSE(r.admit(*r.route(Method::Get, "/v1/models", "").route, "good", caller));
+  EXPECT_EQ(caller.key_public_id, "pub");
+  EXPECT_EQ(auth.calls, 2);
+  // Open mode: no authenticator, every route is public.
+  const Router open = table();
+  EXPECT_FALSE(open.admit(*open.route(Method::Get, "/v1/models", "").route, "", caller));
+}
+
+TEST(Response, A401NamesTheBearerScheme) {
+  const Response r = Response::error(Error{ErrorKind::MissingApiKey, "m", ""});
+  ASSERT_EQ(r.headers.size(), 1u);
+  EXPECT_EQ(r.headers[0].first, "WWW-Authenticate");
+  EXPECT_TRUE(Response::error(Error{ErrorKind::TeamSuspended, "m", ""}).headers.empty());
 }
 
 TEST(Router, MalformedPatternsAreRefusedAtStartup) {

@@ -8,6 +8,7 @@
 #include <array>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -93,6 +94,24 @@ class TableReader {
       fail(key, "must be a finite number >= 0");
     }
     return v;
+  }
+
+  /// A price in USD, exact. TOML gives a double; its shortest round-trip text is the decimal
+  /// that was written (for up to 15 significant digits), which is then read exactly.
+  std::optional<money::Pico> usd(std::string_view key) const {
+    const auto v = number(key);
+    if (!v) {
+      return std::nullopt;
+    }
+    std::array<char, 64> text{};
+    const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), *v);
+    const auto pico =
+        ec == std::errc() ? money::parseUsd(std::string_view(text.data(), end)) : std::nullopt;
+    if (!pico) {
+      fail(key, "must be an amount in USD with at most 12 decimal places (a pico-USD), below " +
+                    money::formatUsd(std::numeric_limits<money::Pico>::max()));
+    }
+    return pico;
   }
 
   std::optional<bool> boolean(std::string_view key) const {
@@ -473,8 +492,8 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
       r.fail("security", "tags must be \"tee\" or \"zdr\", not \"" + tag + "\"");
     }
   }
-  m.input_cost_per_token = r.number("input_cost_per_token").value_or(0);
-  m.output_cost_per_token = r.number("output_cost_per_token").value_or(0);
+  m.input_cost_per_token = r.usd("input_cost_per_token").value_or(0);
+  m.output_cost_per_token = r.usd("output_cost_per_token").value_or(0);
   constexpr std::int64_t kMaxTokens = std::numeric_limits<std::int32_t>::max();
   m.max_input_tokens = r.integer("max_input_tokens", 0, kMaxTokens).value_or(0);
   m.max_output_tokens = r.integer("max_output_tokens", 0, kMaxTokens).value_or(0);

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/money.hpp"
+
 namespace tollgate::config {
 
 using Millis = std::chrono::milliseconds;
@@ -49,8 +51,8 @@ struct Model {
   bool is_active = true;
   bool tee = false;
   bool zdr = false;
-  double input_cost_per_token = 0;
-  double output_cost_per_token = 0;
+  money::Pico input_cost_per_token = 0;  ///< USD per token, exact.
+  money::Pico output_cost_per_token = 0;
   std::int64_t max_input_tokens = 0;
   std::int64_t max_output_tokens = 0;
   std::vector<std::string> input_modalities{"text"};

@@ -31,6 +31,10 @@ class Writer {
   void boolean(bool v) { w_.Bool(v); }
   void null() { w_.Null(); }
   /// Writes already-serialised JSON as one value.
+  /// A number already written as JSON text, e.g. an exact decimal amount.
+  void rawNumber(std::string_view text) {
+    w_.RawValue(text.data(), text.size(), rapidjson::kNumberType);
+  }
   void raw(std::string_view json) { w_.RawValue(json.data(), json.size(), rapidjson::kObjectType); }
   void value(const rapidjson::Value& v) { v.Accept(w_); }
 

@@ -60,8 +60,11 @@ void writeModel(json::Writer& w, const config::Model& m) {
   w.field("created", m.created);
   w.field("owned_by", m.owned_by);
   w.field("is_active", m.is_active);
-  w.field("input_cost_per_token", m.input_cost_per_token);
-  w.field("output_cost_per_token", m.output_cost_per_token);
+  // Prices as the exact decimals configured (0.00000015, not 1.5e-07 or a float's neighbour).
+  w.key("input_cost_per_token");
+  w.rawNumber(money::formatUsd(m.input_cost_per_token));
+  w.key("output_cost_per_token");
+  w.rawNumber(money::formatUsd(m.output_cost_per_token));
   w.field("max_input_tokens", m.max_input_tokens);
   w.field("max_output_tokens", m.max_output_tokens);
   writeStrings(w, "input_modalities", m.input_modalities);

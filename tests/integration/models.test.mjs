@@ -130,6 +130,8 @@ describe('GET /v1/models', () => {
     assert.equal(m.is_active, true);
     assert.equal(m.input_cost_per_token, cfg.input_cost_per_token);
     assert.equal(m.output_cost_per_token, cfg.output_cost_per_token);
+    // Written as the exact decimals configured, not as a float's shortest form (1e-6).
+    assert.match(r.text, /"id":"mock_model"[^}]*"input_cost_per_token":0\.000001,"output_cost_per_token":0\.000002,/);
     assert.equal(m.max_input_tokens, cfg.max_input_tokens);
     assert.equal(m.max_output_tokens, cfg.max_output_tokens);
     assert.deepEqual(m.input_modalities, ['text']);

@@ -69,7 +69,8 @@ TEST(Config, ParsesAValidFile) {
   ASSERT_NE(m, nullptr);
   EXPECT_TRUE(m->tee);
   EXPECT_TRUE(m->zdr);
-  EXPECT_DOUBLE_EQ(m->output_cost_per_token, 6e-7);
+  EXPECT_EQ(m->input_cost_per_token, 150'000);  // pico-USD, exact
+  EXPECT_EQ(m->output_cost_per_token, 600'000);
   EXPECT_EQ(m->input_modalities, (std::vector<std::string>{"text", "image"}));
   EXPECT_EQ(m->output_modalities, (std::vector<std::string>{"text"}));
   EXPECT_NE(m->model_info_json.find("\"family\":\"gpt-4o\""), std::string::npos);
@@ -346,6 +347,11 @@ TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
        "must be a finite number >= 0"},
       {withCost("input_cost_per_token", "\"0.1\""), "models.echo.input_cost_per_token",
        "must be a number"},
+      {withCost("input_cost_per_token", "1e-13"), "models.echo.input_cost_per_token",
+       "at most 12 decimal places"},
+      {withCost("output_cost_per_token", "0.0000000000015"), "models.echo.output_cost_per_token",
+       "at most 12 decimal places"},
+      {withCost("output_cost_per_token", "1e7"), "models.echo.output_cost_per_token", "below"},
   };
   for (const RefusedValue& c : cases) {
     try {
@@ -355,6 +361,26 @@ TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
       EXPECT_EQ(e.key(), c.key) << e.what();
       EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(ConfigValues, PricesAreReadExactly) {
+  struct Price {
+    std::string text;
+    money::Pico pico;
+  };
+  for (const Price& p : std::vector<Price>{{"0.000000075", 75'000},
+                                           {"0.00000015", 150'000},
+                                           {"1.5e-7", 150'000},
+                                           {"0.000000000001", 1},
+                                           {"0.1", 100'000'000'000},
+                                           {"3", 3'000'000'000'000},
+                                           {"0", 0},
+                                           {"0.0", 0},
+                                           {"+0.0", 0},
+                                           {"2", 2'000'000'000'000}}) {
+    const Config c = parseConfig(withCost("input_cost_per_token", p.text), "t.toml", fakeEnv);
+    EXPECT_EQ(c.findModel("echo")->input_cost_per_token, p.pico) << p.text;
   }
 }
 
@@ -434,16 +460,6 @@ TEST(ConfigValues, AcceptsTimeoutsUpToTheTotalAndPoolIdle) {
                 .providers.at(0)
                 .pool_idle_timeout,
             Millis(86'400'000));
-}
-
-TEST(ConfigValues, AcceptsFiniteNonNegativeCosts) {
-  for (const auto& [value, expected] : std::vector<std::pair<std::string, double>>{
-           {"0", 0.0}, {"0.0", 0.0}, {"+0.0", 0.0}, {"2", 2.0}, {"1.5e-7", 1.5e-7}}) {
-    const Model m =
-        parseConfig(withCost("input_cost_per_token", value), "ok.toml", fakeEnv).models.at(0);
-    EXPECT_EQ(m.input_cost_per_token, expected) << value;
-    EXPECT_FALSE(std::signbit(m.input_cost_per_token)) << value;
-  }
 }
 
 TEST(IsModelId, LowercaseWordsJoinedByUnderscores) {

@@ -15,25 +15,6 @@ constexpr std::string_view kInvitePrefix = "inv-tollgate-";
 constexpr std::size_t kInviteSecretLength = 32;
 constexpr std::chrono::milliseconds kPollInterval{20};
 
-std::size_t codePoints(std::string_view s) {
-  return static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
-bool hasControl(std::string_view s) {
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f) {
-      return true;
-    }
-    // C1 controls, U+0080 to U+009F, are C2 80 to C2 9F in UTF-8.
-    if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 std::string quoted(const std::string& s) { return "\"" + text::printable(s, 120) + "\""; }
 
 Role requireRole(const std::string& role) {
@@ -50,13 +31,13 @@ void checkName(std::string_view what, const std::string& name) {
   if (!text::isValidUtf8(name)) {
     throw UserError(std::string(what) + " must be valid UTF-8");
   }
-  if (hasControl(name)) {
+  if (text::hasControlCharacters(name)) {
     throw UserError(std::string(what) + " must not contain control characters");
   }
   if (name.find_first_not_of(' ') == std::string::npos) {
     throw UserError(std::string(what) + " must not be empty");
   }
-  if (codePoints(name) > kMaxNameChars) {
+  if (text::codePoints(name) > kMaxNameChars) {
     throw UserError(std::string(what) + " must be at most " + std::to_string(kMaxNameChars) +
                     " characters");
   }
@@ -68,7 +49,7 @@ std::string checkEmail(const std::string& email) {
     return static_cast<char>(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
   });
   const std::size_t at = e.find('@');
-  if (e.size() > kMaxEmailBytes || !text::isValidUtf8(e) || hasControl(e) ||
+  if (e.size() > kMaxEmailBytes || !text::isValidUtf8(e) || text::hasControlCharacters(e) ||
       e.find(' ') != std::string::npos || at == 0 || at == std::string::npos ||
       at + 1 == e.size() || e.find('@', at + 1) != std::string::npos) {
     throw UserError("not an email address: " + quoted(email));

@@ -24,6 +24,7 @@ constexpr std::array kTable{
     Row{ErrorKind::MissingParameter, {400, kInvalidRequest, "missing_required_parameter"}},
     Row{ErrorKind::InvalidValue, {400, kInvalidRequest, "invalid_value"}},
     Row{ErrorKind::UnknownParameter, {400, kInvalidRequest, "unknown_parameter"}},
+    Row{ErrorKind::InvalidTags, {400, kInvalidRequest, "invalid_tags"}},
     Row{ErrorKind::MissingApiKey, {401, kAuthentication, "missing_api_key"}},
     Row{ErrorKind::InvalidAuthorizationScheme,
         {401, kAuthentication, "invalid_authorization_scheme"}},

@@ -13,6 +13,7 @@ enum class ErrorKind {
   MissingParameter,
   InvalidValue,
   UnknownParameter,
+  InvalidTags,
   MissingApiKey,
   InvalidAuthorizationScheme,
   MalformedApiKey,

@@ -139,4 +139,26 @@ std::optional<std::string> percentDecode(std::string_view s) {
   return out;
 }
 
+bool hasControlCharacters(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      return true;
+    }
+    // C1 controls, U+0080 to U+009F, are C2 80 to C2 9F in UTF-8.
+    if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::size_t codePoints(std::string_view s) {
+  std::size_t n = 0;
+  for (const char c : s) {
+    n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  }
+  return n;
+}
+
 }  // namespace tollgate::text

@@ -16,6 +16,13 @@ bool isValidUtf8(std::string_view s);
 /// lower case): compared case-insensitively, parameters such as `; charset=utf-8` allowed.
 bool isMediaType(std::string_view content_type, std::string_view type);
 
+/// True when `s` (UTF-8) holds a control character: C0 (below U+0020), DEL, or C1 (U+0080 to
+/// U+009F).
+bool hasControlCharacters(std::string_view s);
+
+/// The number of code points of UTF-8 text (its continuation bytes not counted).
+std::size_t codePoints(std::string_view s);
+
 /// `s` with every byte outside printable ASCII written as `\xNN`, at most `max_bytes` of input
 /// (then "…"): client or upstream bytes made safe to put into an error message or a log line.
 std::string printable(std::string_view s, std::size_t max_bytes = 200);

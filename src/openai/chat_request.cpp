@@ -7,11 +7,15 @@
 
 #include "core/ids.hpp"
 #include "core/json.hpp"
+#include "core/text.hpp"
 
 namespace tollgate::openai {
 namespace {
 
 constexpr std::size_t kMaxStopSequences = 64;
+constexpr std::size_t kMaxTags = 32;
+constexpr std::size_t kMaxTagKeyChars = 64;
+constexpr std::size_t kMaxTagValueChars = 256;
 constexpr std::array<std::string_view, 4> kServiceTiers{"auto", "default", "priority", "flex"};
 
 /// What one known field must look like.
@@ -130,24 +134,39 @@ std::optional<Error> checkStop(const rapidjson::Value& v) {
   return std::nullopt;
 }
 
+/// `tollgate::tags`: labels for the spend log, an object of string -> string.
 std::optional<Error> checkTags(const rapidjson::Value& v) {
-  if (v.IsObject()) {
-    for (const auto& m : v.GetObject()) {
-      if (!m.value.IsString()) {
-        return invalidType("tollgate::tags." + std::string(json::view(m.name)), "a string");
-      }
-    }
-    return std::nullopt;
+  const auto bad = [](std::string param, std::string message) {
+    return Error{ErrorKind::InvalidTags, std::move(message), std::move(param)};
+  };
+  if (!v.IsObject()) {
+    return bad("tollgate::tags",
+               "tollgate::tags must be an object of strings, e.g. {\"feature\": \"search\"}");
   }
-  if (v.IsArray()) {
-    for (const auto& item : v.GetArray()) {
-      if (!item.IsString()) {
-        return invalidType("tollgate::tags", "an object of strings or an array of strings");
-      }
-    }
-    return std::nullopt;
+  if (v.MemberCount() > kMaxTags) {
+    return bad("tollgate::tags",
+               "tollgate::tags holds at most " + std::to_string(kMaxTags) + " tags");
   }
-  return invalidType("tollgate::tags", "an object of strings or an array of strings");
+  for (const auto& m : v.GetObject()) {
+    const std::string_view key = json::view(m.name);
+    const std::string param = "tollgate::tags." + text::printable(key, kMaxTagKeyChars * 4);
+    if (key.empty() || text::codePoints(key) > kMaxTagKeyChars || text::hasControlCharacters(key)) {
+      return bad(param, "tag names are 1 to " + std::to_string(kMaxTagKeyChars) +
+                            " characters, without control characters");
+    }
+    if (key.starts_with("tollgate::")) {
+      return bad(param, "tag names starting with tollgate:: are reserved");
+    }
+    if (!m.value.IsString()) {
+      return bad(param, "tag values must be strings");
+    }
+    const std::string_view value = json::view(m.value);
+    if (text::codePoints(value) > kMaxTagValueChars || text::hasControlCharacters(value)) {
+      return bad(param, "tag values are at most " + std::to_string(kMaxTagValueChars) +
+                            " characters, without control characters");
+    }
+  }
+  return std::nullopt;
 }
 
 /// Validates one present, non-null field and records it in `out`.

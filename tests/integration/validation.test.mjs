@@ -208,6 +208,22 @@ describe('tollgate::deny_unknown_fields', () => {
   test('absent + unknown fields -> 200', T, async () => {
     assertCompletion(await chat(chatBody('hi', { zeta_field: 1, alpha_field: 'x' })));
   });
+  test('tollgate::tags of the wrong shape or size -> 400 invalid_tags naming the tag', T, async () => {
+    const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`t${i}`, 'v']));
+    for (const [tags, param] of [
+      [['a', 'b'], 'tollgate::tags'],
+      ['playground', 'tollgate::tags'],
+      [many, 'tollgate::tags'],
+      [{ n: 1 }, 'tollgate::tags.n'],
+      [{ k: 'x'.repeat(257) }, 'tollgate::tags.k'],
+      [{ k: 'line\nbreak' }, 'tollgate::tags.k'],
+      [{ 'tollgate::cost': '0' }, 'tollgate::tags.tollgate::cost'],
+    ]) {
+      const r = await chat(chatBody('hi', { 'tollgate::tags': tags }));
+      assertError(r, { status: 400, type: 'invalid_request_error', code: 'invalid_tags', param });
+    }
+    assertCompletion(await chat(chatBody('hi', { 'tollgate::tags': { source: 'playground', feature: 'é'.repeat(256) } })));
+  });
   test('non-boolean deny_unknown_fields -> 400 invalid_type', T, async () => {
     const r = await chat(chatBody('hi', { 'tollgate::deny_unknown_fields': 'yes' }));
     assertError(r, { status: 400, code: 'invalid_type', param: 'tollgate::deny_unknown_fields' });

@@ -15,6 +15,15 @@ std::string body(std::string_view extra) {
   return b + "}";
 }
 
+/// `"t0":"v","t1":"v",…` with `n` tags.
+std::string manyTags(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    out += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":\"v\"";
+  }
+  return out;
+}
+
 // decodeChatRequest parses in place. The tests below read only what the request copies out of
 // the text (never ChatRequest::body), so the text may end with the call.
 Result<ChatRequest> decode(std::string text) { return decodeChatRequest(text); }
@@ -94,8 +103,27 @@ INSTANTIATE_TEST_SUITE_P(
                  ErrorKind::InvalidValue, "tollgate::episode_id"},
         Rejected{"dryrun_string", body(R"("tollgate::dryrun":"true")"), ErrorKind::InvalidType,
                  "tollgate::dryrun"},
-        Rejected{"tags_number", body(R"("tollgate::tags":5)"), ErrorKind::InvalidType,
+        Rejected{"tags_number", body(R"("tollgate::tags":5)"), ErrorKind::InvalidTags,
                  "tollgate::tags"},
+        Rejected{"tags_array", body(R"("tollgate::tags":["a","b"])"), ErrorKind::InvalidTags,
+                 "tollgate::tags"},
+        Rejected{"tags_too_many", body(R"("tollgate::tags":{)" + manyTags(33) + "}"),
+                 ErrorKind::InvalidTags, "tollgate::tags"},
+        Rejected{"tag_value_number", body(R"("tollgate::tags":{"n":1})"), ErrorKind::InvalidTags,
+                 "tollgate::tags.n"},
+        Rejected{"tag_empty_name", body(R"("tollgate::tags":{"":"x"})"), ErrorKind::InvalidTags,
+                 "tollgate::tags."},
+        Rejected{"tag_name_65", body(R"("tollgate::tags":{")" + std::string(65, 'k') + R"(":"v"})"),
+                 ErrorKind::InvalidTags, "tollgate::tags." + std::string(65, 'k')},
+        Rejected{"tag_value_257",
+                 body(R"("tollgate::tags":{"k":")" + std::string(257, 'v') + R"("})"),
+                 ErrorKind::InvalidTags, "tollgate::tags.k"},
+        Rejected{"tag_value_control", body(R"("tollgate::tags":{"k":"a\nb"})"),
+                 ErrorKind::InvalidTags, "tollgate::tags.k"},
+        Rejected{"tag_name_c1", body(R"("tollgate::tags":{"a\u0085":"b"})"), ErrorKind::InvalidTags,
+                 "tollgate::tags.a\\xc2\\x85"},
+        Rejected{"tag_reserved", body(R"("tollgate::tags":{"tollgate::cost":"0"})"),
+                 ErrorKind::InvalidTags, "tollgate::tags.tollgate::cost"},
         Rejected{"raw_usage_stream_without_usage",
                  body(R"("stream":true,"tollgate::include_raw_usage":true)"),
                  ErrorKind::InvalidValue, "tollgate::include_raw_usage"},
@@ -126,6 +154,19 @@ TEST(ChatRequest, AcceptsEveryFieldOfTheSpec) {
   EXPECT_TRUE(r->dryrun);
   EXPECT_TRUE(r->include_raw_usage);
   EXPECT_TRUE(r->include_raw_response);
+}
+
+TEST(ChatRequest, TagsAtTheirLimitsAreAccepted) {
+  std::string e;
+  for (int i = 0; i < 256; ++i) {
+    e += "\u00e9";  // é: limits count characters, not bytes
+  }
+  for (const std::string& tags :
+       std::vector<std::string>{"{" + manyTags(32) + "}", R"({"source":"playground"})", "{}",
+                                R"({")" + std::string(64, 'k') + R"(":")" + e + R"("})"}) {
+    std::string text = body(R"("tollgate::tags":)" + tags);
+    EXPECT_TRUE(decodeChatRequest(text)) << tags;
+  }
 }
 
 TEST(ChatRequest, SmallerTokenLimitWinsEitherWay) {

@@ -331,6 +331,26 @@ for (const engine of ENGINES) {
       assert.equal((await models(gw, firstKey)).status, 200);
     });
 
+    const outage = engine.name === 'postgres' ? false : 'a SQLite file has no outage to survive';
+    test('while the store is down the gateway serves the keys it has, and follows again after', { skip: outage }, async () => {
+      const key = await newKey('default', 'through an outage');
+      store.halt();
+      try {
+        for (let i = 0; i < 3; ++i) {
+          assert.equal((await models(gw, key)).status, 200);
+          assertError(await models(gw, 'sk-tollgate-AAAAAAAAAAAA-' + 'b'.repeat(32)), { status: 401 });
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      } finally {
+        store.restart();
+      }
+      // Once the store is back (the follower retries every second), revocation reaches it again.
+      const r = await ok('keys', 'revoke', key);
+      assert.doesNotMatch(r.stderr, /warning: gateway/, 'the gateway confirmed the revocation');
+      assertError(await models(gw, key), { status: 401, code: 'revoked_api_key' });
+      assert.match(gw.stderr, /following the store failed \(will retry\)/);
+    });
+
     test('no key, secret or token is printed anywhere but the one line that shows it', async () => {
       outputs.push(gw.stdout, gw.stderr);
       const text = outputs.join('\n');

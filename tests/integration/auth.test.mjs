@@ -331,8 +331,8 @@ for (const engine of ENGINES) {
       assert.equal((await models(gw, firstKey)).status, 200);
     });
 
-    const outage = engine.name === 'postgres' ? false : 'a SQLite file has no outage to survive';
-    test('while the store is down the gateway serves the keys it has, and follows again after', { skip: outage }, async () => {
+    // A database server can go away; a SQLite file cannot.
+    if (engine.name === 'postgres') test('while the store is down the gateway serves the keys it has, and follows again after', async () => {
       const key = await newKey('default', 'through an outage');
       store.halt();
       try {

@@ -104,7 +104,7 @@ Propagation Accounts::awaitGateways(std::int64_t seq) {
   Propagation p{seq, {}};
   const auto deadline = std::chrono::steady_clock::now() + policy_.wait;
   for (;;) {
-    p.lagging = store_.laggingGateways(seq, store::nowMs() - policy_.alive_window.count());
+    p.lagging = store_.laggingGateways(seq, policy_.alive_window.count());
     if (p.lagging.empty() || std::chrono::steady_clock::now() >= deadline) {
       return p;
     }

@@ -27,9 +27,8 @@ KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys)
     : where_(std::move(where)), keys_(keys), gateway_id_(ids::uuidV7()) {
   db_ = std::make_unique<store::Store>(store::connect(where_));
   db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
-  const std::int64_t now = store::nowMs();
-  db_->registerGateway({gateway_id_, hostName(), ::getpid(), now, -1});
-  db_->forgetGatewaysBefore(now - kForgetAfterMs);
+  db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, -1});
+  db_->forgetGatewaysUnseenFor(kForgetAfterMs);
   reload();
   thread_ = std::thread([this] { run(); });
 }
@@ -73,9 +72,8 @@ void KeyFollower::reconnect() {
   db_ = std::make_unique<store::Store>(store::connect(where_));
   db_->connection().waitForChange(std::chrono::milliseconds(0));
   // A gateway that lost the store may have been forgotten; register again.
-  const std::int64_t now = store::nowMs();
   db_->unregisterGateway(gateway_id_);
-  db_->registerGateway({gateway_id_, hostName(), ::getpid(), now, -1});
+  db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, -1});
   applied_ = -1;
 }
 

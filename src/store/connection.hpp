@@ -94,6 +94,10 @@ class Connection {
   /// kChangeChannel arrived). A false positive is allowed; a missed change is not.
   virtual bool waitForChange(std::chrono::milliseconds timeout) = 0;
 
+  /// An SQL expression for the database's clock in milliseconds since the epoch. Gateways'
+  /// liveness is judged on this one clock, so hosts with skewed clocks still agree.
+  virtual std::string_view nowMsSql() const = 0;
+
   /// Wakes every connection waiting in waitForChange once the current transaction commits.
   virtual void announceChange() = 0;
 };

@@ -98,6 +98,10 @@ class PostgresConnection final : public Connection {
     return drainNotifications();
   }
 
+  std::string_view nowMsSql() const override {
+    return "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
+  }
+
   void announceChange() override { script("NOTIFY " + std::string(kChangeChannel)); }
 
  private:

@@ -133,6 +133,10 @@ class SqliteConnection final : public Connection {
     }
   }
 
+  std::string_view nowMsSql() const override {
+    return "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+  }
+
   void announceChange() override {}  // Every other connection sees its data version move.
 
  private:

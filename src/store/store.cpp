@@ -229,33 +229,37 @@ std::int64_t Store::changeSeq() {
 }
 
 void Store::registerGateway(const GatewayRecord& g) {
+  const std::string now(c_->nowMsSql());
   c_->query(
-      "INSERT INTO gateways (id, host, pid, started_at, seen_at, applied_seq) "
-      "VALUES ($1, $2, $3, $4, $4, $5)",
-      {g.id, g.host, g.pid, g.seen_at, g.applied_seq});
+      "INSERT INTO gateways (id, host, pid, started_at, seen_at, applied_seq) VALUES ($1, $2, "
+      "$3, " +
+          now + ", " + now + ", $4)",
+      {g.id, g.host, g.pid, g.applied_seq});
 }
 
 void Store::heartbeat(const std::string& id, std::int64_t applied_seq) {
-  c_->query("UPDATE gateways SET seen_at = $1, applied_seq = $2 WHERE id = $3",
-            {nowMs(), applied_seq, id});
+  c_->query("UPDATE gateways SET seen_at = " + std::string(c_->nowMsSql()) +
+                ", applied_seq = $1 WHERE id = $2",
+            {applied_seq, id});
 }
 
 void Store::unregisterGateway(const std::string& id) {
   c_->query("DELETE FROM gateways WHERE id = $1", {id});
 }
 
-std::vector<GatewayRecord> Store::laggingGateways(std::int64_t seq, std::int64_t alive_since) {
+std::vector<GatewayRecord> Store::laggingGateways(std::int64_t seq, std::int64_t alive_window_ms) {
   std::vector<GatewayRecord> out;
   for (const Row& r : c_->query("SELECT id, host, pid, seen_at, applied_seq FROM gateways "
-                                "WHERE applied_seq < $1 AND seen_at >= $2 ORDER BY id",
-                                {seq, alive_since})) {
+                                "WHERE applied_seq < $1 AND seen_at >= " +
+                                    std::string(c_->nowMsSql()) + " - $2 ORDER BY id",
+                                {seq, alive_window_ms})) {
     out.push_back({r.text(0), r.text(1), r.integer(2), r.integer(3), r.integer(4)});
   }
   return out;
 }
 
-void Store::forgetGatewaysBefore(std::int64_t seen_before) {
-  c_->query("DELETE FROM gateways WHERE seen_at < $1", {seen_before});
+void Store::forgetGatewaysUnseenFor(std::int64_t ms) {
+  c_->query("DELETE FROM gateways WHERE seen_at < " + std::string(c_->nowMsSql()) + " - $1", {ms});
 }
 
 }  // namespace tollgate::store

@@ -131,12 +131,14 @@ class Store {
   std::int64_t changeSeq();
 
   // Running gateways.
+  /// Registers a gateway; its times are the store's clock, not the record's.
   void registerGateway(const GatewayRecord& g);
   void heartbeat(const std::string& id, std::int64_t applied_seq);
   void unregisterGateway(const std::string& id);
-  /// Gateways seen since `alive_since` that have not applied change `seq`.
-  std::vector<GatewayRecord> laggingGateways(std::int64_t seq, std::int64_t alive_since);
-  void forgetGatewaysBefore(std::int64_t seen_before);
+  /// Gateways seen in the last `alive_window_ms` (by the store's clock) that have not applied
+  /// change `seq`.
+  std::vector<GatewayRecord> laggingGateways(std::int64_t seq, std::int64_t alive_window_ms);
+  void forgetGatewaysUnseenFor(std::int64_t ms);
 
  private:
   std::unique_ptr<Connection> c_;

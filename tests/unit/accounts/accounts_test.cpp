@@ -130,7 +130,7 @@ TEST_F(AccountsTest, ChangesMoveTheSequenceThatGatewaysFollow) {
   EXPECT_GT(acc_->revokeKey(op_, k.key.public_id).seq, k.propagation.seq);
   EXPECT_GT(acc_->setTeamActive(op_, "acme", false).seq, k.propagation.seq + 1);
   // A gateway alive and behind is reported once the (here zero) wait ends.
-  store_->registerGateway({"gw-1", "host", 42, store::nowMs(), 0});
+  store_->registerGateway({"gw-1", "host", 42, 0, 0});
   const Propagation p = acc_->setTeamActive(op_, "acme", true);
   ASSERT_EQ(p.lagging.size(), 1u);
   EXPECT_EQ(p.lagging[0].id, "gw-1");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/ids.hpp"
@@ -77,27 +78,35 @@ void KeyFollower::reconnect() {
   applied_ = -1;
 }
 
-void KeyFollower::step(std::chrono::steady_clock::time_point& last_flush) {
+void KeyFollower::step(Clock::time_point& last_beat, Clock::time_point& last_flush) {
   if (!db_) {
     reconnect();
   }
-  db_->connection().waitForChange(kHeartbeat);
+  const auto beat_due = last_beat + kHeartbeat;
+  db_->connection().waitForChange(
+      std::max(std::chrono::duration_cast<std::chrono::milliseconds>(beat_due - Clock::now()),
+               std::chrono::milliseconds(0)));
+  // Writes only on a timer, never because something woke us: on SQLite every write of one
+  // gateway wakes all the others, and answering with a write would make them ping-pong.
   if (db_->changeSeq() != applied_) {
-    reload();
-  } else {
+    reload();  // Heartbeats too.
+    last_beat = Clock::now();
+  } else if (Clock::now() >= beat_due) {
     db_->heartbeat(gateway_id_, applied_);
+    last_beat = Clock::now();
   }
-  if (std::chrono::steady_clock::now() - last_flush >= kFlushEvery) {
+  if (Clock::now() - last_flush >= kFlushEvery) {
     flush();
-    last_flush = std::chrono::steady_clock::now();
+    last_flush = Clock::now();
   }
 }
 
 void KeyFollower::run() {
-  auto last_flush = std::chrono::steady_clock::now();
+  auto last_beat = Clock::now();
+  auto last_flush = Clock::now();
   while (!stop_) {
     try {
-      step(last_flush);
+      step(last_beat, last_flush);
     } catch (const std::exception& e) {
       // The table in use stays valid; changes wait until the store is back.
       std::fprintf(stderr, "tollgate: following the store failed (will retry): %s\n", e.what());

@@ -31,7 +31,8 @@ class KeyFollower {
 
  private:
   void run();
-  void step(std::chrono::steady_clock::time_point& last_flush);
+  using Clock = std::chrono::steady_clock;
+  void step(Clock::time_point& last_beat, Clock::time_point& last_flush);
   void reload();
   void flush();
   void reconnect();

@@ -1,4 +1,6 @@
 #include "api/handlers.hpp"
+#include "billing/charge.hpp"
+#include "billing/pricing.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
 #include "inference/plan.hpp"
@@ -16,6 +18,7 @@ awaitable<void> refuse(http::RequestContext& ctx, const Error& e, http::Response
 
 awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, http::Request& req,
                                 http::ResponseWriter& out) {
+  const std::size_t body_bytes = req.body->size();
   // Decode: every rule of spec §4.1, §7 and §8; the request points into the body from here on.
   auto request = openai::decodeChatRequest(*req.body);
   if (!request) {
@@ -27,14 +30,34 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
   if (!plan) {
     co_return co_await refuse(ctx, plan.error(), out);
   }
-  const openai::ResponseMeta meta{request->model,
-                                  request->episode_id.empty() ? ids::uuidV7() : request->episode_id,
-                                  request->service_tier,
-                                  request->include_raw_usage,
-                                  request->include_raw_response,
-                                  request->include_usage};
-  // Execute and respond: providers in routing order, the first answer relayed as it arrives.
-  co_await inference::executeChat(ctx, *plan, *request, meta, s.upstreams, out);
+  openai::ResponseMeta meta{request->model,
+                            request->episode_id.empty() ? ids::uuidV7() : request->episode_id,
+                            request->service_tier,
+                            request->include_raw_usage,
+                            request->include_raw_response,
+                            request->include_usage,
+                            std::nullopt};
+  // Admit: hold the most this request can cost on its team's balance (not for a dryrun).
+  const config::Model& model = *plan->model;
+  std::string team_id = request->dryrun              ? std::string()
+                        : ctx.caller.team_id.empty() ? s.open_team_id
+                                                     : ctx.caller.team_id;
+  // Named, not a temporary in the co_await expression: GCC 12 mishandles those in coroutines.
+  billing::RequestFacts facts{
+      "chat", meta.episode_id,
+      billing::spendTags(std::move(request->tags), req.header("User-Agent")), request->stream,
+      body_bytes};
+  const auto max_cost = billing::maxCost(
+      billing::chatBound(body_bytes, request->max_completion_tokens, model), model);
+  auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, std::move(team_id), max_cost,
+                                                std::move(facts));
+  if (!charge) {
+    co_return co_await refuse(ctx, charge.error(), out);
+  }
+  meta.pricing = (*charge)->pricing();
+  // Execute and respond: providers in routing order, the first answer relayed as it arrives and
+  // settled before its last byte.
+  co_await inference::executeChat(ctx, *plan, *request, meta, s.upstreams, **charge, out);
 }
 
 }  // namespace tollgate::api

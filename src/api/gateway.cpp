@@ -7,10 +7,15 @@
 
 namespace tollgate::api {
 
-int runGateway(const config::Config& config, const http::Authenticator* authenticator) {
+int runGateway(const config::Config& config, const http::Authenticator* authenticator,
+               billing::Ledger* ledger, const std::string& open_team_id) {
   const providers::SecretRedactor redactor(config);
   return net::serve(config, [&](providers::Transport& network, const std::atomic<bool>& draining) {
-    return makeRouter(Services{config, {network, providers::builtinAdapters(), redactor}, draining},
+    return makeRouter(Services{config,
+                               {network, providers::builtinAdapters(), redactor},
+                               draining,
+                               ledger,
+                               open_team_id},
                       authenticator);
   });
 }

@@ -1,9 +1,10 @@
 // The shared services handlers are given (never reached through globals): the configuration,
-// this worker's upstreams, and the server's state.
+// this worker's upstreams, the server's state and the ledger.
 #pragma once
 
 #include <atomic>
 
+#include "billing/ledger.hpp"
 #include "config/config.hpp"
 #include "inference/execute.hpp"
 
@@ -13,6 +14,8 @@ struct Services {
   const config::Config& config;
   inference::Upstreams upstreams;
   const std::atomic<bool>& draining;  ///< True once shutdown began.
+  billing::Ledger* ledger;            ///< Where charges go; nullptr when nothing is billed.
+  std::string open_team_id;           ///< Open mode: the team billed for every request, if any.
 };
 
 }  // namespace tollgate::api

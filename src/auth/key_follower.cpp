@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/ids.hpp"
-
 namespace tollgate::auth {
 namespace {
 
@@ -24,8 +22,8 @@ std::string hostName() {
 
 }  // namespace
 
-KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys)
-    : where_(std::move(where)), keys_(keys), gateway_id_(ids::uuidV7()) {
+KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id)
+    : where_(std::move(where)), keys_(keys), gateway_id_(std::move(gateway_id)) {
   db_ = std::make_unique<store::Store>(store::connect(where_));
   db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
   db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, -1});

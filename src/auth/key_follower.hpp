@@ -21,9 +21,9 @@ class KeyFollower {
   static constexpr std::chrono::milliseconds kHeartbeat{500};
   static constexpr std::chrono::milliseconds kFlushEvery{2'000};
 
-  /// Connects, registers, loads and publishes the first table, then follows on a thread.
-  /// Throws StoreError when the store cannot be reached at start.
-  KeyFollower(store::Location where, KeyDirectory& keys);
+  /// Connects, registers the gateway as `gateway_id`, loads and publishes the first table, then
+  /// follows on a thread. Throws StoreError when the store cannot be reached at start.
+  KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id);
   /// Stops following, flushes last-used times and unregisters.
   ~KeyFollower();
   KeyFollower(const KeyFollower&) = delete;

@@ -19,7 +19,8 @@ using accounts::UserError;
 
 constexpr std::string_view kUsage =
     "usage: tollgate admin [--config FILE | --data-dir DIR] COMMAND\n"
-    "  teams create NAME | list [--json] | show NAME [--json] | suspend NAME | resume NAME\n"
+    "  teams create NAME [--balance USD] | list [--json] | show NAME [--json] |\n"
+    "        suspend NAME | resume NAME | topup NAME USD\n"
     "  users add EMAIL [--name NAME]\n"
     "  members add TEAM EMAIL --role ROLE | role TEAM EMAIL ROLE | remove TEAM EMAIL |\n"
     "          list TEAM [--json]\n"
@@ -27,6 +28,8 @@ constexpr std::string_view kUsage =
     "          accept TOKEN --email EMAIL | revoke ID\n"
     "  keys create --team TEAM --name NAME [--user EMAIL] | list [--team TEAM] [--json] |\n"
     "       revoke PUBLIC_ID\n"
+    "  spend list --team TEAM [--since DATE|7d] [--model MODEL] [--tag KEY=VALUE] [--json|--csv]\n"
+    "  spend summary --team TEAM --by day|model|key|tag [--since DATE|7d] [--json]\n"
     "roles: owner, admin, member, viewer\n";
 
 /// A usage mistake: exit 2 with the usage text.
@@ -157,12 +160,46 @@ std::string inviteState(const store::Invite& i) {
   return i.expires_at <= store::nowMs() ? "expired" : "pending";
 }
 
+money::Pico usd(const std::string& text) {
+  const auto amount = money::parseUsd(text);
+  if (!amount) {
+    throw UserError(
+        "an amount must be a decimal number of USD such as 10 or 0.25, at most 12 "
+        "decimal places");
+  }
+  return *amount;
+}
+
+/// Adds `amount` to a team's balance, refusing a sum that would not fit.
+void topUp(store::Store& st, const store::Team& t, money::Pico amount) {
+  store::Transaction tx(st.connection());
+  const auto current = st.findTeam(t.name);
+  if (!current || !money::plus(current->balance, amount)) {
+    throw UserError("that balance would be too large");
+  }
+  st.topUp(t.id, amount);
+  tx.commit();
+}
+
 int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, const Args& a) {
   const accounts::Actor op;
   if (verb == "create") {
     a.expect(1);
+    const std::optional<std::string> balance = a.option("balance");
+    const money::Pico amount = balance ? usd(*balance) : 0;
     const store::Team t = acc.createTeam(op, a.at(0, "NAME"));
-    std::printf("created team %s\n", shown(t.name).c_str());
+    if (amount > 0) {
+      topUp(st, t, amount);
+    }
+    std::printf("created team %s with a balance of %s USD\n", shown(t.name).c_str(),
+                money::formatUsd(amount).c_str());
+  } else if (verb == "topup") {
+    a.expect(2);
+    const store::Team t = acc.showTeam(op, a.at(0, "NAME"));
+    topUp(st, t, usd(a.at(1, "USD")));
+    const store::Team now = acc.showTeam(op, t.name);
+    std::printf("team %s: balance %s USD\n", shown(now.name).c_str(),
+                money::formatUsd(now.balance).c_str());
   } else if (verb == "list") {
     a.expect(0);
     const auto all = acc.listTeams(op);
@@ -202,12 +239,19 @@ int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
       timeField(w, "created_at", t.created_at);
       w.field("members", static_cast<std::int64_t>(members.size()));
       w.field("active_keys", active_keys);
+      w.key("balance");
+      w.rawNumber(money::formatUsd(t.balance));
+      w.key("reserved");
+      w.rawNumber(money::formatUsd(t.reserved));
       w.endObject();
       printJson(w);
     } else {
-      std::printf("team %s\nstate %s\ncreated %s\nmembers %zu\nactive keys %lld\n",
-                  shown(t.name).c_str(), t.state.c_str(), timestamp(t.created_at).c_str(),
-                  members.size(), static_cast<long long>(active_keys));
+      std::printf(
+          "team %s\nstate %s\ncreated %s\nmembers %zu\nactive keys %lld\nbalance %s USD\n"
+          "reserved %s USD\n",
+          shown(t.name).c_str(), t.state.c_str(), timestamp(t.created_at).c_str(), members.size(),
+          static_cast<long long>(active_keys), money::formatUsd(t.balance).c_str(),
+          money::formatUsd(t.reserved).c_str());
     }
   } else if (verb == "suspend" || verb == "resume") {
     a.expect(1);
@@ -377,6 +421,155 @@ int keys(accounts::Accounts& acc, const std::string& verb, const Args& a) {
   return 0;
 }
 
+/// --since: a UTC date (2026-11-01) or a time back from now (30m, 12h, 7d); 0 when absent.
+std::int64_t since(const Args& a) {
+  const auto text = a.option("since");
+  if (!text) {
+    return 0;
+  }
+  std::tm tm{};
+  const char* end = strptime(text->c_str(), "%Y-%m-%d", &tm);
+  if (end != nullptr && *end == '\0') {
+    return static_cast<std::int64_t>(timegm(&tm)) * 1000;
+  }
+  try {
+    return store::nowMs() - duration(*text).count();
+  } catch (const UserError&) {
+    throw UserError("--since must be a date such as 2026-11-01 or a time back such as 7d");
+  }
+}
+
+/// One CSV field (RFC 4180), always quoted; a leading = + - @ gets a ' so that spreadsheets
+/// do not run it as a formula.
+std::string csv(std::string_view v) {
+  std::string out = "\"";
+  if (!v.empty() && std::string_view("=+-@").find(v.front()) != std::string_view::npos) {
+    out += '\'';
+  }
+  for (const char c : v) {
+    out += c;
+    if (c == '"') {
+      out += '"';
+    }
+  }
+  return out + "\"";
+}
+
+void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
+  if (a.flag("csv")) {
+    std::printf(
+        "request_id,created_at,team,key,endpoint,model,provider,episode_id,prompt_tokens,"
+        "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated\n");
+    for (const store::SpendRow& s : rows) {
+      std::printf("%s,%s,%s,%s,%s,%s,%s,%s,%lld,%lld,%s,%s,%lld,%lld,%s,%s\n",
+                  csv(s.request_id).c_str(), csv(timestamp(s.created_at)).c_str(),
+                  csv(s.team).c_str(), csv(s.key_public_id).c_str(), csv(s.endpoint).c_str(),
+                  csv(s.model).c_str(), csv(s.provider).c_str(), csv(s.episode_id).c_str(),
+                  static_cast<long long>(s.prompt_tokens),
+                  static_cast<long long>(s.completion_tokens), money::formatUsd(s.cost).c_str(),
+                  csv(s.tags_json).c_str(), static_cast<long long>(s.status),
+                  static_cast<long long>(s.upstream_ms), s.streamed ? "true" : "false",
+                  s.estimated ? "true" : "false");
+    }
+    return;
+  }
+  if (a.flag("json")) {
+    json::Writer w;
+    w.startArray();
+    for (const store::SpendRow& s : rows) {
+      w.startObject();
+      w.field("request_id", s.request_id);
+      timeField(w, "created_at", s.created_at);
+      w.field("team", s.team);
+      textField(w, "key", s.key_public_id.empty() ? std::nullopt : std::optional(s.key_public_id));
+      w.field("endpoint", s.endpoint);
+      w.field("model", s.model);
+      w.field("provider", s.provider);
+      textField(w, "variant", s.variant.empty() ? std::nullopt : std::optional(s.variant));
+      w.field("episode_id", s.episode_id);
+      w.field("prompt_tokens", s.prompt_tokens);
+      w.field("completion_tokens", s.completion_tokens);
+      w.key("cost");
+      w.rawNumber(money::formatUsd(s.cost));
+      w.key("tags");
+      w.raw(s.tags_json);
+      w.field("status", s.status);
+      w.field("upstream_ms", s.upstream_ms);
+      w.field("streamed", s.streamed);
+      w.field("estimated", s.estimated);
+      w.field("cache_hit", s.cache_hit);
+      w.endObject();
+    }
+    w.endArray();
+    printJson(w);
+    return;
+  }
+  for (const store::SpendRow& s : rows) {
+    std::printf("%s\t%s\t%s\t%s\t%lld+%lld tokens\t%s USD\t%lld%s\n",
+                timestamp(s.created_at).c_str(), s.request_id.c_str(), shown(s.model).c_str(),
+                s.key_public_id.empty() ? "-" : s.key_public_id.c_str(),
+                static_cast<long long>(s.prompt_tokens),
+                static_cast<long long>(s.completion_tokens), money::formatUsd(s.cost).c_str(),
+                static_cast<long long>(s.status), s.estimated ? "\testimated" : "");
+  }
+}
+
+int spend(accounts::Accounts& acc, store::Store& st, const std::string& verb, const Args& a) {
+  a.expect(0);
+  const store::Team team = acc.showTeam(accounts::Actor{}, a.required("team"));
+  if (verb == "list") {
+    store::SpendFilter f{team.id, since(a), a.option("model"), std::nullopt};
+    if (const auto tag = a.option("tag")) {
+      const auto eq = tag->find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw UserError("--tag must be KEY=VALUE");
+      }
+      f.tag = std::pair(tag->substr(0, eq), tag->substr(eq + 1));
+    }
+    printSpendRows(st.listSpend(f), a);
+    return 0;
+  }
+  if (verb != "summary") {
+    throw UsageError("unknown command spend " + text::printable(verb, 40));
+  }
+  static const std::map<std::string, store::SpendGroup, std::less<>> kGroups{
+      {"day", store::SpendGroup::Day},
+      {"model", store::SpendGroup::Model},
+      {"key", store::SpendGroup::Key},
+      {"tag", store::SpendGroup::Tag}};
+  const std::string by = a.required("by");
+  const auto group = kGroups.find(by);
+  if (group == kGroups.end()) {
+    throw UserError("--by must be day, model, key or tag");
+  }
+  const std::int64_t from = since(a);
+  const std::string since_day = from == 0 ? "" : timestamp(from).substr(0, 10);
+  const auto totals = st.summarizeSpend(team.id, group->second, since_day);
+  if (a.flag("json")) {
+    json::Writer w;
+    w.startArray();
+    for (const store::SpendTotal& t : totals) {
+      w.startObject();
+      w.field(by, t.group);
+      w.field("requests", t.requests);
+      w.field("prompt_tokens", t.prompt_tokens);
+      w.field("completion_tokens", t.completion_tokens);
+      w.key("cost");
+      w.rawNumber(money::formatUsd(t.cost));
+      w.endObject();
+    }
+    w.endArray();
+    printJson(w);
+  } else {
+    for (const store::SpendTotal& t : totals) {
+      std::printf("%s\t%lld requests\t%lld+%lld tokens\t%s USD\n", shown(t.group).c_str(),
+                  static_cast<long long>(t.requests), static_cast<long long>(t.prompt_tokens),
+                  static_cast<long long>(t.completion_tokens), money::formatUsd(t.cost).c_str());
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int runAdmin(std::span<const std::string> args, const StoreSetup& setup) {
@@ -387,7 +580,10 @@ int runAdmin(std::span<const std::string> args, const StoreSetup& setup) {
   const std::string& noun = args[0];
   const std::string& verb = args[1];
   try {
-    const Args a(args.subspan(2), {"name", "role", "email", "expires", "team", "user"}, {"json"});
+    const Args a(args.subspan(2),
+                 {"name", "role", "email", "expires", "team", "user", "balance", "since", "model",
+                  "tag", "by"},
+                 {"json", "csv"});
     store::Store st(store::connect(setup.location));
     store::migrate(st.connection());
     accounts::Accounts acc(st, setup.server_secret);
@@ -405,6 +601,9 @@ int runAdmin(std::span<const std::string> args, const StoreSetup& setup) {
     }
     if (noun == "keys") {
       return keys(acc, verb, a);
+    }
+    if (noun == "spend") {
+      return spend(acc, st, verb, a);
     }
     throw UsageError("unknown command " + text::printable(noun, 40));
   } catch (const UsageError& e) {

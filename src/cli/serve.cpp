@@ -7,6 +7,8 @@
 #include "api/gateway.hpp"
 #include "auth/authenticator.hpp"
 #include "auth/key_follower.hpp"
+#include "billing/ledger.hpp"
+#include "core/ids.hpp"
 #include "store/migrations.hpp"
 
 namespace tollgate::cli {
@@ -44,29 +46,48 @@ void bootstrap(store::Store& st, const config::Config& config, const StoreSetup&
 }  // namespace
 
 int serve(const config::Config& config, const StoreSetup& setup) {
+  const bool required = config.gateway.auth == config::AuthMode::Required;
+  std::string open_team_id;
   try {
     store::Store st(store::connect(setup.location));
     store::migrate(st.connection());
-    if (config.gateway.auth == config::AuthMode::Required) {
+    if (required) {
       bootstrap(st, config, setup);
+    }
+    if (!config.gateway.open_team.empty()) {
+      const auto team = st.findTeam(config.gateway.open_team);
+      if (!team) {
+        std::fprintf(stderr,
+                     "tollgate: [gateway] open_team \"%s\" is not a team; create it with: "
+                     "tollgate admin teams create NAME --balance USD\n",
+                     config.gateway.open_team.c_str());
+        return 1;
+      }
+      open_team_id = team->id;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the store cannot be used: %s\n", e.what());
     return 1;
   }
-  if (config.gateway.auth == config::AuthMode::Open) {
-    return api::runGateway(config, nullptr);
+  if (!required && open_team_id.empty()) {
+    return api::runGateway(config, nullptr, nullptr, "");  // Nothing to check, nothing to bill.
   }
+  // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
+  // starts first and stops last.
+  const std::string gateway_id = ids::uuidV7();
   auth::KeyDirectory keys;
   std::unique_ptr<auth::KeyFollower> follower;
+  std::unique_ptr<billing::Ledger> ledger;
   try {
-    follower = std::make_unique<auth::KeyFollower>(setup.location, keys);
+    follower = std::make_unique<auth::KeyFollower>(setup.location, keys, gateway_id);
+    ledger = std::make_unique<billing::Ledger>(
+        setup.location, billing::Ledger::Options{gateway_id, config.storage.spend_retention_days});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the store cannot be followed: %s\n", e.what());
     return 1;
   }
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret);
-  return api::runGateway(config, &authenticator);
+  return api::runGateway(config, required ? &authenticator : nullptr, ledger.get(), open_team_id);
 }
 
 }  // namespace tollgate::cli

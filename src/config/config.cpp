@@ -220,7 +220,7 @@ void parseListen(const TableReader& r, Gateway& g) {
 }
 
 Gateway parseGateway(const TableReader& r) {
-  r.allowOnly({"listen", "auth", "workers", "max_header_bytes", "max_body_bytes",
+  r.allowOnly({"listen", "auth", "open_team", "workers", "max_header_bytes", "max_body_bytes",
                "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms", "shutdown_timeout_ms"});
   Gateway g;
   parseListen(r, g);
@@ -230,6 +230,10 @@ Gateway parseGateway(const TableReader& r) {
     } else if (*auth != "required") {
       r.fail("auth", "must be \"required\" (every /v1 request needs an API key) or \"open\"");
     }
+  }
+  g.open_team = r.string("open_team").value_or("");
+  if (!g.open_team.empty() && g.auth != AuthMode::Open) {
+    r.fail("open_team", "applies only with auth = \"open\" (keys name their team otherwise)");
   }
   g.workers = static_cast<unsigned>(r.integer("workers", 0, kMaxWorkers).value_or(0));
   constexpr std::int64_t kMinHeader = 1024;
@@ -384,7 +388,7 @@ std::string envSecret(const TableReader& r, std::string_view key, const EnvLooku
 }
 
 Storage parseStorage(const TableReader& r, const EnvLookup& env) {
-  r.allowOnly({"url", "server_secret"});
+  r.allowOnly({"url", "server_secret", "spend_retention_days"});
   Storage st;
   st.url = r.string("url").value_or("");
   const std::string_view url = st.url;
@@ -403,6 +407,8 @@ Storage parseStorage(const TableReader& r, const EnvLookup& env) {
   } else if (!url.empty()) {
     r.fail("url", "must start with sqlite:// or postgresql://");
   }
+  constexpr std::int64_t kMaxRetentionDays = 36'500;
+  st.spend_retention_days = r.integer("spend_retention_days", 0, kMaxRetentionDays).value_or(0);
   st.server_secret = envSecret(r, "server_secret", env);
   constexpr std::size_t kMinSecret = 32;
   if (!st.server_secret.empty() && st.server_secret.size() < kMinSecret) {

@@ -65,6 +65,8 @@ struct Gateway {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
   AuthMode auth = AuthMode::Required;
+  /// Open mode: the team every request is billed to; empty: open requests are not billed.
+  std::string open_team;
   unsigned workers = 0;  ///< 0: one per CPU this process may run on.
   std::size_t max_header_bytes = 16 * 1024;
   std::size_t max_body_bytes = 4 * 1024 * 1024;
@@ -82,6 +84,8 @@ struct Storage {
   /// The key of the keyed hash of API-key secrets, from the environment; empty: a file made
   /// beside the SQLite database (required with PostgreSQL).
   std::string server_secret;
+  /// Raw spend rows older than this many days are deleted (daily aggregates stay); 0: kept.
+  std::int64_t spend_retention_days = 0;
 };
 
 struct Config {

@@ -33,6 +33,7 @@ constexpr std::array kTable{
     Row{ErrorKind::RevokedApiKey, {401, kAuthentication, "revoked_api_key"}},
     Row{ErrorKind::TeamSuspended, {403, kPermission, "team_suspended"}},
     Row{ErrorKind::NotAMember, {403, kPermission, "not_a_member"}},
+    Row{ErrorKind::InsufficientBalance, {403, kPermission, "insufficient_balance"}},
     Row{ErrorKind::ModelNotFound, {404, kInvalidRequest, "model_not_found"}},
     Row{ErrorKind::RouteNotFound, {404, kInvalidRequest, "not_found"}},
     Row{ErrorKind::MethodNotAllowed, {405, kInvalidRequest, "method_not_allowed"}},
@@ -48,6 +49,7 @@ constexpr std::array kTable{
     Row{ErrorKind::UpstreamAuthFailed, {502, kApiError, "upstream_auth_failed"}},
     Row{ErrorKind::UpstreamStreamInterrupted, {502, kApiError, "upstream_stream_interrupted"}},
     Row{ErrorKind::ServiceUnavailable, {503, kApiError, "service_unavailable"}},
+    Row{ErrorKind::BillingUnavailable, {503, kApiError, "billing_unavailable"}},
     Row{ErrorKind::Internal, {500, kApiError, "internal_error"}},
 };
 

@@ -21,6 +21,7 @@ enum class ErrorKind {
   RevokedApiKey,
   TeamSuspended,
   NotAMember,
+  InsufficientBalance,
   ModelNotFound,
   RouteNotFound,
   MethodNotAllowed,
@@ -36,6 +37,7 @@ enum class ErrorKind {
   UpstreamAuthFailed,
   UpstreamStreamInterrupted,
   ServiceUnavailable,
+  BillingUnavailable,
   Internal,
 };
 

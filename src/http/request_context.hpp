@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "config/config.hpp"
+#include "core/money.hpp"
 
 namespace tollgate::http {
 
@@ -48,7 +49,9 @@ struct RequestContext {
   int status = 0;  ///< What the client effectively saw: an in-stream error's, 499 if it left.
   std::string error_code;                 ///< The catalogue code of a failure; empty on success.
   std::chrono::microseconds upstream{0};  ///< Time spent waiting on upstreams.
+  Clock::time_point attempt_started{};    ///< When the current upstream attempt began.
   TokenUsage usage;
+  money::Pico cost = 0;  ///< What the team was charged.
   std::size_t bytes_in = 0;
   std::size_t bytes_out = 0;
 };

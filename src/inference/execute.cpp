@@ -21,7 +21,7 @@ bool worthFallingBack(const Error& e) {
 asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Provider& provider,
                                      const openai::ChatRequest& request,
                                      const openai::ResponseMeta& meta, const Upstreams& up,
-                                     http::ResponseWriter& out) {
+                                     Settlement& settlement, http::ResponseWriter& out) {
   const providers::Adapter* adapter = up.adapters.find(provider.type);
   if (adapter == nullptr) {
     co_return Error{ErrorKind::Internal, "no adapter for provider '" + provider.name + "'", ""};
@@ -50,7 +50,7 @@ asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Pr
                         text::printable(c.contentType()) + "'",
                     ""};
   }
-  auto relayed = co_await relayAnswer(c, *exchange, request.stream, up.redactor, out);
+  auto relayed = co_await relayAnswer(c, *exchange, request.stream, up.redactor, settlement, out);
   if (const auto& usage = exchange->usage()) {
     ctx.usage = {usage->prompt_tokens, usage->completion_tokens};
   }
@@ -62,13 +62,15 @@ asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Pr
 asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
                                   const openai::ChatRequest& request,
                                   const openai::ResponseMeta& meta, const Upstreams& up,
-                                  http::ResponseWriter& out) {
+                                  Settlement& settlement, http::ResponseWriter& out) {
   Error last{ErrorKind::UpstreamUnavailable, "no provider could answer", ""};
   for (const config::Provider& provider : plan.providers) {
     ctx.provider = provider.name;
-    const auto started = Clock::now();
-    auto result = co_await attempt(ctx, provider, request, meta, up, out);
-    ctx.upstream += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+    ctx.attempt_started = Clock::now();
+    auto result = co_await attempt(ctx, provider, request, meta, up, settlement, out);
+    ctx.upstream +=
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - ctx.attempt_started);
+    ctx.attempt_started = {};
     if (result) {
       ctx.status = *result;
       co_return;
@@ -80,6 +82,7 @@ asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
   }
   ctx.status = last.status();
   ctx.error_code = errorSpec(last.kind).code;
+  co_await settlement.settle(Produced{ctx.status, std::nullopt, 0, 0});
   co_await out.sendError(last);
 }
 

@@ -9,6 +9,7 @@
 #include "http/request_context.hpp"
 #include "http/writer.hpp"
 #include "inference/plan.hpp"
+#include "inference/settlement.hpp"
 #include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
 #include "providers/adapter.hpp"
@@ -25,10 +26,11 @@ struct Upstreams {
 };
 
 /// Serves `request` by `plan`: the first provider that answers is relayed to `out`; when none
-/// does, the last failure is. Records the provider, upstream time and outcome in `ctx`.
+/// does, the last failure is. Records the provider, upstream time and outcome in `ctx`, and
+/// settles what the client got with `settlement` before the answer's last byte.
 boost::asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
                                          const openai::ChatRequest& request,
                                          const openai::ResponseMeta& meta, const Upstreams& up,
-                                         http::ResponseWriter& out);
+                                         Settlement& settlement, http::ResponseWriter& out);
 
 }  // namespace tollgate::inference

@@ -12,6 +12,7 @@ namespace {
 namespace asio = boost::asio;
 
 constexpr int kStatusOk = 200;
+constexpr int kStatusClientLeft = 499;
 constexpr std::size_t kMaxUpstreamBodyBytes = 64 * 1024 * 1024;
 /// After the end of a stream, how long the rest of the upstream's answer (its last chunk) may
 /// take to arrive before its connection is dropped instead of pooled: the client's next request
@@ -26,15 +27,24 @@ http::Response streamHead() {
 }
 
 /// Relays an upstream SSE body as our events. Once this starts, the client has the 200.
+Error chargeNotRecorded() {
+  return Error{ErrorKind::BillingUnavailable,
+               "the answer's charge could not be recorded, so the answer is withheld; try again",
+               ""};
+}
+
 asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatExchange& exchange,
-                                 const providers::SecretRedactor& redactor,
+                                 const providers::SecretRedactor& redactor, Settlement& settlement,
                                  http::ResponseWriter& out) {
   // The head leaves with the first events when they are already here (one write, not two).
   bool sending = co_await out.beginStream(streamHead());
   if (sending && !call.ready()) {
     sending = co_await out.flush();
   }
+  std::int64_t chunks = 0;  // Relayed to the client: what a stream without usage is charged.
+  const auto produced = [&](int status) { return Produced{status, exchange.usage(), chunks, 0}; };
   if (!sending) {
+    co_await settlement.settle(produced(kStatusClientLeft));
     co_return kStatusOk;
   }
   openai::SseParser parser;
@@ -64,7 +74,9 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatE
     bool done = false;
     for (openai::SseEvent& ev : events) {
       redactor.redact(ev.data);
+      const std::size_t before = batch.size();
       auto step = exchange.event(ev.event, ev.data, batch);
+      chunks += batch.size() > before ? 1 : 0;
       if (!step) {
         failure = std::move(step).error();
         break;
@@ -79,6 +91,10 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatE
       break;
     }
     if (done) {
+      if (!co_await settlement.settle(produced(kStatusOk))) {
+        failure = chargeNotRecorded();
+        break;
+      }
       batch += openai::kSseDone;
       if (co_await out.endStream(batch)) {
         co_await call.finish(kDrainBudget);
@@ -86,10 +102,13 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatE
       co_return kStatusOk;
     }
     if (!co_await out.write(batch)) {
-      co_return kStatusOk;  // The client left; dropping the call closes the upstream connection.
+      // The client left; dropping the call closes the upstream connection.
+      co_await settlement.settle(produced(kStatusClientLeft));
+      co_return kStatusOk;
     }
   }
   // Never a stream that looks complete: the events decoded so far, an error event, no [DONE].
+  co_await settlement.settle(produced(failure->status()));
   batch += openai::sseData(errorBody(*failure));
   co_await out.endStream(batch);
   co_return failure->status();
@@ -100,9 +119,9 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatE
 asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
                                          providers::ChatExchange& exchange, bool stream,
                                          const providers::SecretRedactor& redactor,
-                                         http::ResponseWriter& out) {
+                                         Settlement& settlement, http::ResponseWriter& out) {
   if (stream) {
-    co_return co_await relayStream(call, exchange, redactor, out);
+    co_return co_await relayStream(call, exchange, redactor, settlement, out);
   }
   auto text = co_await call.readAll(kMaxUpstreamBodyBytes);
   if (!text) {
@@ -112,6 +131,11 @@ asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
   auto body = exchange.completion(*text);
   if (!body) {
     co_return std::move(body).error();
+  }
+  if (!co_await settlement.settle(Produced{kStatusOk, exchange.usage(), 0, body->size()})) {
+    const Error e = chargeNotRecorded();
+    co_await out.sendError(e);
+    co_return e.status();
   }
   co_await out.send(http::Response::json(kStatusOk, std::move(body).value()));
   co_return kStatusOk;

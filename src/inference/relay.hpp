@@ -7,17 +7,18 @@
 
 #include "core/result.hpp"
 #include "http/writer.hpp"
+#include "inference/settlement.hpp"
 #include "providers/adapter.hpp"
 #include "providers/secret_redactor.hpp"
 
 namespace tollgate::inference {
 
-/// Relays the answer of `call`. Returns the status the client effectively saw (for a stream
-/// ended by an error event, that error's status), or an error when nothing reached the client
-/// yet, so another provider may be tried.
+/// Relays the answer of `call`, settling its charge before its last byte. Returns the status the
+/// client effectively saw (for a stream ended by an error event, that error's status), or an
+/// error when nothing reached the client yet, so another provider may be tried.
 boost::asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
                                                 providers::ChatExchange& exchange, bool stream,
                                                 const providers::SecretRedactor& redactor,
-                                                http::ResponseWriter& out);
+                                                Settlement& settlement, http::ResponseWriter& out);
 
 }  // namespace tollgate::inference

@@ -278,7 +278,13 @@ std::optional<Error> apply(const Field& f, const rapidjson::Value& v, ChatReques
     case Shape::Object:
       return v.IsObject() ? std::nullopt : std::optional(invalidType(name, "an object"));
     case Shape::Tags:
-      return checkTags(v);
+      if (auto err = checkTags(v)) {
+        return err;
+      }
+      for (const auto& m : v.GetObject()) {
+        out.tags.emplace_back(json::view(m.name), json::view(m.value));
+      }
+      return std::nullopt;
     case Shape::Uuid:
       if (!v.IsString()) {
         return invalidType(name, "a string");

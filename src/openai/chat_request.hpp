@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/result.hpp"
 
@@ -27,6 +29,7 @@ struct ChatRequest {
   std::string episode_id;  ///< Empty when the client did not send one.
   std::string variant_name;
   bool dryrun = false;
+  std::vector<std::pair<std::string, std::string>> tags;  ///< tollgate::tags, validated.
   bool include_raw_usage = false;
   bool include_raw_response = false;
 };

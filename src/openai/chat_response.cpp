@@ -7,12 +7,16 @@ namespace {
 
 constexpr std::string_view kFingerprintFallback = "tollgate";
 
-void writeUsage(json::Writer& w, const Usage& u) {
+void writeUsage(json::Writer& w, const Usage& u, const ResponseMeta& meta, bool reported) {
   w.key("usage");
   w.startObject();
   w.field("prompt_tokens", u.prompt_tokens);
   w.field("completion_tokens", u.completion_tokens);
   w.field("total_tokens", u.total_tokens);
+  if (meta.pricing && reported) {
+    w.key(kCostMember);
+    w.rawNumber(costText(*meta.pricing, u));
+  }
   w.endObject();
 }
 
@@ -60,6 +64,10 @@ void writeExtras(json::Writer& w, const ResponseMeta& meta, const std::string& r
 
 }  // namespace
 
+std::string costText(const money::Pricing& pricing, const Usage& u) {
+  return money::formatUsd(money::charge(pricing, u.prompt_tokens, u.completion_tokens));
+}
+
 std::string encodeCompletion(const Completion& c, const ResponseMeta& meta) {
   json::Writer w;
   w.startObject();
@@ -98,7 +106,7 @@ std::string encodeCompletion(const Completion& c, const ResponseMeta& meta) {
     w.endObject();
   }
   w.endArray();
-  writeUsage(w, c.usage.value_or(Usage{}));
+  writeUsage(w, c.usage.value_or(Usage{}), meta, c.usage.has_value());
   writeExtras(w, meta, c.raw_usage_json, c.raw_response_json);
   w.endObject();
   return w.take();
@@ -154,7 +162,7 @@ std::string encodeChunk(const Chunk& c, const ResponseMeta& meta) {
   }
   w.endArray();
   if (c.usage) {
-    writeUsage(w, *c.usage);
+    writeUsage(w, *c.usage, meta, true);
   }
   writeExtras(w, meta, c.raw_usage_json, c.raw_chunk_json);
   w.endObject();

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/money.hpp"
+
 namespace tollgate::openai {
 
 struct Usage {
@@ -75,7 +77,16 @@ struct ResponseMeta {
   bool include_raw_usage = false;
   bool include_raw_response = false;
   bool include_usage = false;  ///< Streams: whether the client asked for the usage chunk.
+  /// Set when the request is billed: every usage object then carries kCostMember, the charge
+  /// for that usage in USD.
+  std::optional<money::Pricing> pricing;
 };
+
+/// The member of `usage` that says what the request cost, in USD.
+inline constexpr std::string_view kCostMember = "tollgate::cost";
+
+/// The cost of `u` at `pricing`, as decimal USD text (a JSON number).
+std::string costText(const money::Pricing& pricing, const Usage& u);
 
 /// The `chat.completion` object.
 std::string encodeCompletion(const Completion& c, const ResponseMeta& meta);

@@ -227,7 +227,20 @@ Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(std::string_view data, std::s
       .append(",\"choices\":")
       .append(raw(kChoices, Type::Array, "[]"));
   if (keep_usage) {
-    out.append(",\"usage\":").append(raw(kUsage, Type::Object, "{}"));
+    const std::string_view u = raw(kUsage, Type::Object, "{}");
+    out.append(",\"usage\":");
+    if (meta_.pricing && usage) {
+      // Our cost member goes in before the object's closing brace.
+      const bool empty = u.find_first_not_of(" \t\r", 1) == u.size() - 1;
+      out.append(u.substr(0, u.size() - 1))
+          .append(empty ? "\"" : ",\"")
+          .append(openai::kCostMember)
+          .append("\":")
+          .append(openai::costText(*meta_.pricing, *usage))
+          .append("}");
+    } else {
+      out.append(u);
+    }
     if (meta_.include_raw_usage) {
       out.append(",\"tollgate::raw_usage\":").append(raw(kUsage, Type::Object, "{}"));
     }

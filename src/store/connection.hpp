@@ -100,6 +100,12 @@ class Connection {
 
   /// Wakes every connection waiting in waitForChange once the current transaction commits.
   virtual void announceChange() = 0;
+
+  /// Lets commits return before they reach the disk where the engine allows it: SQLite (WAL)
+  /// then syncs at checkpoints only, so a commit survives a crash of the process but not a power
+  /// cut; PostgreSQL keeps its own setting. For the ledger, whose every batch would else wait
+  /// for a disk flush on the request path.
+  virtual void relaxDurability() {}
 };
 
 /// Where the database is: `sqlite://PATH` (relative to `base_dir` unless absolute) or a

@@ -67,8 +67,77 @@ CREATE TABLE gateways (
 );
 )sql";
 
+// Money is pico-USD in BIGINT. A hold is part of a team's balance reserved for one request in
+// flight (`reserved` is their sum); the spend log keeps one row per billed request, its tags in a
+// table of their own for filtering, and daily per-team aggregates written with each row so that
+// summaries never scan raw rows (which a retention setting may prune).
+constexpr std::string_view kV2 = R"sql(
+ALTER TABLE teams ADD COLUMN balance BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE teams ADD COLUMN reserved BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE holds (
+  id TEXT PRIMARY KEY,
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  gateway_id TEXT NOT NULL,
+  amount BIGINT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX holds_gateway ON holds (gateway_id);
+CREATE TABLE spend (
+  request_id TEXT PRIMARY KEY,
+  created_at BIGINT NOT NULL,
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  key_public_id TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  model TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  episode_id TEXT NOT NULL,
+  prompt_tokens BIGINT NOT NULL,
+  completion_tokens BIGINT NOT NULL,
+  cost BIGINT NOT NULL,
+  tags TEXT NOT NULL,
+  status BIGINT NOT NULL,
+  upstream_ms BIGINT NOT NULL,
+  streamed BIGINT NOT NULL,
+  estimated BIGINT NOT NULL,
+  cache_hit BIGINT NOT NULL
+);
+CREATE INDEX spend_team_time ON spend (team_id, created_at);
+CREATE INDEX spend_created ON spend (created_at);
+CREATE TABLE spend_tags (
+  request_id TEXT NOT NULL REFERENCES spend (request_id),
+  tag TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (request_id, tag)
+);
+CREATE INDEX spend_tags_tag ON spend_tags (tag, value);
+CREATE TABLE spend_daily (
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  day TEXT NOT NULL,
+  model TEXT NOT NULL,
+  key_public_id TEXT NOT NULL,
+  requests BIGINT NOT NULL,
+  prompt_tokens BIGINT NOT NULL,
+  completion_tokens BIGINT NOT NULL,
+  cost BIGINT NOT NULL,
+  PRIMARY KEY (team_id, day, model, key_public_id)
+);
+CREATE TABLE spend_daily_tags (
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  day TEXT NOT NULL,
+  tag TEXT NOT NULL,
+  value TEXT NOT NULL,
+  requests BIGINT NOT NULL,
+  prompt_tokens BIGINT NOT NULL,
+  completion_tokens BIGINT NOT NULL,
+  cost BIGINT NOT NULL,
+  PRIMARY KEY (team_id, day, tag, value)
+);
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
+    Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
 };
 
 std::int64_t nowMs() {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <thread>
+#include <unordered_map>
 
 #include "store/engines.hpp"
 
@@ -14,6 +15,9 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 10'000;
 constexpr std::chrono::milliseconds kPollInterval{20};
+/// Prepared statements kept per connection (the ledger runs the same few thousands of times a
+/// second); statements past this many are prepared for one use.
+constexpr std::size_t kMaxCachedStatements = 64;
 
 /// SQLite numbers its parameters ?1, ?2, …; the shared statements say $1, $2, ….
 std::string sqliteParams(std::string_view sql) {
@@ -51,20 +55,36 @@ class SqliteConnection final : public Connection {
       throw;
     }
   }
-  ~SqliteConnection() override { sqlite3_close(db_); }
+  ~SqliteConnection() override {
+    for (auto& [sql, stmt] : cache_) {
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db_);
+  }
   SqliteConnection(const SqliteConnection&) = delete;
   SqliteConnection& operator=(const SqliteConnection&) = delete;
 
   Engine engine() const override { return Engine::Sqlite; }
 
   Rows query(std::string_view sql, std::span<const Param> params) override {
-    const std::string text = sqliteParams(sql);
+    std::string text = sqliteParams(sql);
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, text.c_str(), static_cast<int>(text.size()), &stmt, nullptr) !=
-        SQLITE_OK) {
-      fail();
+    bool cached = false;
+    if (const auto it = cache_.find(text); it != cache_.end()) {
+      stmt = it->second;
+      cached = true;
+    } else {
+      if (sqlite3_prepare_v2(db_, text.c_str(), static_cast<int>(text.size()), &stmt, nullptr) !=
+          SQLITE_OK) {
+        fail();
+      }
+      // A PRAGMA may be evaluated when prepared (data_version would never move again).
+      if (cache_.size() < kMaxCachedStatements && !text.starts_with("PRAGMA")) {
+        cache_.emplace(std::move(text), stmt);
+        cached = true;
+      }
     }
-    const Finalize guard{stmt};
+    const Release guard{stmt, !cached};
     for (std::size_t i = 0; i < params.size(); ++i) {
       const int at = static_cast<int>(i + 1);
       const auto& value = params[i].text();
@@ -139,10 +159,21 @@ class SqliteConnection final : public Connection {
 
   void announceChange() override {}  // Every other connection sees its data version move.
 
+  void relaxDurability() override { script("PRAGMA synchronous=NORMAL"); }
+
  private:
-  struct Finalize {
+  /// After a query: a cached statement is reset for its next use, another one finalized.
+  struct Release {
     sqlite3_stmt* stmt;
-    ~Finalize() { sqlite3_finalize(stmt); }
+    bool finalize;
+    ~Release() {
+      if (finalize) {
+        sqlite3_finalize(stmt);
+      } else {
+        sqlite3_reset(stmt);
+        sqlite3_clear_bindings(stmt);
+      }
+    }
   };
 
   [[noreturn]] void fail() const {
@@ -159,6 +190,7 @@ class SqliteConnection final : public Connection {
 
   sqlite3* db_ = nullptr;
   std::int64_t data_version_ = 0;
+  std::unordered_map<std::string, sqlite3_stmt*> cache_;
 };
 
 }  // namespace

@@ -7,7 +7,12 @@
 namespace tollgate::store {
 namespace {
 
-Team team(const Row& r) { return {r.text(0), r.text(1), r.text(2), r.integer(3)}; }
+constexpr std::string_view kTeamColumns =
+    "SELECT id, name, state, created_at, balance, reserved FROM teams ";
+
+Team team(const Row& r) {
+  return {r.text(0), r.text(1), r.text(2), r.integer(3), r.integer(4), r.integer(5)};
+}
 User user(const Row& r, std::size_t at = 0) {
   return {r.text(at), r.text(at + 1), r.text(at + 2), r.integer(at + 3)};
 }
@@ -48,7 +53,7 @@ std::int64_t nowMs() {
 }
 
 Team Store::createTeam(const std::string& name) {
-  Team t{ids::uuidV7(), name, "active", nowMs()};
+  Team t{ids::uuidV7(), name, "active", nowMs(), 0, 0};
   c_->query("INSERT INTO teams (id, name, state, created_at) VALUES ($1, $2, $3, $4)",
             {t.id, t.name, t.state, t.created_at});
   return t;
@@ -56,15 +61,14 @@ Team Store::createTeam(const std::string& name) {
 
 std::vector<Team> Store::listTeams() {
   std::vector<Team> out;
-  for (const Row& r : c_->query("SELECT id, name, state, created_at FROM teams ORDER BY name")) {
+  for (const Row& r : c_->query(q(kTeamColumns, "ORDER BY name"))) {
     out.push_back(team(r));
   }
   return out;
 }
 
 std::optional<Team> Store::findTeam(const std::string& name) {
-  const Rows rows =
-      c_->query("SELECT id, name, state, created_at FROM teams WHERE name = $1", {name});
+  const Rows rows = c_->query(q(kTeamColumns, "WHERE name = $1"), {name});
   return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
 }
 
@@ -245,6 +249,16 @@ void Store::heartbeat(const std::string& id, std::int64_t applied_seq) {
 
 void Store::unregisterGateway(const std::string& id) {
   c_->query("DELETE FROM gateways WHERE id = $1", {id});
+}
+
+std::vector<GatewayRecord> Store::gatewaysOn(const std::string& host) {
+  std::vector<GatewayRecord> out;
+  for (const Row& r : c_->query(
+           "SELECT id, host, pid, seen_at, applied_seq FROM gateways WHERE host = $1 ORDER BY id",
+           {host})) {
+    out.push_back({r.text(0), r.text(1), r.integer(2), r.integer(3), r.integer(4)});
+  }
+  return out;
 }
 
 std::vector<GatewayRecord> Store::laggingGateways(std::int64_t seq, std::int64_t alive_window_ms) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/connection.hpp"
@@ -22,6 +23,8 @@ struct Team {
   std::string name;
   std::string state;  ///< "active" or "suspended"
   std::int64_t created_at = 0;
+  std::int64_t balance = 0;   ///< pico-USD
+  std::int64_t reserved = 0;  ///< pico-USD held by requests in flight
 };
 
 struct User {
@@ -74,6 +77,63 @@ struct KeyGrant {
   bool creator_is_member = true;  ///< True also for keys made by the operator.
 };
 
+/// Part of a team's balance held for one request in flight, by one gateway.
+struct Hold {
+  std::string id;
+  std::string team_id;
+  std::int64_t amount = 0;  ///< pico-USD
+};
+
+/// Whether a hold was taken, and if not why: the team is suspended (or gone), or `available`
+/// (balance less what is held) did not cover it.
+struct HoldOutcome {
+  bool held = false;
+  bool team_active = false;
+  std::int64_t available = 0;
+};
+
+/// One billed request in the spend log.
+struct SpendRow {
+  std::string request_id;
+  std::int64_t created_at = 0;
+  std::string team_id;
+  std::string team;           ///< Read only.
+  std::string key_public_id;  ///< Empty in open mode.
+  std::string endpoint;
+  std::string model;
+  std::string provider;
+  std::string variant;
+  std::string episode_id;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::int64_t cost = 0;                                  ///< pico-USD
+  std::vector<std::pair<std::string, std::string>> tags;  ///< Written only; read as tags_json.
+  std::string tags_json = "{}";
+  std::int64_t status = 0;
+  std::int64_t upstream_ms = 0;
+  bool streamed = false;
+  bool estimated = false;  ///< Usage estimated: the upstream did not report it.
+  bool cache_hit = false;
+};
+
+struct SpendFilter {
+  std::string team_id;
+  std::int64_t since_ms = 0;
+  std::optional<std::string> model;
+  std::optional<std::pair<std::string, std::string>> tag;
+};
+
+enum class SpendGroup { Day, Model, Key, Tag };
+
+/// One group of a spend summary, from the daily aggregates.
+struct SpendTotal {
+  std::string group;  ///< The day, model, key public id, or tag=value.
+  std::int64_t requests = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::int64_t cost = 0;
+};
+
 /// A running gateway, as it registered itself.
 struct GatewayRecord {
   std::string id;
@@ -93,6 +153,7 @@ class Store {
   std::vector<Team> listTeams();
   std::optional<Team> findTeam(const std::string& name);
   void setTeamState(const std::string& team_id, const std::string& state);
+  void topUp(const std::string& team_id, std::int64_t amount);
 
   // Users and memberships.
   User addUser(const std::string& email, const std::string& name);
@@ -130,11 +191,30 @@ class Store {
   std::int64_t bumpChange();
   std::int64_t changeSeq();
 
+  // Holds and the spend log (store_billing.cpp). Each runs in the caller's transaction.
+  /// Holds `h.amount` of the team's balance if the team is active and its balance less what is
+  /// held covers it: one conditional update, so concurrent gateways never overspend.
+  HoldOutcome hold(const Hold& h, const std::string& gateway_id);
+  /// Releases a hold, if it is still there.
+  void dropHold(const std::string& hold_id);
+  /// Releases the hold, debits `row.cost` and writes the spend row and its daily aggregates.
+  void settle(const std::string& hold_id, const SpendRow& row);
+  /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
+  std::int64_t reclaimHolds(std::int64_t alive_window_ms);
+  /// Deletes raw spend rows older than `before_ms` (aggregates stay); returns how many.
+  std::int64_t pruneSpend(std::int64_t before_ms);
+  std::vector<SpendRow> listSpend(const SpendFilter& f);
+  /// Totals from the daily aggregates since `since_day` ("YYYY-MM-DD", UTC).
+  std::vector<SpendTotal> summarizeSpend(const std::string& team_id, SpendGroup by,
+                                         const std::string& since_day);
+
   // Running gateways.
   /// Registers a gateway; its times are the store's clock, not the record's.
   void registerGateway(const GatewayRecord& g);
   void heartbeat(const std::string& id, std::int64_t applied_seq);
   void unregisterGateway(const std::string& id);
+  /// Gateways registered from `host`.
+  std::vector<GatewayRecord> gatewaysOn(const std::string& host);
   /// Gateways seen in the last `alive_window_ms` (by the store's clock) that have not applied
   /// change `seq`.
   std::vector<GatewayRecord> laggingGateways(std::int64_t seq, std::int64_t alive_window_ms);

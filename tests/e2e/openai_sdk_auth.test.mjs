@@ -6,7 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startMock } from '../fixtures/mock_upstream.mjs';
-import { startGateway, standardConfig, closedPort, runTollgate, sdkError } from '../fixtures/gateway.mjs';
+import { startGateway, standardConfig, unpriced, closedPort, runTollgate, sdkError } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 15_000 };
 let mock;
@@ -20,7 +20,7 @@ const user = (content) => [{ role: 'user', content }];
 before(async () => {
   mock = await startMock();
   const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-  gw = await startGateway({ config: standardConfig(mock.url, dead, { gateway: { auth: 'required' } }) });
+  gw = await startGateway({ config: unpriced(standardConfig(mock.url, dead, { gateway: { auth: 'required' } })) });
   key = gw.stdout.match(/^export TOLLGATE_API_KEY=(\S+)$/m)[1];
 });
 after(async () => {

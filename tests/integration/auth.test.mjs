@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, runTollgate, postJson, getJson, chatBody,
+  startGateway, standardConfig, unpriced, closedPort, runTollgate, postJson, getJson, chatBody,
   assertError, assertCompletion, rawConnect,
 } from '../fixtures/gateway.mjs';
 
@@ -56,7 +56,7 @@ for (const engine of ENGINES) {
       store = await engine.start();
       mock = await startMock();
       const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-      config = standardConfig(mock.url, dead, { gateway: { auth: 'required' } });
+      config = unpriced(standardConfig(mock.url, dead, { gateway: { auth: 'required' } }));
       config.storage = store.storage;
       gw = await startGateway({ config, env: store.env });
       const m = gw.stdout.match(/^export TOLLGATE_API_KEY=(\S+)$/m);
@@ -180,7 +180,7 @@ for (const engine of ENGINES) {
       assert.equal(acme.state, 'active');
       assert.match(acme.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       const shown = JSON.parse((await ok('teams', 'show', 'acme', '--json')).stdout);
-      assert.deepEqual(shown, { ...acme, members: 0, active_keys: 0 });
+      assert.deepEqual(shown, { ...acme, members: 0, active_keys: 0, balance: 0, reserved: 0 });
 
       await ok('users', 'add', 'ann@acme.io', '--name', 'Ann');
       await userError(/already exists/, 'users', 'add', 'ANN@acme.io');

@@ -76,6 +76,24 @@ class MemoryWriter final : public http::ResponseWriter {
   bool ok() const override { return true; }
 };
 
+/// Records each settlement and what the client had been sent by then; answers `commits`.
+class RecordingSettlement final : public Settlement {
+ public:
+  explicit RecordingSettlement(const MemoryWriter& out) : out_(out) {}
+  bool commits = true;
+  std::vector<Produced> calls;
+  std::string body_when_settled;
+
+  asio::awaitable<bool> settle(const Produced& p) override {
+    calls.push_back(p);
+    body_when_settled = out_.body;
+    co_return commits;
+  }
+
+ private:
+  const MemoryWriter& out_;
+};
+
 constexpr std::string_view kKey = "sk-upstream-secret-0123456789";
 
 config::Config catalogue() {
@@ -109,8 +127,10 @@ const std::string kCompletion =
     R"("finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}})";
 
 struct Outcome {
+  explicit Outcome(const config::Config& c) : ctx(c, "req-42") {}
   MemoryWriter out;
   http::RequestContext ctx;
+  RecordingSettlement settled{out};
 };
 
 class Execute : public ::testing::Test {
@@ -120,17 +140,19 @@ class Execute : public ::testing::Test {
     adapters_.add(config::ProviderType::Dummy, providers::dummyAdapter());
   }
 
-  std::unique_ptr<Outcome> run(std::string body) {
-    auto r = std::make_unique<Outcome>(Outcome{{}, http::RequestContext(config_, "req-42")});
+  std::unique_ptr<Outcome> run(std::string body, bool commits = true) {
+    auto r = std::make_unique<Outcome>(config_);
+    r->settled.commits = commits;
     body_ = std::move(body);
     auto request = openai::decodeChatRequest(body_);
     EXPECT_TRUE(request.ok());
     const auto p = plan(config_, request->model);
-    const openai::ResponseMeta meta{request->model, "ep",  "auto",
-                                    false,          false, request->include_usage};
+    const openai::ResponseMeta meta{request->model,         "ep",        "auto", false, false,
+                                    request->include_usage, std::nullopt};
     const Upstreams up{transport_, adapters_, redactor_};
     asio::io_context ioc;
-    asio::co_spawn(ioc, executeChat(r->ctx, *p, *request, meta, up, r->out), asio::detached);
+    asio::co_spawn(ioc, executeChat(r->ctx, *p, *request, meta, up, r->settled, r->out),
+                   asio::detached);
     ioc.run();
     return r;
   }
@@ -346,6 +368,71 @@ TEST_F(Execute, TheDummyStreamsWordsAndUsageOnlyWhenAsked) {
   EXPECT_NE(sse.find(R"("content":" you")"), std::string::npos) << sse;
   EXPECT_NE(sse.find(R"("completion_tokens":2)"), std::string::npos) << sse;
   EXPECT_TRUE(sse.ends_with("data: [DONE]\n\n")) << sse;
+}
+
+TEST_F(Execute, AWholeAnswerIsSettledOnceWithItsUsageBeforeItIsSent) {
+  transport_.scripts["a"] = {std::nullopt, 200, "application/json", kCompletion};
+  auto r = run(kChat);
+  ASSERT_EQ(r->settled.calls.size(), 1U);
+  EXPECT_EQ(r->settled.body_when_settled, "");
+  const Produced& p = r->settled.calls[0];
+  EXPECT_EQ(p.status, 200);
+  ASSERT_TRUE(p.usage.has_value());
+  EXPECT_EQ(p.usage->prompt_tokens, 3);
+  EXPECT_EQ(p.usage->completion_tokens, 1);
+  EXPECT_EQ(p.answer_bytes, r->out.body.size());
+  EXPECT_EQ(r->out.status, 200);
+}
+
+TEST_F(Execute, AnAnswerWhoseChargeCannotBeCommittedIsWithheld) {
+  transport_.scripts["a"] = {std::nullopt, 200, "application/json", kCompletion};
+  auto r = run(kChat, false);
+  EXPECT_EQ(r->out.status, 503);
+  EXPECT_NE(r->out.body.find("billing_unavailable"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->out.body.find("\"hi\""), std::string::npos) << r->out.body;
+}
+
+TEST_F(Execute, AStreamIsSettledBeforeItsDoneAndWithheldIfTheChargeFails) {
+  const std::string events =
+      "data: {\"id\":\"s\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"yo\"}}]}\n\n"
+      "data: {\"id\":\"s\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,"
+      "\"completion_tokens\":1,\"total_tokens\":6}}\n\ndata: [DONE]\n\n";
+  transport_.scripts["a"] = {std::nullopt, 200, "text/event-stream", events};
+  auto r = run(kStream);
+  ASSERT_EQ(r->settled.calls.size(), 1U);
+  EXPECT_EQ(r->settled.body_when_settled.find("[DONE]"), std::string::npos);
+  EXPECT_EQ(r->settled.calls[0].status, 200);
+  EXPECT_EQ(r->settled.calls[0].usage->completion_tokens, 1);
+  EXPECT_TRUE(r->out.body.ends_with("data: [DONE]\n\n"));
+
+  auto refused = run(kStream, false);
+  EXPECT_EQ(refused->out.body.find("[DONE]"), std::string::npos) << refused->out.body;
+  EXPECT_NE(refused->out.body.find("billing_unavailable"), std::string::npos);
+  EXPECT_EQ(refused->ctx.status, 503);
+}
+
+TEST_F(Execute, AStreamCutWithoutUsageIsSettledWithTheChunksRelayed) {
+  transport_.scripts["a"] = {
+      std::nullopt, 200, "text/event-stream",
+      "data: {\"id\":\"s\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n"
+      "data: {\"id\":\"s\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\n\n"};
+  auto r = run(kStream);
+  ASSERT_EQ(r->settled.calls.size(), 1U);
+  EXPECT_EQ(r->settled.calls[0].status, 502);
+  EXPECT_FALSE(r->settled.calls[0].usage.has_value());
+  EXPECT_EQ(r->settled.calls[0].chunks, 2);
+}
+
+TEST_F(Execute, AFailureBeforeAnyOutputIsSettledWithItsStatusAndNothingProduced) {
+  transport_.scripts["a"] = failing(Error{ErrorKind::UpstreamUnavailable, "refused", ""});
+  transport_.scripts["b"] = failing(Error{ErrorKind::UpstreamUnavailable, "refused", ""});
+  transport_.scripts["c"] = {std::nullopt, 500, "application/json", R"({"error":"boom"})"};
+  auto r = run(kChat);
+  ASSERT_EQ(r->settled.calls.size(), 1U);
+  EXPECT_EQ(r->settled.calls[0].status, 502);
+  EXPECT_FALSE(r->settled.calls[0].usage.has_value());
+  EXPECT_EQ(r->settled.calls[0].chunks, 0);
+  EXPECT_EQ(r->settled.calls[0].answer_bytes, 0U);
 }
 
 }  // namespace

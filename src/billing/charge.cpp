@@ -1,0 +1,119 @@
+#include "billing/charge.hpp"
+
+#include "billing/pricing.hpp"
+#include "core/ids.hpp"
+
+namespace tollgate::billing {
+namespace {
+
+namespace asio = boost::asio;
+
+std::string topUpHint(const http::RequestContext& ctx) {
+  return "; top it up with: tollgate admin teams topup " +
+         (ctx.caller.team.empty() ? std::string("TEAM") : ctx.caller.team) + " USD";
+}
+
+}  // namespace
+
+Charge::Charge(Ledger& ledger, http::RequestContext& ctx, const config::Model& model,
+               store::Hold hold, RequestFacts facts)
+    : ledger_(&ledger),
+      ctx_(&ctx),
+      model_(&model),
+      hold_(std::move(hold)),
+      facts_(std::move(facts)) {}
+
+Charge::~Charge() {
+  if (ledger_ != nullptr && !settled_.value_or(false)) {
+    ledger_->release(std::move(hold_));
+  }
+}
+
+asio::awaitable<Result<std::unique_ptr<Charge>>> Charge::admit(
+    Ledger* ledger, http::RequestContext& ctx, const config::Model& model, std::string team_id,
+    std::optional<money::Pico> max_cost, RequestFacts facts) {
+  if (ledger == nullptr || team_id.empty()) {
+    co_return std::make_unique<Charge>();
+  }
+  if (!max_cost) {
+    co_return Error{ErrorKind::InsufficientBalance,
+                    "this request may cost more than any balance can hold; lower max_tokens", ""};
+  }
+  store::Hold hold{ids::uuidV7(), std::move(team_id), *max_cost};
+  const Ledger::HoldReply reply = co_await ledger->hold(hold);
+  switch (reply.status) {
+    case Ledger::HoldStatus::Held:
+      co_return std::unique_ptr<Charge>(
+          new Charge(*ledger, ctx, model, std::move(hold), std::move(facts)));
+    case Ledger::HoldStatus::Insufficient:
+      co_return Error{ErrorKind::InsufficientBalance,
+                      "the team's available balance is " + money::formatUsd(reply.available) +
+                          " USD and this request may cost up to " + money::formatUsd(*max_cost) +
+                          " USD: short by " + money::formatUsd(*max_cost - reply.available) +
+                          " USD" + topUpHint(ctx),
+                      ""};
+    case Ledger::HoldStatus::Suspended:
+      co_return Error{ErrorKind::TeamSuspended, "the API key's team is suspended", ""};
+    case Ledger::HoldStatus::Unavailable:
+      break;
+  }
+  co_return Error{ErrorKind::BillingUnavailable,
+                  "the billing store cannot be reached; try again shortly", ""};
+}
+
+std::optional<money::Pricing> Charge::pricing() const {
+  if (ledger_ == nullptr) {
+    return std::nullopt;
+  }
+  return money::Pricing{model_->input_cost_per_token, model_->output_cost_per_token, hold_.amount};
+}
+
+asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
+  if (settled_) {
+    co_return *settled_;
+  }
+  if (ledger_ == nullptr) {
+    settled_ = true;
+    co_return true;
+  }
+  openai::Usage usage;
+  bool estimated = false;
+  if (produced.usage) {
+    usage = *produced.usage;
+  } else if (produced.chunks > 0 || produced.answer_bytes > 0) {
+    // The answer reached the client (in part) without usage: estimate it, and say so in the row.
+    estimated = true;
+    usage.prompt_tokens = estimateTokens(facts_.body_bytes);
+    usage.completion_tokens =
+        produced.chunks > 0 ? produced.chunks : estimateTokens(produced.answer_bytes);
+  }
+  ctx_->usage = {usage.prompt_tokens, usage.completion_tokens};
+  store::SpendRow row;
+  row.request_id = ctx_->request_id;
+  row.created_at = store::nowMs();
+  row.team_id = hold_.team_id;
+  row.key_public_id = ctx_->caller.key_public_id;
+  row.endpoint = facts_.endpoint;
+  row.model = model_->id;
+  row.provider = ctx_->provider;
+  row.episode_id = facts_.episode_id;
+  row.prompt_tokens = usage.prompt_tokens;
+  row.completion_tokens = usage.completion_tokens;
+  row.cost = money::charge(*pricing(), usage.prompt_tokens, usage.completion_tokens);
+  row.tags = facts_.tags;
+  row.tags_json = tagsJson(facts_.tags);
+  row.status = produced.status;
+  auto upstream = ctx_->upstream;
+  if (ctx_->attempt_started != http::RequestContext::Clock::time_point{}) {
+    upstream += std::chrono::duration_cast<std::chrono::microseconds>(
+        http::RequestContext::Clock::now() - ctx_->attempt_started);
+  }
+  row.upstream_ms = std::chrono::duration_cast<std::chrono::milliseconds>(upstream).count();
+  row.streamed = facts_.streamed;
+  row.estimated = estimated;
+  ctx_->cost = row.cost;
+  settled_ = co_await ledger_->settle(hold_, std::move(row));
+  co_return *settled_;
+}
+
+}  // namespace tollgate::billing

@@ -1,0 +1,61 @@
+// One request's money, from admission to settlement. Admit takes a hold on the team's balance
+// for the most the request can cost (403 insufficient_balance when the balance less what is
+// already held cannot cover it); settle turns the hold into the real charge and a spend row,
+// committed before the answer's last byte; a Charge that ends unsettled releases its hold. An
+// unbilled request (dryrun, or open mode without open_team) gets a Charge that does nothing.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <optional>
+
+#include "billing/ledger.hpp"
+#include "billing/tags.hpp"
+#include "core/result.hpp"
+#include "http/request_context.hpp"
+#include "inference/settlement.hpp"
+
+namespace tollgate::billing {
+
+/// What the spend row says of a request, besides what its context holds.
+struct RequestFacts {
+  std::string endpoint;  ///< "chat"
+  std::string episode_id;
+  Tags tags;
+  bool streamed = false;
+  std::size_t body_bytes = 0;
+};
+
+class Charge final : public inference::Settlement {
+ public:
+  /// A charge that bills nothing.
+  Charge() = default;
+  ~Charge() override;
+  Charge(const Charge&) = delete;
+  Charge& operator=(const Charge&) = delete;
+
+  /// Admits a request to `model` billed to `team_id` (empty, or no ledger: unbilled) for at most
+  /// `max_cost` (nullopt: more than any balance). The error is 403 insufficient_balance or
+  /// team_suspended, or 503 when the store cannot be reached.
+  static boost::asio::awaitable<Result<std::unique_ptr<Charge>>> admit(
+      Ledger* ledger, http::RequestContext& ctx, const config::Model& model, std::string team_id,
+      std::optional<money::Pico> max_cost, RequestFacts facts);
+
+  /// The prices and cap the response's usage is costed at; nullopt when unbilled.
+  std::optional<money::Pricing> pricing() const;
+
+  boost::asio::awaitable<bool> settle(const inference::Produced& produced) override;
+
+ private:
+  Charge(Ledger& ledger, http::RequestContext& ctx, const config::Model& model, store::Hold hold,
+         RequestFacts facts);
+
+  Ledger* ledger_ = nullptr;
+  http::RequestContext* ctx_ = nullptr;
+  const config::Model* model_ = nullptr;
+  store::Hold hold_;
+  RequestFacts facts_;
+  std::optional<bool> settled_;  ///< The outcome of the one settlement.
+};
+
+}  // namespace tollgate::billing

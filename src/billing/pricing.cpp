@@ -1,0 +1,35 @@
+#include "billing/pricing.hpp"
+
+#include <algorithm>
+
+namespace tollgate::billing {
+
+TokenBound chatBound(std::size_t body_bytes, std::optional<std::int64_t> request_limit,
+                     const config::Model& model) {
+  TokenBound b;
+  b.prompt = static_cast<std::int64_t>(body_bytes);
+  if (model.max_input_tokens > 0) {
+    b.prompt = std::min(b.prompt, model.max_input_tokens);
+  }
+  b.completion = model.max_output_tokens > 0 ? model.max_output_tokens : kDefaultOutputBound;
+  if (request_limit) {
+    b.completion = model.max_output_tokens > 0 ? std::min(*request_limit, model.max_output_tokens)
+                                               : *request_limit;
+  }
+  return b;
+}
+
+std::optional<money::Pico> maxCost(const TokenBound& bound, const config::Model& model) {
+  const auto input = money::times(bound.prompt, model.input_cost_per_token);
+  const auto output = money::times(bound.completion, model.output_cost_per_token);
+  if (!input || !output) {
+    return std::nullopt;
+  }
+  return money::plus(*input, *output);
+}
+
+std::int64_t estimateTokens(std::size_t bytes) {
+  return (static_cast<std::int64_t>(bytes) + kBytesPerEstimatedToken - 1) / kBytesPerEstimatedToken;
+}
+
+}  // namespace tollgate::billing

@@ -1,0 +1,40 @@
+#include "billing/tags.hpp"
+
+#include "core/json.hpp"
+
+namespace tollgate::billing {
+
+Tags spendTags(Tags tags, std::string_view user_agent) {
+  Tags out = std::move(tags);
+  for (auto& [key, value] : out) {
+    if (key == "source" && value == "playground") {
+      key = "playground";
+      value = "true";
+    }
+  }
+  if (out.empty() && !user_agent.empty()) {
+    // Printable ASCII only: a header may hold any byte, and the tag must be valid text.
+    std::string ua;
+    for (const char c : user_agent.substr(0, kMaxUserAgentTagBytes)) {
+      if (c >= 0x20 && c < 0x7f) {
+        ua += c;
+      }
+    }
+    if (!ua.empty()) {
+      out.emplace_back("user_agent", std::move(ua));
+    }
+  }
+  return out;
+}
+
+std::string tagsJson(const Tags& tags) {
+  json::Writer w;
+  w.startObject();
+  for (const auto& [key, value] : tags) {
+    w.field(key, value);
+  }
+  w.endObject();
+  return w.take();
+}
+
+}  // namespace tollgate::billing

@@ -1,0 +1,32 @@
+// What the inference stage asks of billing: to commit an answer's charge before the answer's
+// last byte leaves (so a client never holds a complete answer that was not charged), and what it
+// tells billing about the answer for that.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "openai/chat_response.hpp"
+
+namespace tollgate::inference {
+
+/// What an exchange produced, as far as the client saw it.
+struct Produced {
+  int status = 0;                      ///< The status the client saw (499 when it left).
+  std::optional<openai::Usage> usage;  ///< As the upstream reported it, if it did.
+  std::int64_t chunks = 0;             ///< Streams: chunks relayed to the client.
+  std::size_t answer_bytes = 0;        ///< Whole answers: the body's size.
+};
+
+class Settlement {
+ public:
+  virtual ~Settlement() = default;
+  /// Records what was produced and commits its charge; called at most once per exchange, before
+  /// its last byte (a whole body, or a stream's [DONE] or error event). False when the charge
+  /// could not be committed: the answer must then not be completed.
+  virtual boost::asio::awaitable<bool> settle(const Produced& produced) = 0;
+};
+
+}  // namespace tollgate::inference

@@ -1,0 +1,198 @@
+// The Store's SQL for balances, holds and the spend log (see store.hpp).
+#include <ctime>
+
+#include "store/store.hpp"
+
+namespace tollgate::store {
+namespace {
+
+/// The UTC day of a time in the store, "YYYY-MM-DD": the key of the daily aggregates.
+std::string utcDay(std::int64_t at_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(at_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char day[16];
+  std::strftime(day, sizeof day, "%Y-%m-%d", &tm);
+  return day;
+}
+
+constexpr std::string_view kSpendColumns =
+    "SELECT s.request_id, s.created_at, s.team_id, t.name, s.key_public_id, s.endpoint, s.model, "
+    "s.provider, s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags, "
+    "s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit FROM spend s "
+    "JOIN teams t ON t.id = s.team_id ";
+
+SpendRow spendRow(const Row& r) {
+  SpendRow s;
+  s.request_id = r.text(0);
+  s.created_at = r.integer(1);
+  s.team_id = r.text(2);
+  s.team = r.text(3);
+  s.key_public_id = r.text(4);
+  s.endpoint = r.text(5);
+  s.model = r.text(6);
+  s.provider = r.text(7);
+  s.variant = r.text(8);
+  s.episode_id = r.text(9);
+  s.prompt_tokens = r.integer(10);
+  s.completion_tokens = r.integer(11);
+  s.cost = r.integer(12);
+  s.tags_json = r.text(13);
+  s.status = r.integer(14);
+  s.upstream_ms = r.integer(15);
+  s.streamed = r.integer(16) != 0;
+  s.estimated = r.integer(17) != 0;
+  s.cache_hit = r.integer(18) != 0;
+  return s;
+}
+
+/// The column a summary groups by; `by` is checked by the caller's enum.
+std::string_view groupColumn(SpendGroup by) {
+  switch (by) {
+    case SpendGroup::Day:
+      return "day";
+    case SpendGroup::Model:
+      return "model";
+    case SpendGroup::Key:
+      return "key_public_id";
+    case SpendGroup::Tag:
+      return "tag || '=' || value";
+  }
+  return "day";
+}
+
+}  // namespace
+
+HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id) {
+  const Rows held = c_->query(
+      "UPDATE teams SET reserved = reserved + $1 WHERE id = $2 AND state = 'active' AND "
+      "balance - reserved >= $1 RETURNING balance - reserved",
+      {h.amount, h.team_id});
+  if (!held.empty()) {
+    c_->query(
+        "INSERT INTO holds (id, team_id, gateway_id, amount, created_at) VALUES ($1, $2, $3, $4, "
+        "$5)",
+        {h.id, h.team_id, gateway_id, h.amount, nowMs()});
+    return {true, true, held.front().integer(0) + h.amount};
+  }
+  const Rows team = c_->query(
+      "SELECT balance - reserved, state = 'active' FROM teams WHERE id = $1", {h.team_id});
+  if (team.empty()) {
+    return {false, false, 0};
+  }
+  const std::string& active = team.front().text(1);
+  return {false, active == "1" || active == "t", team.front().integer(0)};
+}
+
+void Store::dropHold(const std::string& hold_id) {
+  // Only a hold still there is released: one reclaimed meanwhile was released by the reclaimer.
+  for (const Row& r :
+       c_->query("DELETE FROM holds WHERE id = $1 RETURNING team_id, amount", {hold_id})) {
+    c_->query("UPDATE teams SET reserved = reserved - $1 WHERE id = $2", {r.integer(1), r.text(0)});
+  }
+}
+
+void Store::settle(const std::string& hold_id, const SpendRow& s) {
+  dropHold(hold_id);
+  c_->query("UPDATE teams SET balance = balance - $1 WHERE id = $2", {s.cost, s.team_id});
+  c_->query(
+      "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
+      "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
+      "upstream_ms, streamed, estimated, cache_hit) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+      "$10, $11, $12, $13, $14, $15, $16, $17, $18)",
+      {s.request_id, s.created_at, s.team_id, s.key_public_id, s.endpoint, s.model, s.provider,
+       s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags_json, s.status,
+       s.upstream_ms, std::int64_t{s.streamed}, std::int64_t{s.estimated},
+       std::int64_t{s.cache_hit}});
+  const std::string day = utcDay(s.created_at);
+  c_->query(
+      "INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
+      "completion_tokens, cost) VALUES ($1, $2, $3, $4, 1, $5, $6, $7) "
+      "ON CONFLICT (team_id, day, model, key_public_id) DO UPDATE SET "
+      "requests = spend_daily.requests + 1, "
+      "prompt_tokens = spend_daily.prompt_tokens + excluded.prompt_tokens, "
+      "completion_tokens = spend_daily.completion_tokens + excluded.completion_tokens, "
+      "cost = spend_daily.cost + excluded.cost",
+      {s.team_id, day, s.model, s.key_public_id, s.prompt_tokens, s.completion_tokens, s.cost});
+  for (const auto& [tag, value] : s.tags) {
+    c_->query("INSERT INTO spend_tags (request_id, tag, value) VALUES ($1, $2, $3)",
+              {s.request_id, tag, value});
+    c_->query(
+        "INSERT INTO spend_daily_tags (team_id, day, tag, value, requests, prompt_tokens, "
+        "completion_tokens, cost) VALUES ($1, $2, $3, $4, 1, $5, $6, $7) "
+        "ON CONFLICT (team_id, day, tag, value) DO UPDATE SET "
+        "requests = spend_daily_tags.requests + 1, "
+        "prompt_tokens = spend_daily_tags.prompt_tokens + excluded.prompt_tokens, "
+        "completion_tokens = spend_daily_tags.completion_tokens + excluded.completion_tokens, "
+        "cost = spend_daily_tags.cost + excluded.cost",
+        {s.team_id, day, tag, value, s.prompt_tokens, s.completion_tokens, s.cost});
+  }
+}
+
+std::int64_t Store::reclaimHolds(std::int64_t alive_window_ms) {
+  std::int64_t n = 0;
+  for (const Row& r :
+       c_->query("DELETE FROM holds WHERE gateway_id NOT IN (SELECT id FROM "
+                 "gateways WHERE seen_at >= " +
+                     std::string(c_->nowMsSql()) + " - $1) RETURNING team_id, amount",
+                 {alive_window_ms})) {
+    c_->query("UPDATE teams SET reserved = reserved - $1 WHERE id = $2", {r.integer(1), r.text(0)});
+    ++n;
+  }
+  return n;
+}
+
+std::int64_t Store::pruneSpend(std::int64_t before_ms) {
+  c_->query(
+      "DELETE FROM spend_tags WHERE request_id IN (SELECT request_id FROM spend WHERE "
+      "created_at < $1)",
+      {before_ms});
+  return static_cast<std::int64_t>(
+      c_->query("DELETE FROM spend WHERE created_at < $1 RETURNING 1", {before_ms}).size());
+}
+
+void Store::topUp(const std::string& team_id, std::int64_t amount) {
+  c_->query("UPDATE teams SET balance = balance + $1 WHERE id = $2", {amount, team_id});
+}
+
+std::vector<SpendRow> Store::listSpend(const SpendFilter& f) {
+  std::string sql(kSpendColumns);
+  sql += "WHERE s.team_id = $1 AND s.created_at >= $2";
+  std::vector<Param> params{f.team_id, f.since_ms};
+  if (f.model) {
+    params.emplace_back(*f.model);
+    sql += " AND s.model = $" + std::to_string(params.size());
+  }
+  if (f.tag) {
+    params.emplace_back(f.tag->first);
+    params.emplace_back(f.tag->second);
+    sql +=
+        " AND EXISTS (SELECT 1 FROM spend_tags g WHERE g.request_id = s.request_id AND g.tag = $" +
+        std::to_string(params.size() - 1) + " AND g.value = $" + std::to_string(params.size()) +
+        ")";
+  }
+  sql += " ORDER BY s.created_at, s.request_id";
+  std::vector<SpendRow> out;
+  for (const Row& r : c_->query(sql, params)) {
+    out.push_back(spendRow(r));
+  }
+  return out;
+}
+
+std::vector<SpendTotal> Store::summarizeSpend(const std::string& team_id, SpendGroup by,
+                                              const std::string& since_day) {
+  const std::string column(groupColumn(by));
+  const std::string table = by == SpendGroup::Tag ? "spend_daily_tags" : "spend_daily";
+  std::vector<SpendTotal> out;
+  for (const Row& r : c_->query("SELECT " + column +
+                                    ", SUM(requests), SUM(prompt_tokens), SUM(completion_tokens), "
+                                    "SUM(cost) FROM " +
+                                    table + " WHERE team_id = $1 AND day >= $2 GROUP BY " + column +
+                                    " ORDER BY " + column,
+                                {team_id, since_day})) {
+    out.push_back({r.text(0), r.integer(1), r.integer(2), r.integer(3), r.integer(4)});
+  }
+  return out;
+}
+
+}  // namespace tollgate::store

@@ -1,0 +1,233 @@
+// Balances, holds and the spend log through HTTP and `tollgate admin`, on every engine: exact
+// charges streamed and not, the cost in the response, dryrun, 403 insufficient_balance and
+// top-up, upstream failures, 1,000 concurrent requests against a balance that covers exactly 50,
+// open mode with and without open_team, and the billing commands' output and errors.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { ENGINES } from '../fixtures/engines.mjs';
+import { startMock, MOCK_USAGE } from '../fixtures/mock_upstream.mjs';
+import {
+  startGateway, standardConfig, closedPort, runTollgate, postJson, chatBody, assertError,
+  assertCompletion, openaiProvider, readSSE,
+} from '../fixtures/gateway.mjs';
+
+const bearer = (key) => ({ authorization: `Bearer ${key}` });
+// One pico-USD is the unit; these prices make every cost below exact in decimal.
+const OUT_PRICE = 0.000001;
+
+/** POSTs `n` requests at once over a pool of `sockets` connections; returns their statuses. */
+async function burst(baseURL, body, headers, n, sockets = 64) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const url = new URL(baseURL + '/v1/chat/completions');
+  const one = () => new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+  try {
+    return await Promise.all(Array.from({ length: n }, one));
+  } finally {
+    agent.destroy();
+  }
+}
+
+for (const engine of ENGINES) {
+  describe(`billing on ${engine.name}`, { skip: engine.skip }, () => {
+    let store;
+    let mock;
+    let gw;
+    let config;
+
+    const admin = (...args) => runTollgate(['admin', '--config', gw.configPath, ...args], { env: store.env, timeoutMs: 20_000 });
+    const ok = async (...args) => {
+      const r = await admin(...args);
+      assert.equal(r.code, 0, `admin ${args.join(' ')}: ${r.stderr}`);
+      return r;
+    };
+    const team = async (name) => JSON.parse((await ok('teams', 'show', name, '--json')).stdout);
+    const spend = async (name, ...extra) => JSON.parse((await ok('spend', 'list', '--team', name, '--json', ...extra)).stdout);
+    const keyFor = async (name, balance) => {
+      await ok('teams', 'create', name, '--balance', balance);
+      return (await ok('keys', 'create', '--team', name, '--name', 'k')).stdout.trim();
+    };
+
+    before(async () => {
+      store = await engine.start();
+      mock = await startMock();
+      const dead = `http://127.0.0.1:${await closedPort()}/v1`;
+      config = standardConfig(mock.url, dead, {
+        gateway: { auth: 'required' },
+        models: {
+          // Reserved maximum = real cost when max_tokens is the mock's completion tokens.
+          exact_model: {
+            input_cost_per_token: 0,
+            output_cost_per_token: OUT_PRICE,
+            routing: ['primary'],
+            providers: { primary: openaiProvider(mock.url) },
+          },
+        },
+      });
+      config.storage = store.storage;
+      gw = await startGateway({ config, env: store.env });
+    });
+
+    after(async () => {
+      await gw?.stop();
+      await mock?.close();
+      store?.stop();
+    });
+
+    test('a charge is usage x price exactly, in the response, the row and the balance', async () => {
+      const key = await keyFor('acme', '1');
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', { 'tollgate::tags': { feature: 'search' } }), { headers: bearer(key) });
+      assertCompletion(r);
+      // mock_model: 12 x 0.000001 + 4 x 0.000002
+      assert.equal(r.json.usage['tollgate::cost'], 0.00002);
+      const s = await postJson(gw.baseURL, '/v1/chat/completions',
+        chatBody('hi', { stream: true, stream_options: { include_usage: true } }), { headers: bearer(key) });
+      assert.equal(s.status, 200);
+      const usageChunk = s.text.split('\n\n').filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6))).find((c) => c.usage);
+      assert.equal(usageChunk.usage['tollgate::cost'], 0.00002);
+      const rows = await spend('acme');
+      assert.equal(rows.length, 2);
+      for (const row of rows) {
+        assert.equal(row.cost, 0.00002);
+        assert.equal(row.prompt_tokens, MOCK_USAGE.prompt_tokens);
+        assert.equal(row.completion_tokens, MOCK_USAGE.completion_tokens);
+        assert.equal(row.status, 200);
+        assert.equal(row.estimated, false);
+        assert.equal(row.model, 'mock_model');
+      }
+      assert.deepEqual(rows.map((row) => row.streamed), [false, true]);
+      assert.deepEqual(rows[0].tags, { feature: 'search' });
+      assert.equal(rows[0].request_id, r.headers.get('x-request-id'));
+      const t = await team('acme');
+      assert.equal(t.balance, 0.99996);
+      assert.equal(t.reserved, 0);
+      const byTag = JSON.parse((await ok('spend', 'summary', '--team', 'acme', '--by', 'tag', '--json')).stdout);
+      assert.deepEqual(byTag.find((g) => g.tag === 'feature=search'), { tag: 'feature=search', requests: 1, prompt_tokens: 12, completion_tokens: 4, cost: 0.00002 });
+      const byModel = JSON.parse((await ok('spend', 'summary', '--team', 'acme', '--by', 'model', '--json')).stdout);
+      assert.deepEqual(byModel, [{ model: 'mock_model', requests: 2, prompt_tokens: 24, completion_tokens: 8, cost: 0.00004 }]);
+      assert.equal((await spend('acme', '--tag', 'feature=search')).length, 1);
+      assert.equal((await spend('acme', '--model', 'echo')).length, 0);
+    });
+
+    test('dryrun needs a valid key but leaves balance and spend log untouched', async () => {
+      const key = await keyFor('dry', '1');
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', { 'tollgate::dryrun': true }), { headers: bearer(key) });
+      assertCompletion(r);
+      assert.equal(r.json.usage['tollgate::cost'], undefined);
+      assert.equal((await spend('dry')).length, 0);
+      assert.equal((await team('dry')).balance, 1);
+      const bad = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', { 'tollgate::dryrun': true }), { headers: bearer('sk-tollgate-nope-nope') });
+      assert.equal(bad.status, 401);
+    });
+
+    test('a balance that cannot cover the maximum gets 403 insufficient_balance; a top-up restores access', async () => {
+      const key = await keyFor('poor', '0.000001');
+      const before = mock.requests.length;
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'), { headers: bearer(key) });
+      const e = assertError(r, { status: 403, type: 'permission_error', code: 'insufficient_balance' });
+      assert.match(e.message, /short by/);
+      assert.equal(mock.requests.length, before, 'nothing was sent upstream');
+      await ok('teams', 'topup', 'poor', '1');
+      assertCompletion(await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'), { headers: bearer(key) }));
+    });
+
+    test('an upstream failure is logged with its status at zero cost and releases the hold', async () => {
+      const key = await keyFor('failing', '1');
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', {}, 'dead_model'), { headers: bearer(key) });
+      assert.equal(r.status, 502);
+      const rows = await spend('failing');
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0].status, 502);
+      assert.equal(rows[0].cost, 0);
+      const t = await team('failing');
+      assert.equal(t.balance, 1);
+      assert.equal(t.reserved, 0);
+    });
+
+    test('a stream cut mid-way is charged for the chunks relayed, flagged as estimated', async () => {
+      const key = await keyFor('cut', '1');
+      const s = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('mock:cut', { stream: true }, 'exact_model'), { headers: bearer(key) });
+      assert.equal(s.status, 200);
+      assert.doesNotMatch(s.text, /\[DONE\]/);
+      const rows = await spend('cut');
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0].estimated, true);
+      assert.equal(rows[0].status, 502);
+      assert.ok(rows[0].completion_tokens > 0);
+      assert.equal(rows[0].cost, rows[0].completion_tokens * OUT_PRICE);
+      assert.equal((await team('cut')).reserved, 0);
+    });
+
+    test('1,000 concurrent requests against a balance for exactly 50: 50 succeed, the balance ends at zero', async () => {
+      const key = await keyFor('exact', String(50 * MOCK_USAGE.completion_tokens * OUT_PRICE));
+      const body = chatBody('hi', { max_tokens: MOCK_USAGE.completion_tokens }, 'exact_model');
+      const results = await burst(gw.baseURL, body, bearer(key), 1000);
+      const ok200 = results.filter((r) => r.status === 200).length;
+      const refused = results.filter((r) => r.status === 403 && JSON.parse(r.text).error.code === 'insufficient_balance').length;
+      assert.equal(ok200, 50);
+      assert.equal(refused, 950);
+      const t = await team('exact');
+      assert.equal(t.balance, 0);
+      assert.equal(t.reserved, 0);
+      const rows = await spend('exact');
+      assert.equal(rows.length, 50);
+      assert.ok(rows.every((row) => row.cost === MOCK_USAGE.completion_tokens * OUT_PRICE));
+    });
+
+    test('the billing commands: csv, summaries and their errors', async () => {
+      const csv = (await ok('spend', 'list', '--team', 'acme', '--csv')).stdout.trim().split('\n');
+      assert.match(csv[0], /^request_id,created_at,team,key,/);
+      assert.equal(csv.length, 3);
+      assert.match(csv[1], /"mock_model"/);
+      const days = JSON.parse((await ok('spend', 'summary', '--team', 'acme', '--by', 'day', '--json')).stdout);
+      assert.equal(days.length, 1);
+      assert.equal(days[0].requests, 2);
+      assert.equal((await admin('teams', 'topup', 'acme', '-5')).code, 1);
+      assert.equal((await admin('teams', 'topup', 'acme', '0.0000000000001')).code, 1);
+      assert.equal((await admin('teams', 'topup', 'nobody', '5')).code, 1);
+      assert.equal((await admin('teams', 'topup', 'acme', '9999999')).code, 1, 'a balance past the int64 range is refused');
+      assert.equal((await admin('spend', 'summary', '--team', 'acme', '--by', 'week')).code, 1);
+      assert.equal((await admin('spend', 'list', '--team', 'acme', '--since', 'yesterday')).code, 1);
+      assert.equal((await admin('spend', 'list', '--team', 'acme', '--tag', 'novalue')).code, 1);
+      assert.equal((await admin('spend', 'list')).code, 2);
+      assert.equal((await team('acme')).balance, 0.99996);
+    });
+
+    test('open mode bills open_team when it is set, and nothing when it is not', async () => {
+      await ok('teams', 'create', 'public', '--balance', '1');
+      const open = await startGateway({
+        config: { ...config, gateway: { ...config.gateway, auth: 'open', open_team: 'public' } },
+        env: store.env,
+      });
+      try {
+        assertCompletion(await postJson(open.baseURL, '/v1/chat/completions', chatBody('hi'), {}));
+      } finally {
+        await open.stop();
+      }
+      const rows = await spend('public');
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0].key, null);
+      assert.equal((await team('public')).balance, 0.99998);
+      const free = await startGateway({ config: { ...config, gateway: { ...config.gateway, auth: 'open' } }, env: store.env });
+      try {
+        const r = await postJson(free.baseURL, '/v1/chat/completions', chatBody('hi'), {});
+        assertCompletion(r);
+        assert.equal(r.json.usage['tollgate::cost'], undefined);
+      } finally {
+        await free.stop();
+      }
+      assert.equal((await spend('public')).length, 1);
+    });
+  });
+}

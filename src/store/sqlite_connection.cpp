@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <thread>
 #include <unordered_map>
 
@@ -34,12 +35,16 @@ class SqliteConnection final : public Connection {
  public:
   explicit SqliteConnection(const std::string& path) {
     // Create the file ourselves so that it is never readable by others, even for a moment;
-    // SQLite gives its -wal and -shm files the database file's mode.
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    // SQLite gives its -wal and -shm files the database file's mode. Only when it is new: closing
+    // a descriptor of a file drops every POSIX lock this process holds on it, so closing one of
+    // an open database would strip the locks of this process's other connections, and the next
+    // connection to close anywhere would take itself for the last one and delete the WAL.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+    } else if (errno != EEXIST) {
       throw StoreError(StoreError::Kind::Unavailable, "cannot open " + path);
     }
-    ::close(fd);
     if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
         SQLITE_OK) {
       const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";

@@ -1,5 +1,7 @@
 #include "billing/charge.hpp"
 
+#include <boost/asio/this_coro.hpp>
+
 #include "billing/pricing.hpp"
 #include "core/ids.hpp"
 
@@ -7,6 +9,8 @@ namespace tollgate::billing {
 namespace {
 
 namespace asio = boost::asio;
+
+constexpr int kStatusClientLeft = 499;
 
 std::string topUpHint(const http::RequestContext& ctx) {
   return "; top it up with: tollgate admin teams topup " +
@@ -87,6 +91,10 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
     usage.completion_tokens =
         produced.chunks > 0 ? produced.chunks : estimateTokens(produced.answer_bytes);
   }
+  // A client that hung up cancels the handler; what it was sent is still charged, and the row
+  // says that the client left.
+  const bool left = (co_await asio::this_coro::cancellation_state).cancelled() !=
+                    asio::cancellation_type::none;
   ctx_->usage = {usage.prompt_tokens, usage.completion_tokens};
   store::SpendRow row;
   row.request_id = ctx_->request_id;
@@ -102,7 +110,7 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   row.cost = money::charge(*pricing(), usage.prompt_tokens, usage.completion_tokens);
   row.tags = facts_.tags;
   row.tags_json = tagsJson(facts_.tags);
-  row.status = produced.status;
+  row.status = left ? kStatusClientLeft : produced.status;
   auto upstream = ctx_->upstream;
   if (ctx_->attempt_started != http::RequestContext::Clock::time_point{}) {
     upstream += std::chrono::duration_cast<std::chrono::microseconds>(

@@ -1,5 +1,7 @@
 #include "inference/execute.hpp"
 
+#include <boost/asio/this_coro.hpp>
+
 #include "core/text.hpp"
 #include "inference/relay.hpp"
 
@@ -15,6 +17,12 @@ constexpr std::size_t kMaxUpstreamErrorBytes = 1024 * 1024;
 bool worthFallingBack(const Error& e) {
   // Shutting down: nothing else will answer. An invalid request: every provider would refuse it.
   return e.kind != ErrorKind::ServiceUnavailable && e.kind != ErrorKind::UpstreamInvalidRequest;
+}
+
+/// Whether the client hung up: its handler is being cancelled.
+asio::awaitable<bool> clientLeft() {
+  co_return (co_await asio::this_coro::cancellation_state).cancelled() !=
+      asio::cancellation_type::none;
 }
 
 /// One attempt at `provider`: the status the client saw, or why nothing reached it.
@@ -63,8 +71,15 @@ asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
                                   const openai::ChatRequest& request,
                                   const openai::ResponseMeta& meta, const Upstreams& up,
                                   Settlement& settlement, http::ResponseWriter& out) {
+  // From here every exchange is settled, a client's hang-up included: cancellation shows as
+  // operations that fail (the relay then settles what the client was sent) rather than as an
+  // exception that would skip the settlement, and no provider is tried once it has come.
+  co_await asio::this_coro::throw_if_cancelled(false);
   Error last{ErrorKind::UpstreamUnavailable, "no provider could answer", ""};
   for (const config::Provider& provider : plan.providers) {
+    if (co_await clientLeft()) {
+      break;
+    }
     ctx.provider = provider.name;
     ctx.attempt_started = Clock::now();
     auto result = co_await attempt(ctx, provider, request, meta, up, settlement, out);

@@ -25,7 +25,8 @@ class Settlement {
   virtual ~Settlement() = default;
   /// Records what was produced and commits its charge; called at most once per exchange, before
   /// its last byte (a whole body, or a stream's [DONE] or error event). False when the charge
-  /// could not be committed: the answer must then not be completed.
+  /// could not be committed: the answer must then not be completed. Called even when the client
+  /// has hung up (the handler is being cancelled): what it was sent is charged.
   virtual boost::asio::awaitable<bool> settle(const Produced& produced) = 0;
 };
 

@@ -10,18 +10,24 @@ import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock, MOCK_USAGE } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, standardConfig, closedPort, runTollgate, postJson, chatBody, assertError,
-  assertCompletion, openaiProvider, readSSE,
+  assertCompletion, openaiProvider, waitFor,
 } from '../fixtures/gateway.mjs';
 
 const bearer = (key) => ({ authorization: `Bearer ${key}` });
 // One pico-USD is the unit; these prices make every cost below exact in decimal.
 const OUT_PRICE = 0.000001;
+const OUT_PRICE_PICO = 1_000_000n;
 
-/** POSTs `n` requests at once over a pool of `sockets` connections; returns their statuses. */
-async function burst(baseURL, body, headers, n, sockets = 64) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
-  const url = new URL(baseURL + '/v1/chat/completions');
-  const one = () => new Promise((resolve, reject) => {
+/** Decimal USD text of a count of pico-USD, exact (no float on the way). */
+const usd = (pico) => `${pico / 10n ** 12n}.${(pico % 10n ** 12n).toString().padStart(12, '0')}`;
+
+/** POSTs `n` requests at once, spread in turn over `baseURLs`, each gateway over a pool of
+ * `sockets` connections; returns their statuses and bodies. */
+async function burst(baseURLs, body, headers, n, sockets = 64) {
+  const agents = baseURLs.map(() => new http.Agent({ keepAlive: true, maxSockets: sockets }));
+  const one = (i) => new Promise((resolve, reject) => {
+    const url = new URL(baseURLs[i % baseURLs.length] + '/v1/chat/completions');
+    const agent = agents[i % agents.length];
     const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -32,9 +38,9 @@ async function burst(baseURL, body, headers, n, sockets = 64) {
     req.end(JSON.stringify(body));
   });
   try {
-    return await Promise.all(Array.from({ length: n }, one));
+    return await Promise.all(Array.from({ length: n }, (_, i) => one(i)));
   } finally {
-    agent.destroy();
+    for (const agent of agents) agent.destroy();
   }
 }
 
@@ -169,14 +175,53 @@ for (const engine of ENGINES) {
       assert.equal((await team('cut')).reserved, 0);
     });
 
-    test('1,000 concurrent requests against a balance for exactly 50: 50 succeed, the balance ends at zero', async () => {
-      const key = await keyFor('exact', String(50 * MOCK_USAGE.completion_tokens * OUT_PRICE));
-      const body = chatBody('hi', { max_tokens: MOCK_USAGE.completion_tokens }, 'exact_model');
-      const results = await burst(gw.baseURL, body, bearer(key), 1000);
-      const ok200 = results.filter((r) => r.status === 200).length;
-      const refused = results.filter((r) => r.status === 403 && JSON.parse(r.text).error.code === 'insufficient_balance').length;
-      assert.equal(ok200, 50);
-      assert.equal(refused, 950);
+    test('a client that hangs up mid-stream is charged for the chunks it was sent, status 499', async () => {
+      const key = await keyFor('leaver', '1');
+      const ac = new AbortController();
+      const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearer(key) },
+        body: JSON.stringify(chatBody('mock:stream-slow=100', { stream: true }, 'exact_model')),
+        signal: ac.signal,
+      });
+      assert.equal(res.status, 200);
+      const reader = res.body.getReader();
+      let seen = '';
+      while ((seen.match(/"content":"/g) ?? []).length < 3) {
+        const { value, done } = await reader.read();
+        assert.ok(!done, 'the stream ended before three content chunks');
+        seen += Buffer.from(value).toString('utf8');
+      }
+      ac.abort();
+      await reader.cancel().catch(() => {});
+      const rows = await waitFor(async () => {
+        const r = await spend('leaver');
+        return r.length > 0 ? r : null;
+      }, 5000, 100);
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0].status, 499);
+      assert.equal(rows[0].estimated, true);
+      assert.ok(rows[0].completion_tokens >= 3 && rows[0].completion_tokens < 20, `completion_tokens ${rows[0].completion_tokens}`);
+      assert.equal(rows[0].cost, rows[0].completion_tokens * OUT_PRICE);
+      await waitFor(async () => (await team('leaver')).reserved === 0, 5000, 100);
+      assert.equal((await team('leaver')).balance, Number(usd(10n ** 12n - BigInt(rows[0].completion_tokens) * OUT_PRICE_PICO)));
+    });
+
+    // PostgreSQL is the engine for replicas: there, three gateways share the one balance.
+    const replicas = engine.name === 'postgres' ? 3 : 1;
+    test(`1,000 concurrent requests over ${replicas} gateway(s) against a balance for exactly 50: 50 succeed, the balance ends at zero`, async () => {
+      const key = await keyFor('exact', usd(50n * BigInt(MOCK_USAGE.completion_tokens) * OUT_PRICE_PICO));
+      const others = await Promise.all(Array.from({ length: replicas - 1 }, () => startGateway({ config, env: store.env })));
+      try {
+        const body = chatBody('hi', { max_tokens: MOCK_USAGE.completion_tokens }, 'exact_model');
+        const results = await burst([gw, ...others].map((g) => g.baseURL), body, bearer(key), 1000);
+        const ok200 = results.filter((r) => r.status === 200).length;
+        const refused = results.filter((r) => r.status === 403 && JSON.parse(r.text).error.code === 'insufficient_balance').length;
+        assert.equal(ok200, 50);
+        assert.equal(refused, 950);
+      } finally {
+        await Promise.all(others.map((g) => g.stop()));
+      }
       const t = await team('exact');
       assert.equal(t.balance, 0);
       assert.equal(t.reserved, 0);

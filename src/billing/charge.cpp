@@ -93,8 +93,8 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   }
   // A client that hung up cancels the handler; what it was sent is still charged, and the row
   // says that the client left.
-  const bool left = (co_await asio::this_coro::cancellation_state).cancelled() !=
-                    asio::cancellation_type::none;
+  const bool left =
+      (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
   ctx_->usage = {usage.prompt_tokens, usage.completion_tokens};
   store::SpendRow row;
   row.request_id = ctx_->request_id;

@@ -43,10 +43,8 @@ void forgetDeadLocalGateways(store::Store& db) {
 
 Ledger::Ledger(store::Location where, Options options)
     : where_(std::move(where)), options_(std::move(options)) {
-  db_ = std::make_unique<store::Store>(store::connect(where_));
-  db_->connection().relaxDurability();
   {
-    store::Transaction tx(db_->connection());
+    store::Transaction tx(store().connection());
     forgetDeadLocalGateways(*db_);
     db_->reclaimHolds(kDeadAfterMs);
     tx.commit();
@@ -61,6 +59,14 @@ Ledger::~Ledger() {
   }
   wake_.notify_one();
   thread_.join();
+}
+
+store::Store& Ledger::store() {
+  if (!db_) {
+    db_ = std::make_unique<store::Store>(store::connect(where_));
+    db_->connection().relaxDurability();
+  }
+  return *db_;
 }
 
 asio::awaitable<Ledger::Reply> Ledger::submit(Op op) {
@@ -129,11 +135,7 @@ void Ledger::commit(std::deque<Op>& batch) {
                    [](const Op& a, const Op& b) { return a.hold.team_id < b.hold.team_id; });
   std::vector<Reply> replies(batch.size());
   try {
-    if (!db_) {
-      db_ = std::make_unique<store::Store>(store::connect(where_));
-      db_->connection().relaxDurability();
-    }
-    store::Transaction tx(db_->connection());
+    store::Transaction tx(store().connection());
     for (std::size_t i = 0; i < batch.size(); ++i) {
       Op& op = batch[i];
       switch (op.kind) {
@@ -172,11 +174,7 @@ void Ledger::commit(std::deque<Op>& batch) {
 
 void Ledger::maintain() {
   try {
-    if (!db_) {
-      db_ = std::make_unique<store::Store>(store::connect(where_));
-      db_->connection().relaxDurability();
-    }
-    store::Transaction tx(db_->connection());
+    store::Transaction tx(store().connection());
     db_->reclaimHolds(kDeadAfterMs);
     tx.commit();
   } catch (const std::exception& e) {
@@ -221,11 +219,10 @@ void Ledger::run() {
     }
     if (options_.retention_days > 0 && Clock::now() - last_prune >= kPruneEvery) {
       try {
-        if (db_) {
-          db_->pruneSpend(store::nowMs() - options_.retention_days * kMsPerDay);
-        }
+        store().pruneSpend(store::nowMs() - options_.retention_days * kMsPerDay);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "tollgate: pruning the spend log failed: %s\n", e.what());
+        db_.reset();
       }
       last_prune = Clock::now();
     }

@@ -64,6 +64,8 @@ class Ledger {
     std::function<void(Reply)> done;
   };
 
+  /// The writer's connection, made again after a failure dropped it.
+  store::Store& store();
   boost::asio::awaitable<Reply> submit(Op op);
   void enqueue(Op op);
   void run();

@@ -87,20 +87,10 @@ class Args {
   std::map<std::string, std::string> options_;
 };
 
-/// RFC 3339 UTC, e.g. 2026-11-22T10:15:30Z.
-std::string timestamp(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 void timeField(json::Writer& w, std::string_view key, std::optional<std::int64_t> ms) {
   w.key(key);
   if (ms) {
-    w.string(timestamp(*ms));
+    w.string(text::utcTimestamp(*ms));
   } else {
     w.null();
   }
@@ -219,7 +209,7 @@ int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
     } else {
       for (const store::Team& t : all) {
         std::printf("%s\t%s\t%s\n", shown(t.name).c_str(), t.state.c_str(),
-                    timestamp(t.created_at).c_str());
+                    text::utcTimestamp(t.created_at).c_str());
       }
     }
   } else if (verb == "show") {
@@ -249,8 +239,8 @@ int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
       std::printf(
           "team %s\nstate %s\ncreated %s\nmembers %zu\nactive keys %lld\nbalance %s USD\n"
           "reserved %s USD\n",
-          shown(t.name).c_str(), t.state.c_str(), timestamp(t.created_at).c_str(), members.size(),
-          static_cast<long long>(active_keys), money::formatUsd(t.balance).c_str(),
+          shown(t.name).c_str(), t.state.c_str(), text::utcTimestamp(t.created_at).c_str(),
+          members.size(), static_cast<long long>(active_keys), money::formatUsd(t.balance).c_str(),
           money::formatUsd(t.reserved).c_str());
     }
   } else if (verb == "suspend" || verb == "resume") {
@@ -328,7 +318,8 @@ int invites(accounts::Accounts& acc, const std::string& verb, const Args& a) {
                          duration(a.option("expires").value_or("7d")));
     std::fprintf(stderr, "invitation %s to %s as %s, expires %s; the token is shown once:\n",
                  created.invite.id.c_str(), shown(created.invite.team).c_str(),
-                 created.invite.role.c_str(), timestamp(created.invite.expires_at).c_str());
+                 created.invite.role.c_str(),
+                 text::utcTimestamp(created.invite.expires_at).c_str());
     std::printf("%s\n", created.token.c_str());
   } else if (verb == "list") {
     a.expect(1);
@@ -353,7 +344,7 @@ int invites(accounts::Accounts& acc, const std::string& verb, const Args& a) {
       for (const store::Invite& i : all) {
         std::printf("%s\t%s\t%s\t%s\texpires %s\n", i.id.c_str(), i.role.c_str(),
                     inviteState(i).c_str(), shown(i.email.value_or("-")).c_str(),
-                    timestamp(i.expires_at).c_str());
+                    text::utcTimestamp(i.expires_at).c_str());
       }
     }
   } else if (verb == "accept") {
@@ -406,8 +397,8 @@ int keys(accounts::Accounts& acc, const std::string& verb, const Args& a) {
         std::printf("%s\t%s\t%s\t%s\tcreated %s\tlast used %s\t%s\n", k.public_id.c_str(),
                     shown(k.name).c_str(), shown(k.team).c_str(),
                     shown(k.created_by.value_or("operator")).c_str(),
-                    timestamp(k.created_at).c_str(),
-                    k.last_used_at ? timestamp(*k.last_used_at).c_str() : "never",
+                    text::utcTimestamp(k.created_at).c_str(),
+                    k.last_used_at ? text::utcTimestamp(*k.last_used_at).c_str() : "never",
                     k.revoked_at ? "revoked" : "active");
       }
     }
@@ -462,7 +453,7 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
         "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated\n");
     for (const store::SpendRow& s : rows) {
       std::printf("%s,%s,%s,%s,%s,%s,%s,%s,%lld,%lld,%s,%s,%lld,%lld,%s,%s\n",
-                  csv(s.request_id).c_str(), csv(timestamp(s.created_at)).c_str(),
+                  csv(s.request_id).c_str(), csv(text::utcTimestamp(s.created_at)).c_str(),
                   csv(s.team).c_str(), csv(s.key_public_id).c_str(), csv(s.endpoint).c_str(),
                   csv(s.model).c_str(), csv(s.provider).c_str(), csv(s.episode_id).c_str(),
                   static_cast<long long>(s.prompt_tokens),
@@ -506,8 +497,8 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
   }
   for (const store::SpendRow& s : rows) {
     std::printf("%s\t%s\t%s\t%s\t%lld+%lld tokens\t%s USD\t%lld%s\n",
-                timestamp(s.created_at).c_str(), s.request_id.c_str(), shown(s.model).c_str(),
-                s.key_public_id.empty() ? "-" : s.key_public_id.c_str(),
+                text::utcTimestamp(s.created_at).c_str(), s.request_id.c_str(),
+                shown(s.model).c_str(), s.key_public_id.empty() ? "-" : s.key_public_id.c_str(),
                 static_cast<long long>(s.prompt_tokens),
                 static_cast<long long>(s.completion_tokens), money::formatUsd(s.cost).c_str(),
                 static_cast<long long>(s.status), s.estimated ? "\testimated" : "");
@@ -543,7 +534,7 @@ int spend(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
     throw UserError("--by must be day, model, key or tag");
   }
   const std::int64_t from = since(a);
-  const std::string since_day = from == 0 ? "" : timestamp(from).substr(0, 10);
+  const std::string since_day = from == 0 ? "" : text::utcTimestamp(from).substr(0, 10);
   const auto totals = st.summarizeSpend(team.id, group->second, since_day);
   if (a.flag("json")) {
     json::Writer w;

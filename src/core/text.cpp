@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 
 namespace tollgate::text {
 namespace {
@@ -159,6 +160,15 @@ std::size_t codePoints(std::string_view s) {
     n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
   }
   return n;
+}
+
+std::string utcTimestamp(std::int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace tollgate::text

@@ -1,7 +1,8 @@
-// Byte-level text checks: UTF-8 validity, and a printable rendering of untrusted bytes for
-// error messages and logs.
+// Byte-level text checks: UTF-8 validity, a printable rendering of untrusted bytes for error
+// messages and logs, and times as text.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,10 @@ std::size_t codePoints(std::string_view s);
 /// `s` with every byte outside printable ASCII written as `\xNN`, at most `max_bytes` of input
 /// (then "…"): client or upstream bytes made safe to put into an error message or a log line.
 std::string printable(std::string_view s, std::size_t max_bytes = 200);
+
+/// A time in milliseconds since the Unix epoch as RFC 3339 UTC, e.g. 2026-11-22T10:15:30Z; its
+/// first ten characters are the UTC day.
+std::string utcTimestamp(std::int64_t ms);
 
 /// `s` with its %XX escapes decoded (RFC 3986 §2.1); nullopt for a malformed escape.
 std::optional<std::string> percentDecode(std::string_view s);

@@ -1,20 +1,9 @@
 // The Store's SQL for balances, holds and the spend log (see store.hpp).
-#include <ctime>
-
+#include "core/text.hpp"
 #include "store/store.hpp"
 
 namespace tollgate::store {
 namespace {
-
-/// The UTC day of a time in the store, "YYYY-MM-DD": the key of the daily aggregates.
-std::string utcDay(std::int64_t at_ms) {
-  const std::time_t seconds = static_cast<std::time_t>(at_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char day[16];
-  std::strftime(day, sizeof day, "%Y-%m-%d", &tm);
-  return day;
-}
 
 constexpr std::string_view kSpendColumns =
     "SELECT s.request_id, s.created_at, s.team_id, t.name, s.key_public_id, s.endpoint, s.model, "
@@ -104,7 +93,7 @@ void Store::settle(const std::string& hold_id, const SpendRow& s) {
        s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags_json, s.status,
        s.upstream_ms, std::int64_t{s.streamed}, std::int64_t{s.estimated},
        std::int64_t{s.cache_hit}});
-  const std::string day = utcDay(s.created_at);
+  const std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
   c_->query(
       "INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
       "completion_tokens, cost) VALUES ($1, $2, $3, $4, 1, $5, $6, $7) "

@@ -377,6 +377,8 @@ workers = 1
 url = "sqlite://$dir/tollgate.db"
 
 [models.bench_model]
+input_cost_per_token = 0.00000015
+output_cost_per_token = 0.0000006
 routing = ["mock"]
 [models.bench_model.providers.mock]
 type = "openai"
@@ -404,6 +406,9 @@ EOF
         BENCH_AUTH="Bearer $(sed -n 's/^export TOLLGATE_API_KEY=//p' "$dir/stdout.log")"
         [[ $BENCH_AUTH == "Bearer sk-tollgate-"* ]] || die "tollgate_auth printed no first key"
         export BENCH_AUTH
+        # The key's team pays for every request: reserve, settle and a spend row each.
+        "$TOLLGATE_BIN" admin --config "$dir/tollgate.toml" teams topup default 1000000 >/dev/null ||
+          die "tollgate_auth: could not top up the team"
       fi
       wait_port "$T_PORT" "$pid" "$dir/stdout.log"
       T_PIDS=$(tree_of "$pid" | tr '\n' ' ')
@@ -592,7 +597,7 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
 declare -A SNAP=()
 n_units=$((RUNS * ${#ACTIVE[@]}))
 n_soak=0
-for t in "${ACTIVE[@]}"; do [[ $t == direct || $t == tollgate_auth ]] || n_soak=$((n_soak + 1)); done
+for t in "${ACTIVE[@]}"; do [[ $t == direct ]] || n_soak=$((n_soak + 1)); done
 soak_est=0
 ((SOAK > 0)) && soak_est=$((n_soak * (SOAK + 6)))
 units_done=0
@@ -630,11 +635,18 @@ done
 
 if ((SOAK > 0)); then
   for t in "${ACTIVE[@]}"; do
-    [[ $t == direct || $t == tollgate_auth || -n ${BROKEN[$t]:-} ]] && continue
+    [[ $t == direct || -n ${BROKEN[$t]:-} ]] && continue
     log "soak: $t, ${SOAK}s at ${RATE} req/s"
     start_target "$t" json
     run_soak "$t"
     stop_target
+    if [[ $t == tollgate_auth ]]; then
+      # At its exit the gateway says what its ledger's commits held: the group commit at this rate.
+      line=$(grep -m1 '^tollgate: ledger: ' "$WORK/$t-json/stdout.log" || true)
+      log "  $t soak: ${line:-no ledger line}"
+      add "$t" ledger_ops "$(sed -n 's/.*(\([0-9.]*\) per commit.*/\1/p' <<<"$line")"
+      add "$t" ledger_max "$(sed -n 's/.*at most \([0-9]*\)).*/\1/p' <<<"$line")"
+    fi
   done
 fi
 
@@ -703,6 +715,8 @@ REPORT="$OUT/results.md"
     row "soak RSS end (MiB)" soak_end ratio %.1f
     row "soak RSS growth (KiB)" soak_growth_kb none %.0f
     row "soak RSS growth, 2nd half (KiB)" soak_growth2_kb none %.0f
+    row "ledger ops/commit (soak)" ledger_ops none %.1f
+    row "ledger largest commit (soak)" ledger_max none %.0f
   fi
   echo
   echo "direct = client -> mock upstream; its CPU/RSS figures are the mock nginx worker's (it shares CPU $LOAD_CPU with the client)."
@@ -731,6 +745,15 @@ REPORT="$OUT/results.md"
     o=$(cell tollgate cpu64); k=$(cell tollgate_auth cpu64)
     [[ $o == - || $k == - ]] && v=n/a || v=$(awk -v o="$o" -v k="$k" 'BEGIN { print (k <= 1.1 * o) ? "PASS" : "FAIL" }')
     target_line "with a key: CPU us/req @64 conns <= 1.1x open" "$v ($(keyratio cpu64)x)"
+    n=$(cell nginx p99); k=$(cell tollgate_auth p99)
+    [[ $n == - || $k == - ]] && v=n/a || v=$(awk -v n="$n" -v k="$k" 'BEGIN { print (k - n <= 0.5) ? "PASS" : "FAIL" }')
+    target_line "with a key: p99 @${RATE} req/s within 0.5 ms of nginx" "$v ($(awk -v n="$n" -v k="$k" 'BEGIN { if (k != "-") printf "%+.3f ms", k - n; else print "-" }'))"
+    if ((SOAK > 0)) && [[ $(cell tollgate_auth soak_growth_kb) != - ]]; then
+      g=$(cell tollgate_auth soak_growth_kb)
+      s=$(cell tollgate_auth soak_start)
+      v=$(awk -v g="$g" -v s="$s" 'BEGIN { lim = s * 1024 * 0.02; if (lim < 1024) lim = 1024; print (g <= lim) ? "PASS" : "FAIL" }')
+      target_line "with a key: RSS flat over ${SOAK}s soak" "$v (${g} KiB; samples ${SOAK_SAMPLES[tollgate_auth]:-} KiB)"
+    fi
   fi
   if ((SOAK > 0)) && has tollgate && [[ $(med tollgate soak_growth_kb) != - ]]; then
     g=$(med tollgate soak_growth_kb)

@@ -59,6 +59,15 @@ Ledger::~Ledger() {
   }
   wake_.notify_one();
   thread_.join();
+  if (commits_ > 0) {
+    // How much the group commit gathered, for operators and the benchmark.
+    std::printf(
+        "tollgate: ledger: %lld operations in %lld commits (%.1f per commit, at most %lld)\n",
+        static_cast<long long>(operations_), static_cast<long long>(commits_),
+        static_cast<double>(operations_) / static_cast<double>(commits_),
+        static_cast<long long>(largest_commit_));
+    std::fflush(stdout);
+  }
 }
 
 store::Store& Ledger::store() {
@@ -152,6 +161,9 @@ void Ledger::commit(std::deque<Op>& batch) {
       replies[i].committed = true;
     }
     tx.commit();
+    ++commits_;
+    operations_ += static_cast<std::int64_t>(batch.size());
+    largest_commit_ = std::max(largest_commit_, static_cast<std::int64_t>(batch.size()));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the ledger could not commit %zu operations: %s\n", batch.size(),
                  e.what());

@@ -37,7 +37,8 @@ class Ledger {
   /// Connects, forgets this host's dead gateways and reclaims the holds they left, then starts
   /// the writer thread. Throws StoreError when the store cannot be reached.
   Ledger(store::Location where, Options options);
-  /// Commits what is queued, then stops.
+  /// Commits what is queued, then stops, and says on stdout how many operations its commits
+  /// held on average.
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
@@ -81,6 +82,10 @@ class Ledger {
   std::deque<Op> queue_;
   std::deque<Op> retry_;  ///< Releases a failed batch left behind (writer thread only).
   bool stop_ = false;
+  // Batches committed, what they held, and the largest (writer thread only; printed at the end).
+  std::int64_t commits_ = 0;
+  std::int64_t operations_ = 0;
+  std::int64_t largest_commit_ = 0;
   std::thread thread_;
 };
 

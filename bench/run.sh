@@ -387,8 +387,8 @@ model = "gpt-4o-mini"
 api_key = "env::BENCH_UPSTREAM_KEY"
 EOF
       # A key as real providers issue them: sent upstream, and searched for in every answer.
-      BENCH_UPSTREAM_KEY="sk-bench-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH" \
-        taskset -c "$PROXY_CPU" "$TOLLGATE_BIN" serve --config "$dir/tollgate.toml" \
+      export BENCH_UPSTREAM_KEY="sk-bench-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH"
+      taskset -c "$PROXY_CPU" "$TOLLGATE_BIN" serve --config "$dir/tollgate.toml" \
         >"$dir/stdout.log" 2>"$TOLLGATE_LOG" &
       pid=$!
       remember "$pid"

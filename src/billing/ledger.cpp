@@ -9,6 +9,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <iterator>
+#include <span>
+#include <vector>
 
 namespace tollgate::billing {
 namespace {
@@ -137,16 +140,11 @@ void Ledger::complete(Op& op, Reply reply) {
   }
 }
 
-void Ledger::commit(std::deque<Op>& batch) {
-  // One order of team rows for every batch of every gateway: two gateways' transactions never
-  // wait for each other's locks in a cycle.
-  std::stable_sort(batch.begin(), batch.end(),
-                   [](const Op& a, const Op& b) { return a.hold.team_id < b.hold.team_id; });
-  std::vector<Reply> replies(batch.size());
+bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
   try {
     store::Transaction tx(store().connection());
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      Op& op = batch[i];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Op& op = ops[i];
       switch (op.kind) {
         case Kind::Hold:
           replies[i].hold = db_->hold(op.hold, options_.gateway_id);
@@ -158,29 +156,52 @@ void Ledger::commit(std::deque<Op>& batch) {
           db_->dropHold(op.hold.id);
           break;
       }
-      replies[i].committed = true;
     }
     tx.commit();
-    ++commits_;
-    operations_ += static_cast<std::int64_t>(batch.size());
-    largest_commit_ = std::max(largest_commit_, static_cast<std::int64_t>(batch.size()));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: the ledger could not commit %zu operations: %s\n", batch.size(),
+    std::fprintf(stderr, "tollgate: the ledger could not commit %zu operations: %s\n", ops.size(),
                  e.what());
-    db_.reset();
-    for (std::size_t i = 0; i < batch.size(); ++i) {
+    const auto* store_error = dynamic_cast<const store::StoreError*>(&e);
+    if (store_error == nullptr || store_error->kind() == store::StoreError::Kind::Unavailable) {
+      db_.reset();  // Connect again for the next batch.
+    }
+    return false;
+  }
+  for (Reply& r : replies) {
+    r.committed = true;
+  }
+  ++commits_;
+  operations_ += static_cast<std::int64_t>(ops.size());
+  largest_commit_ = std::max(largest_commit_, static_cast<std::int64_t>(ops.size()));
+  return true;
+}
+
+void Ledger::commit(std::deque<Op>& batch) {
+  // One order of team rows for every batch of every gateway: two gateways' transactions never
+  // wait for each other's locks in a cycle.
+  std::stable_sort(batch.begin(), batch.end(),
+                   [](const Op& a, const Op& b) { return a.hold.team_id < b.hold.team_id; });
+  std::vector<Op> ops(std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
+  std::vector<Reply> replies(ops.size());
+  if (!apply(ops, replies) && ops.size() > 1 && db_) {
+    // The store is there but refused one of them: each on its own, so that one request's
+    // failure is not every other one's.
+    for (std::size_t i = 0; i < ops.size() && db_; ++i) {
+      apply(std::span(ops).subspan(i, 1), std::span(replies).subspan(i, 1));
+    }
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (!replies[i].committed) {
       replies[i] = Reply{};
-      if (batch[i].kind != Kind::Hold) {
+      if (ops[i].kind != Kind::Hold) {
         // Nothing was charged: the hold goes back once the store takes it.
         Op again;
         again.kind = Kind::Release;
-        again.hold = batch[i].hold;
+        again.hold = ops[i].hold;
         retry_.push_back(std::move(again));
       }
     }
-  }
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    complete(batch[i], replies[i]);
+    complete(ops[i], replies[i]);
   }
 }
 

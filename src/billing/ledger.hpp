@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -70,6 +71,9 @@ class Ledger {
   boost::asio::awaitable<Reply> submit(Op op);
   void enqueue(Op op);
   void run();
+  /// Commits `ops` in one transaction, their replies marked committed; false when it failed
+  /// (the connection is dropped when the store itself failed).
+  bool apply(std::span<Op> ops, std::span<Reply> replies);
   void commit(std::deque<Op>& batch);
   void maintain();
   static void complete(Op& op, Reply reply);

@@ -226,6 +226,12 @@ void Ledger::run() {
     {
       std::unique_lock lock(mu_);
       wake_.wait_for(lock, kReclaimEvery, [&] { return stop_ || !queue_.empty(); });
+    }
+    // Where the I/O threads share a CPU with this one, let them run first: they queue what their
+    // ready connections hold, and one commit takes it all (else each commit would hold one).
+    std::this_thread::yield();
+    {
+      std::lock_guard lock(mu_);
       batch.swap(queue_);
       stopping = stop_;
     }

@@ -3,7 +3,6 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "billing/pricing.hpp"
-#include "core/ids.hpp"
 
 namespace tollgate::billing {
 namespace {
@@ -29,7 +28,7 @@ Charge::Charge(Ledger& ledger, http::RequestContext& ctx, const config::Model& m
 
 Charge::~Charge() {
   if (ledger_ != nullptr && !settled_.value_or(false)) {
-    ledger_->release(std::move(hold_));
+    ledger_->release(hold_);
   }
 }
 
@@ -43,12 +42,11 @@ asio::awaitable<Result<std::unique_ptr<Charge>>> Charge::admit(
     co_return Error{ErrorKind::InsufficientBalance,
                     "this request may cost more than any balance can hold; lower max_tokens", ""};
   }
-  store::Hold hold{ids::uuidV7(), std::move(team_id), *max_cost};
-  const Ledger::HoldReply reply = co_await ledger->hold(hold);
+  const Ledger::HoldReply reply = co_await ledger->hold(std::move(team_id), *max_cost);
   switch (reply.status) {
     case Ledger::HoldStatus::Held:
       co_return std::unique_ptr<Charge>(
-          new Charge(*ledger, ctx, model, std::move(hold), std::move(facts)));
+          new Charge(*ledger, ctx, model, reply.hold, std::move(facts)));
     case Ledger::HoldStatus::Insufficient:
       co_return Error{ErrorKind::InsufficientBalance,
                       "the team's available balance is " + money::formatUsd(reply.available) +

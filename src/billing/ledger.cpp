@@ -10,8 +10,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <iterator>
+#include <limits>
 #include <span>
 #include <vector>
+
+#include "core/ids.hpp"
 
 namespace tollgate::billing {
 namespace {
@@ -23,8 +26,19 @@ using Clock = std::chrono::steady_clock;
 /// back to the balance. Heartbeats come every 500 ms.
 constexpr std::int64_t kDeadAfterMs = 10'000;
 constexpr std::chrono::seconds kReclaimEvery{5};
+/// An escrow unused this long goes back to its team's balance, for the team's other gateways.
+constexpr std::chrono::seconds kEscrowIdle{1};
+/// When the store is asked for a hold, it is asked for this many more of the same too (granted
+/// up to a quarter of what the team has left), so that the next requests find them at hand.
+constexpr std::int64_t kEscrowRequests = 8;
+
+money::Pico escrowChunk(money::Pico amount) {
+  return amount > std::numeric_limits<money::Pico>::max() / kEscrowRequests
+             ? std::numeric_limits<money::Pico>::max()
+             : amount * kEscrowRequests;
+}
 constexpr std::chrono::hours kPruneEvery{1};
-constexpr std::chrono::milliseconds kRetryAfterFailure{1'000};
+constexpr std::chrono::milliseconds kCheckpointEvery{200};
 constexpr std::int64_t kMsPerDay = 86'400'000;
 
 std::string hostName() {
@@ -53,6 +67,9 @@ Ledger::Ledger(store::Location where, Options options)
     tx.commit();
   }
   thread_ = std::thread([this] { run(); });
+  if (where_.engine == store::Engine::Sqlite) {
+    checkpointer_ = std::thread([this] { checkpointer(); });
+  }
 }
 
 Ledger::~Ledger() {
@@ -61,7 +78,11 @@ Ledger::~Ledger() {
     stop_ = true;
   }
   wake_.notify_one();
+  stopped_.notify_one();
   thread_.join();
+  if (checkpointer_.joinable()) {
+    checkpointer_.join();
+  }
   if (commits_ > 0) {
     // How much the group commit gathered, for operators and the benchmark.
     std::printf(
@@ -96,18 +117,27 @@ asio::awaitable<Ledger::Reply> Ledger::submit(Op op) {
       asio::use_awaitable, std::move(op));
 }
 
-asio::awaitable<Ledger::HoldReply> Ledger::hold(store::Hold h) {
+asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico amount) {
+  {
+    std::lock_guard lock(escrow_mu_);
+    const auto it = escrows_.find(team_id);
+    if (it != escrows_.end() && !it->second.hold_id.empty() && it->second.free >= amount) {
+      it->second.free -= amount;
+      it->second.used = Clock::now();
+      co_return HoldReply{HoldStatus::Held, 0, {it->second.hold_id, std::move(team_id), amount}};
+    }
+  }
   Op op;
   op.kind = Kind::Hold;
-  op.hold = std::move(h);
+  op.hold = {"", std::move(team_id), amount};
   const Reply r = co_await submit(std::move(op));
   if (!r.committed) {
-    co_return HoldReply{HoldStatus::Unavailable, 0};
+    co_return HoldReply{HoldStatus::Unavailable, 0, {}};
   }
   const HoldStatus status = r.hold.held           ? HoldStatus::Held
                             : !r.hold.team_active ? HoldStatus::Suspended
                                                   : HoldStatus::Insufficient;
-  co_return HoldReply{status, r.hold.available};
+  co_return HoldReply{status, r.hold.available, r.hold.held ? r.granted : store::Hold{}};
 }
 
 asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row) {
@@ -118,11 +148,12 @@ asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row) {
   co_return (co_await submit(std::move(op))).committed;
 }
 
-void Ledger::release(store::Hold h) {
-  Op op;
-  op.kind = Kind::Release;
-  op.hold = std::move(h);
-  enqueue(std::move(op));
+void Ledger::release(const store::Hold& h) {
+  std::lock_guard lock(escrow_mu_);
+  const auto it = escrows_.find(h.team_id);
+  if (it != escrows_.end() && it->second.hold_id == h.id) {
+    it->second.free += h.amount;
+  }
 }
 
 void Ledger::enqueue(Op op) {
@@ -133,10 +164,20 @@ void Ledger::enqueue(Op op) {
   wake_.notify_one();
 }
 
-void Ledger::complete(Op& op, Reply reply) {
-  if (op.done) {
-    op.done(reply);
-    op.done = nullptr;
+void Ledger::drawFromEscrows(std::span<Op> ops) {
+  std::lock_guard lock(escrow_mu_);
+  for (Op& op : ops) {
+    if (op.kind != Kind::Hold) {
+      continue;
+    }
+    Escrow& e = escrows_[op.hold.team_id];
+    if (e.hold_id.empty()) {
+      e.hold_id = ids::uuidV7();
+    }
+    op.hold.id = e.hold_id;
+    op.from_escrow = std::min(e.free, op.hold.amount);
+    e.free -= op.from_escrow;
+    e.used = Clock::now();
   }
 }
 
@@ -144,16 +185,15 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
   try {
     store::Transaction tx(store().connection());
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      Op& op = ops[i];
+      const Op& op = ops[i];
       switch (op.kind) {
         case Kind::Hold:
-          replies[i].hold = db_->hold(op.hold, options_.gateway_id);
+          replies[i].hold =
+              db_->hold({op.hold.id, op.hold.team_id, op.hold.amount - op.from_escrow},
+                        options_.gateway_id, escrowChunk(op.hold.amount));
           break;
         case Kind::Settle:
-          db_->settle(op.hold.id, op.row);
-          break;
-        case Kind::Release:
-          db_->dropHold(op.hold.id);
+          replies[i].hold_kept = db_->settle(op.hold.id, op.row);
           break;
       }
     }
@@ -176,12 +216,40 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
   return true;
 }
 
+void Ledger::account(const Op& op, const Reply& reply) {
+  std::lock_guard lock(escrow_mu_);
+  Escrow& e = escrows_[op.hold.team_id];
+  const bool same = e.hold_id == op.hold.id;
+  switch (op.kind) {
+    case Kind::Hold:
+      if (!(reply.committed && reply.hold.held)) {
+        if (same) {
+          e.free += op.from_escrow;  // Not taken: what the escrow lent goes back.
+        }
+      } else if (same) {
+        e.free += reply.hold.extra;
+      }
+      break;
+    case Kind::Settle:
+      if (reply.committed && !reply.hold_kept) {
+        if (same) {
+          e = Escrow{};  // The store reclaimed it: what is at hand is no longer reserved.
+        }
+      } else if (same) {
+        // What the request did not cost, or all of it when the charge was not recorded.
+        e.free += reply.committed ? op.hold.amount - op.row.cost : op.hold.amount;
+      }
+      break;
+  }
+}
+
 void Ledger::commit(std::deque<Op>& batch) {
   // One order of team rows for every batch of every gateway: two gateways' transactions never
   // wait for each other's locks in a cycle.
   std::stable_sort(batch.begin(), batch.end(),
                    [](const Op& a, const Op& b) { return a.hold.team_id < b.hold.team_id; });
   std::vector<Op> ops(std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
+  drawFromEscrows(ops);
   std::vector<Reply> replies(ops.size());
   if (!apply(ops, replies) && ops.size() > 1 && db_) {
     // The store is there but refused one of them: each on its own, so that one request's
@@ -191,17 +259,61 @@ void Ledger::commit(std::deque<Op>& batch) {
     }
   }
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (!replies[i].committed) {
-      replies[i] = Reply{};
-      if (ops[i].kind != Kind::Hold) {
-        // Nothing was charged: the hold goes back once the store takes it.
-        Op again;
-        again.kind = Kind::Release;
-        again.hold = ops[i].hold;
-        retry_.push_back(std::move(again));
+    Reply& r = replies[i];
+    account(ops[i], r);
+    if (!r.committed) {
+      r = Reply{};
+    } else if (ops[i].kind == Kind::Hold) {
+      // The escrow's part counts as available to this request, whatever the store said.
+      r.hold.available += ops[i].from_escrow;
+    }
+    r.granted = ops[i].hold;
+    if (ops[i].done) {
+      ops[i].done(r);
+    }
+  }
+}
+
+void Ledger::returnEscrows(bool all) {
+  std::vector<store::Hold> back;
+  {
+    std::lock_guard lock(escrow_mu_);
+    const auto now = Clock::now();
+    for (auto& [team_id, e] : escrows_) {
+      if (e.free > 0 && (all || now - e.used >= kEscrowIdle)) {
+        back.push_back({e.hold_id, team_id, e.free});
+        e.free = 0;
       }
     }
-    complete(ops[i], replies[i]);
+  }
+  if (back.empty()) {
+    return;
+  }
+  std::vector<bool> kept(back.size(), false);
+  try {
+    store::Transaction tx(store().connection());
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      kept[i] = db_->shrinkHold(back[i].id, back[i].amount);
+    }
+    tx.commit();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tollgate: returning escrows failed (will retry): %s\n", e.what());
+    db_.reset();
+    std::lock_guard lock(escrow_mu_);
+    for (const store::Hold& h : back) {
+      Escrow& e = escrows_[h.team_id];
+      if (e.hold_id == h.id) {
+        e.free += h.amount;
+      }
+    }
+    return;
+  }
+  std::lock_guard lock(escrow_mu_);
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    Escrow& e = escrows_[back[i].team_id];
+    if (!kept[i] && e.hold_id == back[i].id) {
+      e = Escrow{};  // Reclaimed meanwhile: nothing of it is reserved any more.
+    }
   }
 }
 
@@ -216,16 +328,33 @@ void Ledger::maintain() {
   }
 }
 
+void Ledger::checkpointer() {
+  std::unique_ptr<store::Connection> c;
+  std::unique_lock lock(mu_);
+  while (!stopped_.wait_for(lock, kCheckpointEvery, [&] { return stop_; })) {
+    lock.unlock();
+    try {
+      if (!c) {
+        c = store::connect(where_);
+      }
+      c->checkpoint();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tollgate: checkpointing the store failed (will retry): %s\n", e.what());
+      c.reset();
+    }
+    lock.lock();
+  }
+}
+
 void Ledger::run() {
   auto last_reclaim = Clock::now();
   auto last_prune = Clock::now() - kPruneEvery;
-  auto last_failure = Clock::time_point{};
   for (;;) {
     std::deque<Op> batch;
     bool stopping = false;
     {
       std::unique_lock lock(mu_);
-      wake_.wait_for(lock, kReclaimEvery, [&] { return stop_ || !queue_.empty(); });
+      wake_.wait_for(lock, kEscrowIdle, [&] { return stop_ || !queue_.empty(); });
     }
     // Where the I/O threads share a CPU with this one, let them run first: they queue what their
     // ready connections hold, and one commit takes it all (else each commit would hold one).
@@ -235,23 +364,17 @@ void Ledger::run() {
       batch.swap(queue_);
       stopping = stop_;
     }
-    if (!retry_.empty() && (stopping || Clock::now() - last_failure >= kRetryAfterFailure)) {
-      std::move(retry_.begin(), retry_.end(), std::back_inserter(batch));
-      retry_.clear();
-    }
     if (!batch.empty()) {
       commit(batch);
-      if (!retry_.empty()) {
-        last_failure = Clock::now();
-      }
     }
     if (stopping) {
       std::lock_guard lock(mu_);
       if (queue_.empty()) {
-        return;
+        break;
       }
       continue;
     }
+    returnEscrows(false);
     if (Clock::now() - last_reclaim >= kReclaimEvery) {
       maintain();
       last_reclaim = Clock::now();
@@ -266,6 +389,7 @@ void Ledger::run() {
       last_prune = Clock::now();
     }
   }
+  returnEscrows(true);
 }
 
 }  // namespace tollgate::billing

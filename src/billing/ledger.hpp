@@ -1,11 +1,17 @@
-// The gateway's one writer of money. Holds, settlements and releases from every I/O thread are
-// queued and committed by a thread of its own: whatever is queued goes into one transaction as
-// soon as the previous commit ends (natural group commit), so a busy gateway commits in batches
-// and an idle one at once. Coroutines await their own operation; no I/O thread touches the
-// database. The thread also reclaims the holds of gateways that died and prunes old spend rows.
+// The gateway's one writer of money. Each gateway keeps, per team, an escrow: an amount reserved
+// in the store (a row of `holds`, counted in the team's `reserved`) from which it admits
+// requests in memory. A request whose maximum cost the escrow at hand cannot cover asks the store
+// for the difference (one conditional update, exact across gateways); what a settled request did
+// not cost goes back to the escrow, and an escrow unused for a second goes back to the balance.
+// Settlements (and the store's part of holds) from every I/O thread are queued and committed by
+// a thread of its own: whatever is queued goes into one transaction as soon as the previous
+// commit ends (natural group commit). Coroutines await their own operation; no I/O thread touches
+// the database. The thread also reclaims the holds of gateways that died and prunes old spend
+// rows.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -15,6 +21,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "core/money.hpp"
 #include "store/store.hpp"
@@ -33,36 +40,48 @@ class Ledger {
   struct HoldReply {
     HoldStatus status = HoldStatus::Unavailable;
     money::Pico available = 0;
+    store::Hold hold;  ///< When held: the escrow row it is part of, the team, the amount.
   };
 
   /// Connects, forgets this host's dead gateways and reclaims the holds they left, then starts
   /// the writer thread. Throws StoreError when the store cannot be reached.
   Ledger(store::Location where, Options options);
-  /// Commits what is queued, then stops, and says on stdout how many operations its commits
-  /// held on average.
+  /// Commits what is queued, gives the escrows back to their balances, then stops, and says on
+  /// stdout how many operations its commits held on average.
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
 
-  /// Reserves `h.amount` of `h.team_id`'s balance if it covers it.
-  boost::asio::awaitable<HoldReply> hold(store::Hold h);
-  /// Debits the charge, writes its spend row and drops its hold, in one transaction; true once
-  /// committed, false when the store failed (the hold is then released later).
+  /// Reserves `amount` of the team's balance for one request: at once from the escrow when it
+  /// has that much at hand, else through the store.
+  boost::asio::awaitable<HoldReply> hold(std::string team_id, money::Pico amount);
+  /// Debits the charge out of its hold and writes its spend row, in one transaction; true once
+  /// committed, false when the store failed (the hold is then given back).
   boost::asio::awaitable<bool> settle(store::Hold h, store::SpendRow row);
-  /// Drops a hold without a charge; retried until the store takes it.
-  void release(store::Hold h);
+  /// Gives an unsettled hold back to its escrow (no store write).
+  void release(const store::Hold& h);
 
  private:
+  using Clock = std::chrono::steady_clock;
+  /// One team's escrow on this gateway (guarded by escrow_mu_).
+  struct Escrow {
+    std::string hold_id;     ///< Its row in `holds`; another one once the store lost it.
+    money::Pico free = 0;    ///< Reserved in the store, promised to no request.
+    Clock::time_point used;  ///< When a request last took from it.
+  };
   struct Reply {
     bool committed = false;
     store::HoldOutcome hold;
+    bool hold_kept = true;  ///< Settle: the hold's row was still there.
+    store::Hold granted;    ///< Hold: the escrow row, the team and the amount.
   };
-  enum class Kind { Hold, Settle, Release };
+  enum class Kind { Hold, Settle };
   struct Op {
-    Kind kind = Kind::Release;
+    Kind kind = Kind::Hold;
     store::Hold hold;
+    money::Pico from_escrow = 0;  ///< Hold: the part the escrow at hand covered.
     store::SpendRow row;
-    /// Resumes the waiter on its own event loop; empty for releases.
+    /// Resumes the waiter on its own event loop.
     std::function<void(Reply)> done;
   };
 
@@ -75,22 +94,34 @@ class Ledger {
   /// (the connection is dropped when the store itself failed).
   bool apply(std::span<Op> ops, std::span<Reply> replies);
   void commit(std::deque<Op>& batch);
+  /// Takes from the escrow at hand what it can of each hold's amount, before the store is asked
+  /// for the rest.
+  void drawFromEscrows(std::span<Op> ops);
+  /// What the store did with `op`, applied to its escrow.
+  void account(const Op& op, const Reply& reply);
+  /// Gives back to the balances what the escrows hold at hand: those unused for a while, or all.
+  void returnEscrows(bool all);
   void maintain();
-  static void complete(Op& op, Reply reply);
+  /// Checkpoints the store's log every so often, off the writer's thread (its commits then never
+  /// wait for the disk).
+  void checkpointer();
 
   store::Location where_;
   Options options_;
   std::unique_ptr<store::Store> db_;
   std::mutex mu_;
   std::condition_variable wake_;
+  std::condition_variable stopped_;  ///< Wakes the checkpointer when stop_ is set.
   std::deque<Op> queue_;
-  std::deque<Op> retry_;  ///< Releases a failed batch left behind (writer thread only).
   bool stop_ = false;
+  std::mutex escrow_mu_;
+  std::unordered_map<std::string, Escrow> escrows_;  ///< By team id.
   // Batches committed, what they held, and the largest (writer thread only; printed at the end).
   std::int64_t commits_ = 0;
   std::int64_t operations_ = 0;
   std::int64_t largest_commit_ = 0;
   std::thread thread_;
+  std::thread checkpointer_;
 };
 
 }  // namespace tollgate::billing

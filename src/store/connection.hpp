@@ -103,9 +103,14 @@ class Connection {
 
   /// Lets commits return before they reach the disk where the engine allows it: SQLite (WAL)
   /// then syncs at checkpoints only, so a commit survives a crash of the process but not a power
-  /// cut; PostgreSQL keeps its own setting. For the ledger, whose every batch would else wait
-  /// for a disk flush on the request path.
+  /// cut, and leaves checkpoints to another connection (checkpoint()); PostgreSQL keeps its own
+  /// settings. For the ledger, whose every batch would else wait for a disk flush on the request
+  /// path.
   virtual void relaxDurability() {}
+
+  /// Copies what the write-ahead log holds into the database where the engine needs it done
+  /// (SQLite, without waiting for readers or writers); nothing elsewhere.
+  virtual void checkpoint() {}
 };
 
 /// Where the database is: `sqlite://PATH` (relative to `base_dir` unless absolute) or a

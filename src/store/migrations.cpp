@@ -67,10 +67,11 @@ CREATE TABLE gateways (
 );
 )sql";
 
-// Money is pico-USD in BIGINT. A hold is part of a team's balance reserved for one request in
-// flight (`reserved` is their sum); the spend log keeps one row per billed request, its tags in a
-// table of their own for filtering, and daily per-team aggregates written with each row so that
-// summaries never scan raw rows (which a retention setting may prune).
+// Money is pico-USD in BIGINT. A hold is the part of a team's balance one gateway has reserved
+// (`reserved` is their sum); the spend log keeps one row per billed request (its tags as a JSON
+// object), with as few indexes as its queries need (every row written is pages written before a
+// response may complete), and daily per-team aggregates written with each row so that summaries
+// never scan raw rows (which a retention setting may prune).
 constexpr std::string_view kV2 = R"sql(
 ALTER TABLE teams ADD COLUMN balance BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE teams ADD COLUMN reserved BIGINT NOT NULL DEFAULT 0;
@@ -103,14 +104,6 @@ CREATE TABLE spend (
   cache_hit BIGINT NOT NULL
 );
 CREATE INDEX spend_team_time ON spend (team_id, created_at);
-CREATE INDEX spend_created ON spend (created_at);
-CREATE TABLE spend_tags (
-  request_id TEXT NOT NULL REFERENCES spend (request_id),
-  tag TEXT NOT NULL,
-  value TEXT NOT NULL,
-  PRIMARY KEY (request_id, tag)
-);
-CREATE INDEX spend_tags_tag ON spend_tags (tag, value);
 CREATE TABLE spend_daily (
   team_id TEXT NOT NULL REFERENCES teams (id),
   day TEXT NOT NULL,

@@ -164,7 +164,11 @@ class SqliteConnection final : public Connection {
 
   void announceChange() override {}  // Every other connection sees its data version move.
 
-  void relaxDurability() override { script("PRAGMA synchronous=NORMAL"); }
+  void relaxDurability() override {
+    script("PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0");
+  }
+
+  void checkpoint() override { script("PRAGMA wal_checkpoint(PASSIVE)"); }
 
  private:
   /// After a query: a cached statement is reset for its next use, another one finalized.

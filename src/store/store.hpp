@@ -90,6 +90,7 @@ struct HoldOutcome {
   bool held = false;
   bool team_active = false;
   std::int64_t available = 0;
+  std::int64_t extra = 0;  ///< Held beyond the amount asked for, when some was wanted.
 };
 
 /// One billed request in the spend log.
@@ -191,14 +192,19 @@ class Store {
   std::int64_t bumpChange();
   std::int64_t changeSeq();
 
-  // Holds and the spend log (store_billing.cpp). Each runs in the caller's transaction.
-  /// Holds `h.amount` of the team's balance if the team is active and its balance less what is
-  /// held covers it: one conditional update, so concurrent gateways never overspend.
-  HoldOutcome hold(const Hold& h, const std::string& gateway_id);
-  /// Releases a hold, if it is still there.
-  void dropHold(const std::string& hold_id);
-  /// Releases the hold, debits `row.cost` and writes the spend row and its daily aggregates.
-  void settle(const std::string& hold_id, const SpendRow& row);
+  // Holds and the spend log (store_billing.cpp). Each runs in the caller's transaction. A hold
+  // row is one gateway's reservation for one team (its escrow): the sum of what that gateway's
+  // requests in flight may cost, and what it keeps at hand for the next ones.
+  /// Adds `h.amount` to hold `h.id` (made for `gateway_id` if new) if the team is active and its
+  /// balance less what is held covers it, and then up to `extra` more, at most a quarter of what
+  /// the team has left available.
+  HoldOutcome hold(const Hold& h, const std::string& gateway_id, std::int64_t extra);
+  /// Takes `amount` back from hold `hold_id` into the balance; false when the hold is gone
+  /// (reclaimed). A hold left at zero is removed.
+  bool shrinkHold(const std::string& hold_id, std::int64_t amount);
+  /// Debits `row.cost` from the team, out of hold `hold_id` (when it is still there), and writes
+  /// the spend row and its daily aggregates; false when the hold was gone.
+  bool settle(const std::string& hold_id, const SpendRow& row);
   /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
   std::int64_t reclaimHolds(std::int64_t alive_window_ms);
   /// Deletes raw spend rows older than `before_ms` (aggregates stay); returns how many.

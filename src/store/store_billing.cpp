@@ -1,4 +1,6 @@
 // The Store's SQL for balances, holds and the spend log (see store.hpp).
+#include <algorithm>
+
 #include "core/text.hpp"
 #include "store/store.hpp"
 
@@ -52,17 +54,23 @@ std::string_view groupColumn(SpendGroup by) {
 
 }  // namespace
 
-HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id) {
+HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra) {
   const Rows held = c_->query(
       "UPDATE teams SET reserved = reserved + $1 WHERE id = $2 AND state = 'active' AND "
       "balance - reserved >= $1 RETURNING balance - reserved",
       {h.amount, h.team_id});
   if (!held.empty()) {
+    // The row is this transaction's now: what is left cannot change before the second update.
+    const std::int64_t left = held.front().integer(0);
+    extra = std::min(extra, left / 4);
+    if (extra > 0) {
+      c_->query("UPDATE teams SET reserved = reserved + $1 WHERE id = $2", {extra, h.team_id});
+    }
     c_->query(
         "INSERT INTO holds (id, team_id, gateway_id, amount, created_at) VALUES ($1, $2, $3, $4, "
-        "$5)",
-        {h.id, h.team_id, gateway_id, h.amount, nowMs()});
-    return {true, true, held.front().integer(0) + h.amount};
+        "$5) ON CONFLICT (id) DO UPDATE SET amount = holds.amount + excluded.amount",
+        {h.id, h.team_id, gateway_id, h.amount + std::max<std::int64_t>(extra, 0), nowMs()});
+    return {true, true, left + h.amount, std::max<std::int64_t>(extra, 0)};
   }
   const Rows team = c_->query(
       "SELECT balance - reserved, state = 'active' FROM teams WHERE id = $1", {h.team_id});
@@ -73,17 +81,28 @@ HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id) {
   return {false, active == "1" || active == "t", team.front().integer(0)};
 }
 
-void Store::dropHold(const std::string& hold_id) {
-  // Only a hold still there is released: one reclaimed meanwhile was released by the reclaimer.
-  for (const Row& r :
-       c_->query("DELETE FROM holds WHERE id = $1 RETURNING team_id, amount", {hold_id})) {
-    c_->query("UPDATE teams SET reserved = reserved - $1 WHERE id = $2", {r.integer(1), r.text(0)});
+bool Store::shrinkHold(const std::string& hold_id, std::int64_t amount) {
+  const Rows left =
+      c_->query("UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING team_id, amount",
+                {amount, hold_id});
+  if (left.empty()) {
+    return false;
   }
+  c_->query("UPDATE teams SET reserved = reserved - $1 WHERE id = $2", {amount, left[0].text(0)});
+  if (left[0].integer(1) == 0) {
+    c_->query("DELETE FROM holds WHERE id = $1", {hold_id});
+  }
+  return true;
 }
 
-void Store::settle(const std::string& hold_id, const SpendRow& s) {
-  dropHold(hold_id);
-  c_->query("UPDATE teams SET balance = balance - $1 WHERE id = $2", {s.cost, s.team_id});
+bool Store::settle(const std::string& hold_id, const SpendRow& s) {
+  // Only a hold still there gives back its share: one reclaimed meanwhile was released whole.
+  const bool held = !c_->query("UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING 1",
+                               {s.cost, hold_id})
+                         .empty();
+  c_->query(held ? "UPDATE teams SET balance = balance - $1, reserved = reserved - $1 WHERE id = $2"
+                 : "UPDATE teams SET balance = balance - $1 WHERE id = $2",
+            {s.cost, s.team_id});
   c_->query(
       "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
       "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
@@ -104,8 +123,6 @@ void Store::settle(const std::string& hold_id, const SpendRow& s) {
       "cost = spend_daily.cost + excluded.cost",
       {s.team_id, day, s.model, s.key_public_id, s.prompt_tokens, s.completion_tokens, s.cost});
   for (const auto& [tag, value] : s.tags) {
-    c_->query("INSERT INTO spend_tags (request_id, tag, value) VALUES ($1, $2, $3)",
-              {s.request_id, tag, value});
     c_->query(
         "INSERT INTO spend_daily_tags (team_id, day, tag, value, requests, prompt_tokens, "
         "completion_tokens, cost) VALUES ($1, $2, $3, $4, 1, $5, $6, $7) "
@@ -116,6 +133,7 @@ void Store::settle(const std::string& hold_id, const SpendRow& s) {
         "cost = spend_daily_tags.cost + excluded.cost",
         {s.team_id, day, tag, value, s.prompt_tokens, s.completion_tokens, s.cost});
   }
+  return held;
 }
 
 std::int64_t Store::reclaimHolds(std::int64_t alive_window_ms) {
@@ -132,12 +150,15 @@ std::int64_t Store::reclaimHolds(std::int64_t alive_window_ms) {
 }
 
 std::int64_t Store::pruneSpend(std::int64_t before_ms) {
-  c_->query(
-      "DELETE FROM spend_tags WHERE request_id IN (SELECT request_id FROM spend WHERE "
-      "created_at < $1)",
-      {before_ms});
-  return static_cast<std::int64_t>(
-      c_->query("DELETE FROM spend WHERE created_at < $1 RETURNING 1", {before_ms}).size());
+  // Team by team, along the index the listings use (no index on time alone to keep up to date).
+  std::int64_t n = 0;
+  for (const Row& team : c_->query("SELECT id FROM teams")) {
+    n += static_cast<std::int64_t>(
+        c_->query("DELETE FROM spend WHERE team_id = $1 AND created_at < $2 RETURNING 1",
+                  {team.text(0), before_ms})
+            .size());
+  }
+  return n;
 }
 
 void Store::topUp(const std::string& team_id, std::int64_t amount) {
@@ -155,10 +176,13 @@ std::vector<SpendRow> Store::listSpend(const SpendFilter& f) {
   if (f.tag) {
     params.emplace_back(f.tag->first);
     params.emplace_back(f.tag->second);
-    sql +=
-        " AND EXISTS (SELECT 1 FROM spend_tags g WHERE g.request_id = s.request_id AND g.tag = $" +
-        std::to_string(params.size() - 1) + " AND g.value = $" + std::to_string(params.size()) +
-        ")";
+    const std::string name = "$" + std::to_string(params.size() - 1);
+    const std::string value = "$" + std::to_string(params.size());
+    // The team's rows in the time range are scanned for the tag in their JSON object.
+    sql += c_->engine() == Engine::Sqlite
+               ? " AND EXISTS (SELECT 1 FROM json_each(s.tags) j WHERE j.key = " + name +
+                     " AND j.value = " + value + ")"
+               : " AND (s.tags::jsonb ->> " + name + ") = " + value;
   }
   sql += " ORDER BY s.created_at, s.request_id";
   std::vector<SpendRow> out;

@@ -1,5 +1,6 @@
-// The ledger on a SQLite store: concurrent holds never take more than the balance, and one
-// operation the store refuses fails alone, not the batch it was committed with.
+// The ledger on a SQLite store: concurrent holds never take more than the balance, what a request
+// did not cost serves the next ones from the escrow and goes back to the balance when unused, and
+// one operation the store refuses fails alone, not the batch it was committed with.
 #include "billing/ledger.hpp"
 
 #include <gtest/gtest.h>
@@ -43,11 +44,10 @@ class LedgerTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  std::future<Ledger::HoldReply> hold(const std::string& id, std::int64_t amount) {
-    return asio::co_spawn(io_, ledger_->hold({id, team_, amount}), asio::use_future);
+  std::future<Ledger::HoldReply> hold(std::int64_t amount) {
+    return asio::co_spawn(io_, ledger_->hold(team_, amount), asio::use_future);
   }
-  std::future<bool> settle(const std::string& hold_id, const std::string& request_id,
-                           std::int64_t cost) {
+  std::future<bool> settle(const store::Hold& h, const std::string& request_id, std::int64_t cost) {
     store::SpendRow row;
     row.request_id = request_id;
     row.team_id = team_;
@@ -56,8 +56,7 @@ class LedgerTest : public ::testing::Test {
     row.model = "m";
     row.cost = cost;
     row.tags_json = "{}";
-    return asio::co_spawn(io_, ledger_->settle({hold_id, team_, cost}, std::move(row)),
-                          asio::use_future);
+    return asio::co_spawn(io_, ledger_->settle(h, std::move(row)), asio::use_future);
   }
   std::pair<std::int64_t, std::int64_t> balanceAndReserved() {
     const store::Rows r =
@@ -79,7 +78,7 @@ TEST_F(LedgerTest, ConcurrentHoldsNeverTakeMoreThanTheBalance) {
   db_->topUp(team_, 10);
   std::vector<std::future<Ledger::HoldReply>> replies;
   for (int i = 0; i < 30; ++i) {
-    replies.push_back(hold("h" + std::to_string(i), 1));
+    replies.push_back(hold(1));
   }
   int held = 0;
   int refused = 0;
@@ -96,25 +95,53 @@ TEST_F(LedgerTest, ConcurrentHoldsNeverTakeMoreThanTheBalance) {
   EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{10}, std::int64_t{10}));
 }
 
+TEST_F(LedgerTest, WhatARequestDidNotCostServesTheNextOneThenGoesBack) {
+  db_->topUp(team_, 100);
+  const Ledger::HoldReply first = hold(10).get();
+  ASSERT_EQ(first.status, Ledger::HoldStatus::Held);
+  // The store was asked for 10 and eight times that more, granted up to a quarter of the 90
+  // left: 22 at hand besides the 10.
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{100}, std::int64_t{32}));
+  EXPECT_TRUE(settle(first.hold, "req-1", 4).get());
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{96}, std::int64_t{28}));
+  // The 6 it did not cost and the 22 are at hand: the next request takes from them without the
+  // store.
+  const Ledger::HoldReply second = hold(28).get();
+  ASSERT_EQ(second.status, Ledger::HoldStatus::Held);
+  EXPECT_EQ(second.hold.id, first.hold.id);
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{96}, std::int64_t{28}));
+  ledger_->release(second.hold);
+  // Unused for a second, the escrow goes back to the balance.
+  for (int i = 0; i < 50 && balanceAndReserved().second != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{96}, std::int64_t{0}));
+}
+
 TEST_F(LedgerTest, AnOperationTheStoreRefusesFailsAloneNotItsBatch) {
   db_->topUp(team_, 100);
+  const Ledger::HoldReply held = hold(3).get();
+  ASSERT_EQ(held.status, Ledger::HoldStatus::Held);
+  const store::Hold one{held.hold.id, team_, 1};
   // Hold the store's write lock so that the writer waits on its first batch while the next
   // operations queue up behind it: they are then committed together.
   db_->connection().begin();
-  auto first = hold("a", 1);
+  auto first = settle(one, "req-0", 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  auto once = settle("a", "req-1", 1);
-  auto twice = settle("b", "req-1", 1);  // The same request id: the spend log refuses it.
-  auto other = hold("c", 5);
+  auto once = settle(one, "req-1", 1);
+  auto twice = settle(one, "req-1", 1);  // The same request id: the spend log refuses it.
+  auto other = hold(5);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   db_->connection().commit();
 
-  EXPECT_EQ(first.get().status, Ledger::HoldStatus::Held);
+  EXPECT_TRUE(first.get());
   EXPECT_TRUE(once.get());
   EXPECT_FALSE(twice.get());
   EXPECT_EQ(other.get().status, Ledger::HoldStatus::Held);
-  // One charge of 1; hold c (5) still held; hold a settled; b never existed.
-  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{99}, std::int64_t{5}));
+  // Two charges of 1; the refused one's hold is back in the escrow, and with the ledger gone,
+  // in the balance; the other hold (5) is still reserved.
+  ledger_.reset();
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{98}, std::int64_t{5}));
 }
 
 }  // namespace

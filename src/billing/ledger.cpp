@@ -29,13 +29,17 @@ constexpr std::chrono::seconds kReclaimEvery{5};
 /// An escrow unused this long goes back to its team's balance, for the team's other gateways.
 constexpr std::chrono::seconds kEscrowIdle{1};
 /// When the store is asked for a hold, it is asked for this many more of the same too (granted
-/// up to a quarter of what the team has left), so that the next requests find them at hand.
+/// up to a quarter of what the team has left), so that the next requests find them at hand...
 constexpr std::int64_t kEscrowRequests = 8;
+/// ...but only while the team has this many more left: near the end of a balance every gateway
+/// holds only what its requests in flight need, so none is refused for money another keeps idle.
+constexpr std::int64_t kEscrowPlentyRequests = 100;
 
-money::Pico escrowChunk(money::Pico amount) {
-  return amount > std::numeric_limits<money::Pico>::max() / kEscrowRequests
+/// `amount` times `n`, saturated.
+money::Pico times(money::Pico amount, std::int64_t n) {
+  return amount > std::numeric_limits<money::Pico>::max() / n
              ? std::numeric_limits<money::Pico>::max()
-             : amount * kEscrowRequests;
+             : amount * n;
 }
 constexpr std::chrono::hours kPruneEvery{1};
 constexpr std::chrono::milliseconds kCheckpointEvery{200};
@@ -188,9 +192,9 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
       const Op& op = ops[i];
       switch (op.kind) {
         case Kind::Hold:
-          replies[i].hold =
-              db_->hold({op.hold.id, op.hold.team_id, op.hold.amount - op.from_escrow},
-                        options_.gateway_id, escrowChunk(op.hold.amount));
+          replies[i].hold = db_->hold(
+              {op.hold.id, op.hold.team_id, op.hold.amount - op.from_escrow}, options_.gateway_id,
+              times(op.hold.amount, kEscrowRequests), times(op.hold.amount, kEscrowPlentyRequests));
           break;
         case Kind::Settle:
           replies[i].hold_kept = db_->settle(op.hold.id, op.row);

@@ -196,9 +196,10 @@ class Store {
   // row is one gateway's reservation for one team (its escrow): the sum of what that gateway's
   // requests in flight may cost, and what it keeps at hand for the next ones.
   /// Adds `h.amount` to hold `h.id` (made for `gateway_id` if new) if the team is active and its
-  /// balance less what is held covers it, and then up to `extra` more, at most a quarter of what
-  /// the team has left available.
-  HoldOutcome hold(const Hold& h, const std::string& gateway_id, std::int64_t extra);
+  /// balance less what is held covers it; then, if the team still has more than `only_above`
+  /// available, up to `extra` more, at most a quarter of what it has left.
+  HoldOutcome hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,
+                   std::int64_t only_above);
   /// Takes `amount` back from hold `hold_id` into the balance; false when the hold is gone
   /// (reclaimed). A hold left at zero is removed.
   bool shrinkHold(const std::string& hold_id, std::int64_t amount);

@@ -54,7 +54,8 @@ std::string_view groupColumn(SpendGroup by) {
 
 }  // namespace
 
-HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra) {
+HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,
+                        std::int64_t only_above) {
   const Rows held = c_->query(
       "UPDATE teams SET reserved = reserved + $1 WHERE id = $2 AND state = 'active' AND "
       "balance - reserved >= $1 RETURNING balance - reserved",
@@ -62,7 +63,7 @@ HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64
   if (!held.empty()) {
     // The row is this transaction's now: what is left cannot change before the second update.
     const std::int64_t left = held.front().integer(0);
-    extra = std::min(extra, left / 4);
+    extra = left > only_above ? std::min(extra, left / 4) : 0;
     if (extra > 0) {
       c_->query("UPDATE teams SET reserved = reserved + $1 WHERE id = $2", {extra, h.team_id});
     }

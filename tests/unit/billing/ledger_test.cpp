@@ -96,26 +96,31 @@ TEST_F(LedgerTest, ConcurrentHoldsNeverTakeMoreThanTheBalance) {
 }
 
 TEST_F(LedgerTest, WhatARequestDidNotCostServesTheNextOneThenGoesBack) {
-  db_->topUp(team_, 100);
+  db_->topUp(team_, 10'000);
   const Ledger::HoldReply first = hold(10).get();
   ASSERT_EQ(first.status, Ledger::HoldStatus::Held);
-  // The store was asked for 10 and eight times that more, granted up to a quarter of the 90
-  // left: 22 at hand besides the 10.
-  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{100}, std::int64_t{32}));
+  // The store was asked for 10 and eight times that more, the team having plenty left.
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{10'000}, std::int64_t{90}));
   EXPECT_TRUE(settle(first.hold, "req-1", 4).get());
-  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{96}, std::int64_t{28}));
-  // The 6 it did not cost and the 22 are at hand: the next request takes from them without the
-  // store.
-  const Ledger::HoldReply second = hold(28).get();
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{9'996}, std::int64_t{86}));
+  // The 6 it did not cost and the 80 are at hand: the next request takes them without the store.
+  const Ledger::HoldReply second = hold(86).get();
   ASSERT_EQ(second.status, Ledger::HoldStatus::Held);
   EXPECT_EQ(second.hold.id, first.hold.id);
-  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{96}, std::int64_t{28}));
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{9'996}, std::int64_t{86}));
   ledger_->release(second.hold);
   // Unused for a second, the escrow goes back to the balance.
   for (int i = 0; i < 50 && balanceAndReserved().second != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{96}, std::int64_t{0}));
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{9'996}, std::int64_t{0}));
+}
+
+TEST_F(LedgerTest, NearTheEndOfABalanceNothingIsHeldBeyondWhatRequestsNeed) {
+  db_->topUp(team_, 99);
+  const Ledger::HoldReply held = hold(1).get();
+  ASSERT_EQ(held.status, Ledger::HoldStatus::Held);
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{99}, std::int64_t{1}));
 }
 
 TEST_F(LedgerTest, AnOperationTheStoreRefusesFailsAloneNotItsBatch) {

@@ -9,6 +9,7 @@
 
 #include "auth/api_key.hpp"
 #include "store/migrations.hpp"
+#include "temp_dir.hpp"
 
 namespace tollgate::accounts {
 namespace {
@@ -16,12 +17,8 @@ namespace {
 class AccountsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tollgate-accounts-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    store_ = std::make_unique<store::Store>(
-        store::connect({store::Engine::Sqlite, (dir_ / "t.db").string()}));
+    store_ =
+        std::make_unique<store::Store>(store::connect({store::Engine::Sqlite, dir_.file("t.db")}));
     store::migrate(store_->connection());
     acc_ = std::make_unique<Accounts>(*store_, "a server secret for the unit tests",
                                       PropagationPolicy{std::chrono::milliseconds(0)});
@@ -37,12 +34,11 @@ class AccountsTest : public ::testing::Test {
   void TearDown() override {
     acc_.reset();
     store_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   static Actor as(const char* email) { return Actor{std::string(email)}; }
 
-  std::filesystem::path dir_;
+  test::TempDir dir_{"tollgate-accounts-test"};
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Accounts> acc_;
   const Actor op_{};

@@ -4,17 +4,16 @@
 #include "billing/ledger.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
-#include <filesystem>
 #include <future>
 #include <thread>
 
 #include "store/migrations.hpp"
+#include "temp_dir.hpp"
 
 namespace tollgate::billing {
 namespace {
@@ -24,11 +23,7 @@ namespace asio = boost::asio;
 class LedgerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tollgate-ledger-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    where_ = {store::Engine::Sqlite, (dir_ / "t.db").string()};
+    where_ = {store::Engine::Sqlite, dir_.file("t.db")};
     db_ = std::make_unique<store::Store>(store::connect(where_));
     store::migrate(db_->connection());
     team_ = db_->createTeam("acme").id;
@@ -41,7 +36,6 @@ class LedgerTest : public ::testing::Test {
     io_thread_.join();
     ledger_.reset();
     db_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   std::future<Ledger::HoldReply> hold(std::int64_t amount) {
@@ -64,7 +58,7 @@ class LedgerTest : public ::testing::Test {
     return {r.at(0).integer(0), r.at(0).integer(1)};
   }
 
-  std::filesystem::path dir_;
+  test::TempDir dir_{"tollgate-ledger-test"};
   store::Location where_;
   std::unique_ptr<store::Store> db_;
   std::string team_;

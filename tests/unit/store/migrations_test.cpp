@@ -1,21 +1,13 @@
 #include "store/migrations.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
+
+#include "temp_dir.hpp"
 
 namespace tollgate::store {
 namespace {
-
-std::string tempDatabase() {
-  const auto dir =
-      std::filesystem::temp_directory_path() /
-      ("tollgate-store-test-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-  std::filesystem::create_directories(dir);
-  return (dir / "t.db").string();
-}
 
 TEST(Migrations, AreInStrictlyIncreasingOrderFromOne) {
   std::int64_t previous = 0;
@@ -26,7 +18,8 @@ TEST(Migrations, AreInStrictlyIncreasingOrderFromOne) {
 }
 
 TEST(Migrations, ApplyOnceAndRefuseANewerSchema) {
-  const std::string path = tempDatabase();
+  const test::TempDir dir("tollgate-store-test");
+  const std::string path = dir.file("t.db");
   auto c = connect({Engine::Sqlite, path});
   const MigrationReport first = migrate(*c);
   EXPECT_EQ(first.from, 0);
@@ -36,11 +29,11 @@ TEST(Migrations, ApplyOnceAndRefuseANewerSchema) {
   c->query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
            {again.to + 1, "from the future", std::int64_t{0}});
   EXPECT_THROW(migrate(*c), StoreError);
-  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
 TEST(SqliteConnection, FileIsPrivateAndParametersAreVerbatim) {
-  const std::string path = tempDatabase();
+  const test::TempDir dir("tollgate-store-test");
+  const std::string path = dir.file("t.db");
   auto c = connect({Engine::Sqlite, path});
   EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
@@ -50,7 +43,6 @@ TEST(SqliteConnection, FileIsPrivateAndParametersAreVerbatim) {
   const Rows rows = c->query("SELECT v FROM t");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].text(0), hostile);
-  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
 }  // namespace

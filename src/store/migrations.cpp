@@ -1,7 +1,8 @@
 #include "store/migrations.hpp"
 
 #include <array>
-#include <chrono>
+
+#include "store/store.hpp"  // nowMs
 
 namespace tollgate::store {
 namespace {
@@ -132,12 +133,6 @@ constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
 };
-
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

@@ -235,13 +235,13 @@ void Ledger::account(const Op& op, const Reply& reply) {
       }
       break;
     case Kind::Settle:
+      // A charge not recorded leaves its hold to its Charge, which releases it.
       if (reply.committed && !reply.hold_kept) {
         if (same) {
           e = Escrow{};  // The store reclaimed it: what is at hand is no longer reserved.
         }
-      } else if (same) {
-        // What the request did not cost, or all of it when the charge was not recorded.
-        e.free += reply.committed ? op.hold.amount - op.row.cost : op.hold.amount;
+      } else if (reply.committed && same) {
+        e.free += op.hold.amount - op.row.cost;  // What the request did not cost.
       }
       break;
   }

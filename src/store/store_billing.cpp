@@ -83,15 +83,20 @@ HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64
 }
 
 bool Store::shrinkHold(const std::string& hold_id, std::int64_t amount) {
-  const Rows left =
-      c_->query("UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING team_id, amount",
-                {amount, hold_id});
-  if (left.empty()) {
+  // Locks the row and reads it: never more is taken back than it holds (after a commit whose
+  // outcome was lost, the gateway may count a little more at hand than the store does).
+  const Rows row = c_->query(
+      "UPDATE holds SET amount = amount WHERE id = $1 RETURNING team_id, amount", {hold_id});
+  if (row.empty()) {
     return false;
   }
-  c_->query("UPDATE teams SET reserved = reserved - $1 WHERE id = $2", {amount, left[0].text(0)});
-  if (left[0].integer(1) == 0) {
+  const std::int64_t held = row[0].integer(1);
+  const std::int64_t take = std::clamp<std::int64_t>(amount, 0, std::max<std::int64_t>(held, 0));
+  c_->query("UPDATE teams SET reserved = reserved - $1 WHERE id = $2", {take, row[0].text(0)});
+  if (held - take == 0) {
     c_->query("DELETE FROM holds WHERE id = $1", {hold_id});
+  } else {
+    c_->query("UPDATE holds SET amount = amount - $1 WHERE id = $2", {take, hold_id});
   }
   return true;
 }

@@ -232,6 +232,39 @@ for (const engine of ENGINES) {
       assert.ok(rows.every((row) => row.cost === MOCK_USAGE.completion_tokens * OUT_PRICE));
     });
 
+    // A database server can go away; a SQLite file cannot. No answer leaves without its charge.
+    if (engine.name === 'postgres') test('while the store is down no answer is given uncharged: 503 billing_unavailable, and billing resumes after', async () => {
+      const key = await keyFor('outage', '1');
+      assertCompletion(await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'), { headers: bearer(key) }));
+      store.halt();
+      try {
+        for (const stream of [false, true]) {
+          const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', { stream }), { headers: bearer(key) });
+          if (r.status === 200) {
+            // The 200 of a stream goes out before the charge: the stream then ends in the error
+            // event, without [DONE] and without the usage chunk's completion.
+            assert.ok(stream, 'a whole answer is never sent uncharged');
+            assert.doesNotMatch(r.text, /\[DONE\]/);
+            assert.match(r.text, /billing_unavailable/);
+          } else {
+            assertError(r, { status: 503, type: 'api_error', code: 'billing_unavailable' });
+          }
+        }
+      } finally {
+        store.restart();
+      }
+      // The writer connects again on its next batch.
+      const again = await waitFor(async () => {
+        const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'), { headers: bearer(key) });
+        return r.status === 200 ? r : null;
+      }, 10_000, 250);
+      assertCompletion(again);
+      const rows = await spend('outage');
+      assert.equal(rows.length, 2, 'the two answers given, and only they, are charged');
+      assert.equal((await settledTeam('outage')).balance, 0.99996);
+      assert.match(gw.stderr, /the ledger could not commit/);
+    });
+
     test('the billing commands: csv, summaries and their errors', async () => {
       const csv = (await ok('spend', 'list', '--team', 'acme', '--csv')).stdout.trim().split('\n');
       assert.match(csv[0], /^request_id,created_at,team,key,/);

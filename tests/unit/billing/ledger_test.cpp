@@ -137,6 +137,8 @@ TEST_F(LedgerTest, AnOperationTheStoreRefusesFailsAloneNotItsBatch) {
   EXPECT_TRUE(once.get());
   EXPECT_FALSE(twice.get());
   EXPECT_EQ(other.get().status, Ledger::HoldStatus::Held);
+  // The request whose charge was refused gives its hold back once, as its Charge does.
+  ledger_->release(one);
   // Two charges of 1; the refused one's hold is back in the escrow, and with the ledger gone,
   // in the balance; the other hold (5) is still reserved.
   ledger_.reset();

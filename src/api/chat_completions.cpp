@@ -48,7 +48,8 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
       billing::spendTags(std::move(request->tags), req.header("User-Agent")), request->stream,
       body_bytes};
   const auto max_cost = billing::maxCost(
-      billing::chatBound(body_bytes, request->max_completion_tokens, model), model);
+      billing::chatBound(body_bytes, request->media_parts, request->max_completion_tokens, model),
+      model);
   auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, std::move(team_id), max_cost,
                                                 std::move(facts));
   if (!charge) {

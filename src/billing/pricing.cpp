@@ -4,10 +4,12 @@
 
 namespace tollgate::billing {
 
-TokenBound chatBound(std::size_t body_bytes, std::optional<std::int64_t> request_limit,
-                     const config::Model& model) {
+TokenBound chatBound(std::size_t body_bytes, std::int64_t media_parts,
+                     std::optional<std::int64_t> request_limit, const config::Model& model) {
   TokenBound b;
-  b.prompt = static_cast<std::int64_t>(body_bytes);
+  // Both terms are bounded (the body by the gateway's size limit, the parts by the body), so the
+  // sum cannot overflow.
+  b.prompt = static_cast<std::int64_t>(body_bytes) + media_parts * kMediaPartTokens;
   if (model.max_input_tokens > 0) {
     b.prompt = std::min(b.prompt, model.max_input_tokens);
   }

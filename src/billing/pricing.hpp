@@ -24,13 +24,19 @@ struct TokenBound {
   std::int64_t completion = 0;
 };
 
+/// What a content part that is not text (an image, audio, a file) may add to a prompt beyond
+/// its bytes: more than the largest image any current model counts (gpt-4o-mini's detailed
+/// images reach about 25,500 tokens).
+inline constexpr std::int64_t kMediaPartTokens = 32'768;
+
 /// The bound of a chat request: the prompt has at most one token per byte of the request body
 /// (a tokenizer never makes more than one token of a byte, and the JSON around each message is
-/// longer than a chat template's tokens), and no more than the model's max_input_tokens when set;
-/// the completion at most the request's limit, the model's max_output_tokens, or
-/// kDefaultOutputBound, the smallest of those that are set.
-TokenBound chatBound(std::size_t body_bytes, std::optional<std::int64_t> request_limit,
-                     const config::Model& model);
+/// longer than a chat template's tokens) plus kMediaPartTokens per content part that is not text,
+/// and no more than the model's max_input_tokens when set; the completion at most the request's
+/// limit, the model's max_output_tokens, or kDefaultOutputBound, the smallest of those that are
+/// set.
+TokenBound chatBound(std::size_t body_bytes, std::int64_t media_parts,
+                     std::optional<std::int64_t> request_limit, const config::Model& model);
 
 /// The most a request within `bound` can cost at `model`'s prices; nullopt when it does not fit
 /// in an int64 (no balance covers it).

@@ -118,6 +118,24 @@ std::optional<Error> checkMessages(const rapidjson::Value& v) {
   return std::nullopt;
 }
 
+/// The content parts of validated `messages` whose type is not "text".
+std::int64_t countMediaParts(const rapidjson::Value& messages) {
+  std::int64_t n = 0;
+  for (const auto& message : messages.GetArray()) {
+    const rapidjson::Value* content = json::member(message, "content");
+    if (content == nullptr || !content->IsArray()) {
+      continue;
+    }
+    for (const auto& part : content->GetArray()) {
+      const rapidjson::Value* type = part.IsObject() ? json::member(part, "type") : nullptr;
+      if (type == nullptr || !type->IsString() || std::string_view(type->GetString()) != "text") {
+        ++n;
+      }
+    }
+  }
+  return n;
+}
+
 std::optional<Error> checkStop(const rapidjson::Value& v) {
   if (!v.IsArray()) {
     return invalidValue("stop", "stop must be an array of strings (a bare string is not accepted)");
@@ -358,6 +376,7 @@ Result<ChatRequest> decodeChatRequest(std::string& body) {
                         "tollgate::include_raw_usage requires stream_options.include_usage "
                         "when streaming");
   }
+  req.media_parts = countMediaParts(req.body["messages"]);
   if (max_tokens && max_completion_tokens) {
     req.max_completion_tokens = std::min(*max_tokens, *max_completion_tokens);
   } else {

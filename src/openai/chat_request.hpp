@@ -30,6 +30,9 @@ struct ChatRequest {
   std::string variant_name;
   bool dryrun = false;
   std::vector<std::pair<std::string, std::string>> tags;  ///< tollgate::tags, validated.
+  /// Content parts of the messages that are not text (images, audio, files): their tokens are
+  /// not bounded by their bytes (an image URL of 50 bytes can cost thousands of tokens).
+  std::int64_t media_parts = 0;
   bool include_raw_usage = false;
   bool include_raw_response = false;
 };

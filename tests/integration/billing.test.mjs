@@ -153,6 +153,19 @@ for (const engine of ENGINES) {
       assertCompletion(await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'), { headers: bearer(key) }));
     });
 
+    test('an image is held at more than its bytes: up to the model\'s input limit', async () => {
+      // mock_model: 1000 input tokens at most (0.001 USD) and 500 output (0.001 USD).
+      const key = await keyFor('viewer', '0.0015');
+      const image = {
+        model: 'mock_model',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'what is it?' }, { type: 'image_url', image_url: { url: 'https://x.io/a.png' } }] }],
+      };
+      const e = assertError(await postJson(gw.baseURL, '/v1/chat/completions', image, { headers: bearer(key) }),
+        { status: 403, type: 'permission_error', code: 'insufficient_balance' });
+      assert.match(e.message, /may cost up to 0\.002 USD/);
+      assertCompletion(await postJson(gw.baseURL, '/v1/chat/completions', chatBody('what is it?'), { headers: bearer(key) }));
+    });
+
     test('an upstream failure is logged with its status at zero cost and releases the hold', async () => {
       const key = await keyFor('failing', '1');
       const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', {}, 'dead_model'), { headers: bearer(key) });

@@ -17,21 +17,28 @@ config::Model priced(const char* input, const char* output) {
 
 TEST(ChatBound, PromptIsTheBodySizeCappedByTheModelsInputLimit) {
   config::Model m = priced("0", "0");
-  EXPECT_EQ(chatBound(2048, std::nullopt, m).prompt, 2048);
+  EXPECT_EQ(chatBound(2048, 0, std::nullopt, m).prompt, 2048);
   m.max_input_tokens = 1000;
-  EXPECT_EQ(chatBound(2048, std::nullopt, m).prompt, 1000);
-  EXPECT_EQ(chatBound(10, std::nullopt, m).prompt, 10);
+  EXPECT_EQ(chatBound(2048, 0, std::nullopt, m).prompt, 1000);
+  EXPECT_EQ(chatBound(10, 0, std::nullopt, m).prompt, 10);
+}
+
+TEST(ChatBound, EachPartThatIsNotTextAddsItsOwnBoundWithinTheInputLimit) {
+  config::Model m = priced("0", "0");
+  EXPECT_EQ(chatBound(200, 2, std::nullopt, m).prompt, 200 + 2 * kMediaPartTokens);
+  m.max_input_tokens = 50'000;
+  EXPECT_EQ(chatBound(200, 2, std::nullopt, m).prompt, 50'000);
 }
 
 TEST(ChatBound, CompletionIsTheSmallestLimitSet) {
   config::Model m = priced("0", "0");
-  EXPECT_EQ(chatBound(1, std::nullopt, m).completion, kDefaultOutputBound);
-  EXPECT_EQ(chatBound(1, 10, m).completion, 10);
-  EXPECT_EQ(chatBound(1, 0, m).completion, 0);
+  EXPECT_EQ(chatBound(1, 0, std::nullopt, m).completion, kDefaultOutputBound);
+  EXPECT_EQ(chatBound(1, 0, 10, m).completion, 10);
+  EXPECT_EQ(chatBound(1, 0, 0, m).completion, 0);
   m.max_output_tokens = 500;
-  EXPECT_EQ(chatBound(1, std::nullopt, m).completion, 500);
-  EXPECT_EQ(chatBound(1, 100, m).completion, 100);
-  EXPECT_EQ(chatBound(1, 100'000, m).completion, 500);
+  EXPECT_EQ(chatBound(1, 0, std::nullopt, m).completion, 500);
+  EXPECT_EQ(chatBound(1, 0, 100, m).completion, 100);
+  EXPECT_EQ(chatBound(1, 0, 100'000, m).completion, 500);
 }
 
 TEST(MaxCost, ExactAtTheSmallestPrices) {

@@ -178,6 +178,17 @@ TEST(ChatRequest, SmallerTokenLimitWinsEitherWay) {
   EXPECT_FALSE(decode(body(""))->max_completion_tokens.has_value());
 }
 
+TEST(ChatRequest, CountsTheContentPartsThatAreNotText) {
+  const auto r =
+      decode(R"({"model":"m","messages":[{"role":"system","content":"be brief"},)"
+             R"({"role":"user","content":[{"type":"text","text":"what is this?"},)"
+             R"({"type":"image_url","image_url":{"url":"https://x.io/a.png"}},)"
+             R"({"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}]}]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->media_parts, 2);
+  EXPECT_EQ(decode(body(""))->media_parts, 0);
+}
+
 TEST(ChatRequest, DefaultsAndNulls) {
   const auto r = decode(body(R"("n":null,"stop":null,"temperature":null)"));
   ASSERT_TRUE(r.ok()) << r.error().message;

@@ -1,8 +1,10 @@
 #include "auth/key_follower.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 
 namespace tollgate::auth {
@@ -20,6 +22,16 @@ std::string hostName() {
   return name;
 }
 
+/// Gateways registered from this host whose process is gone: they are dead now, not in an hour
+/// (a gateway killed and restarted at once has its holds reclaimed at start).
+void forgetDeadLocalGateways(store::Store& db) {
+  for (const store::GatewayRecord& g : db.gatewaysOn(hostName())) {
+    if (g.pid > 0 && ::kill(static_cast<pid_t>(g.pid), 0) != 0 && errno == ESRCH) {
+      db.unregisterGateway(g.id);
+    }
+  }
+}
+
 }  // namespace
 
 KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id)
@@ -28,6 +40,7 @@ KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string 
   db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
   db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, -1});
   db_->forgetGatewaysUnseenFor(kForgetAfterMs);
+  forgetDeadLocalGateways(*db_);
   reload();
   thread_ = std::thread([this] { run(); });
 }

@@ -1,13 +1,9 @@
 #include "billing/ledger.hpp"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <cerrno>
 #include <cstdio>
 #include <iterator>
 #include <limits>
@@ -35,38 +31,22 @@ constexpr std::int64_t kEscrowRequests = 8;
 /// holds only what its requests in flight need, so none is refused for money another keeps idle.
 constexpr std::int64_t kEscrowPlentyRequests = 100;
 
-/// `amount` times `n`, saturated.
-money::Pico times(money::Pico amount, std::int64_t n) {
-  return amount > std::numeric_limits<money::Pico>::max() / n
-             ? std::numeric_limits<money::Pico>::max()
-             : amount * n;
+/// `n` times `amount`, saturated.
+money::Pico times(std::int64_t n, money::Pico amount) {
+  return money::times(n, amount).value_or(std::numeric_limits<money::Pico>::max());
 }
 constexpr std::chrono::hours kPruneEvery{1};
 constexpr std::chrono::milliseconds kCheckpointEvery{200};
 constexpr std::int64_t kMsPerDay = 86'400'000;
 
-std::string hostName() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("unknown");
-}
-
-/// Gateways registered from this host whose process is gone: they are dead now, not in
-/// kDeadAfterMs (a gateway killed and restarted at once gets its holds back at start).
-void forgetDeadLocalGateways(store::Store& db) {
-  for (const store::GatewayRecord& g : db.gatewaysOn(hostName())) {
-    if (g.pid > 0 && ::kill(static_cast<pid_t>(g.pid), 0) != 0 && errno == ESRCH) {
-      db.unregisterGateway(g.id);
-    }
-  }
-}
-
 }  // namespace
 
 Ledger::Ledger(store::Location where, Options options)
     : where_(std::move(where)), options_(std::move(options)) {
+  // The key follower has registered this gateway and forgotten this host's dead ones: their
+  // holds go back now.
   {
     store::Transaction tx(store().connection());
-    forgetDeadLocalGateways(*db_);
     db_->reclaimHolds(kDeadAfterMs);
     tx.commit();
   }
@@ -185,30 +165,43 @@ void Ledger::drawFromEscrows(std::span<Op> ops) {
   }
 }
 
-bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
+template <typename Body>
+bool Ledger::transact(const std::string& failing, Body&& body) {
   try {
     store::Transaction tx(store().connection());
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const Op& op = ops[i];
-      switch (op.kind) {
-        case Kind::Hold:
-          replies[i].hold = db_->hold(
-              {op.hold.id, op.hold.team_id, op.hold.amount - op.from_escrow}, options_.gateway_id,
-              times(op.hold.amount, kEscrowRequests), times(op.hold.amount, kEscrowPlentyRequests));
-          break;
-        case Kind::Settle:
-          replies[i].hold_kept = db_->settle(op.hold.id, op.row);
-          break;
-      }
-    }
+    body(*db_);
     tx.commit();
+    return true;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: the ledger could not commit %zu operations: %s\n", ops.size(),
-                 e.what());
+    std::fprintf(stderr, "tollgate: %s: %s\n", failing.c_str(), e.what());
     const auto* store_error = dynamic_cast<const store::StoreError*>(&e);
     if (store_error == nullptr || store_error->kind() == store::StoreError::Kind::Unavailable) {
-      db_.reset();  // Connect again for the next batch.
+      db_.reset();  // Connect again next time.
     }
+    return false;
+  }
+}
+
+bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
+  const bool committed =
+      transact("the ledger could not commit " + std::to_string(ops.size()) + " operations",
+               [&](store::Store& db) {
+                 for (std::size_t i = 0; i < ops.size(); ++i) {
+                   const Op& op = ops[i];
+                   switch (op.kind) {
+                     case Kind::Hold:
+                       replies[i].hold =
+                           db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.from_escrow},
+                                   options_.gateway_id, times(kEscrowRequests, op.hold.amount),
+                                   times(kEscrowPlentyRequests, op.hold.amount));
+                       break;
+                     case Kind::Settle:
+                       replies[i].hold_kept = db.settle(op.hold.id, op.row);
+                       break;
+                   }
+                 }
+               });
+  if (!committed) {
     return false;
   }
   for (Reply& r : replies) {
@@ -294,15 +287,11 @@ void Ledger::returnEscrows(bool all) {
     return;
   }
   std::vector<bool> kept(back.size(), false);
-  try {
-    store::Transaction tx(store().connection());
-    for (std::size_t i = 0; i < back.size(); ++i) {
-      kept[i] = db_->shrinkHold(back[i].id, back[i].amount);
-    }
-    tx.commit();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: returning escrows failed (will retry): %s\n", e.what());
-    db_.reset();
+  if (!transact("returning escrows failed (will retry)", [&](store::Store& db) {
+        for (std::size_t i = 0; i < back.size(); ++i) {
+          kept[i] = db.shrinkHold(back[i].id, back[i].amount);
+        }
+      })) {
     std::lock_guard lock(escrow_mu_);
     for (const store::Hold& h : back) {
       Escrow& e = escrows_[h.team_id];
@@ -322,14 +311,8 @@ void Ledger::returnEscrows(bool all) {
 }
 
 void Ledger::maintain() {
-  try {
-    store::Transaction tx(store().connection());
-    db_->reclaimHolds(kDeadAfterMs);
-    tx.commit();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: reclaiming holds failed (will retry): %s\n", e.what());
-    db_.reset();
-  }
+  transact("reclaiming holds failed (will retry)",
+           [](store::Store& db) { db.reclaimHolds(kDeadAfterMs); });
 }
 
 void Ledger::checkpointer() {

@@ -87,6 +87,10 @@ class Ledger {
 
   /// The writer's connection, made again after a failure dropped it.
   store::Store& store();
+  /// Runs `body` on the writer's connection in one transaction; false when it failed (said on
+  /// stderr after `failing`), the connection then dropped if the store itself failed.
+  template <typename Body>
+  bool transact(const std::string& failing, Body&& body);
   boost::asio::awaitable<Reply> submit(Op op);
   void enqueue(Op op);
   void run();

@@ -96,6 +96,12 @@ void timeField(json::Writer& w, std::string_view key, std::optional<std::int64_t
   }
 }
 
+/// An amount of pico-USD as its exact decimal USD number.
+void usdField(json::Writer& w, std::string_view key, money::Pico amount) {
+  w.key(key);
+  w.rawNumber(money::formatUsd(amount));
+}
+
 void textField(json::Writer& w, std::string_view key, const std::optional<std::string>& v) {
   w.key(key);
   if (v) {
@@ -229,10 +235,8 @@ int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
       timeField(w, "created_at", t.created_at);
       w.field("members", static_cast<std::int64_t>(members.size()));
       w.field("active_keys", active_keys);
-      w.key("balance");
-      w.rawNumber(money::formatUsd(t.balance));
-      w.key("reserved");
-      w.rawNumber(money::formatUsd(t.reserved));
+      usdField(w, "balance", t.balance);
+      usdField(w, "reserved", t.reserved);
       w.endObject();
       printJson(w);
     } else {
@@ -480,8 +484,7 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
       w.field("episode_id", s.episode_id);
       w.field("prompt_tokens", s.prompt_tokens);
       w.field("completion_tokens", s.completion_tokens);
-      w.key("cost");
-      w.rawNumber(money::formatUsd(s.cost));
+      usdField(w, "cost", s.cost);
       w.key("tags");
       w.raw(s.tags_json);
       w.field("status", s.status);
@@ -545,8 +548,7 @@ int spend(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
       w.field("requests", t.requests);
       w.field("prompt_tokens", t.prompt_tokens);
       w.field("completion_tokens", t.completion_tokens);
-      w.key("cost");
-      w.rawNumber(money::formatUsd(t.cost));
+      usdField(w, "cost", t.cost);
       w.endObject();
     }
     w.endArray();

@@ -13,6 +13,12 @@ constexpr std::string_view kTeamColumns =
 Team team(const Row& r) {
   return {r.text(0), r.text(1), r.text(2), r.integer(3), r.integer(4), r.integer(5)};
 }
+constexpr std::string_view kGatewayColumns =
+    "SELECT id, host, pid, seen_at, applied_seq FROM gateways ";
+
+GatewayRecord gateway(const Row& r) {
+  return {r.text(0), r.text(1), r.integer(2), r.integer(3), r.integer(4)};
+}
 User user(const Row& r, std::size_t at = 0) {
   return {r.text(at), r.text(at + 1), r.text(at + 2), r.integer(at + 3)};
 }
@@ -253,21 +259,19 @@ void Store::unregisterGateway(const std::string& id) {
 
 std::vector<GatewayRecord> Store::gatewaysOn(const std::string& host) {
   std::vector<GatewayRecord> out;
-  for (const Row& r : c_->query(
-           "SELECT id, host, pid, seen_at, applied_seq FROM gateways WHERE host = $1 ORDER BY id",
-           {host})) {
-    out.push_back({r.text(0), r.text(1), r.integer(2), r.integer(3), r.integer(4)});
+  for (const Row& r : c_->query(q(kGatewayColumns, "WHERE host = $1 ORDER BY id"), {host})) {
+    out.push_back(gateway(r));
   }
   return out;
 }
 
 std::vector<GatewayRecord> Store::laggingGateways(std::int64_t seq, std::int64_t alive_window_ms) {
   std::vector<GatewayRecord> out;
-  for (const Row& r : c_->query("SELECT id, host, pid, seen_at, applied_seq FROM gateways "
-                                "WHERE applied_seq < $1 AND seen_at >= " +
-                                    std::string(c_->nowMsSql()) + " - $2 ORDER BY id",
-                                {seq, alive_window_ms})) {
-    out.push_back({r.text(0), r.text(1), r.integer(2), r.integer(3), r.integer(4)});
+  for (const Row& r :
+       c_->query(q(kGatewayColumns, "WHERE applied_seq < $1 AND seen_at >= " +
+                                        std::string(c_->nowMsSql()) + " - $2 ORDER BY id"),
+                 {seq, alive_window_ms})) {
+    out.push_back(gateway(r));
   }
   return out;
 }

@@ -70,9 +70,11 @@ class Scanner {
     if (depth_ == 1) {
       field_ = fieldOf(key);
       error_ = error_ || key == "error";
-      // The value starts after the ':' that follows the key, past any whitespace.
+      // The value starts after the ':' that follows the key, past any JSON whitespace (a
+      // carriage return included: only line feeds send an event to the slow path).
       std::size_t at = in_.Tell();
-      while (at < text_.size() && (text_[at] == ' ' || text_[at] == '\t' || text_[at] == ':')) {
+      while (at < text_.size() && (text_[at] == ' ' || text_[at] == '\t' || text_[at] == '\r' ||
+                                   text_[at] == '\n' || text_[at] == ':')) {
         ++at;
       }
       value_begin_ = at;

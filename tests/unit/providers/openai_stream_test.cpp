@@ -55,6 +55,18 @@ TEST(ChunkRewriter, MissingOrMistypedFieldsGetDefaults) {
             "\n\n");
 }
 
+TEST(ChunkRewriter, CarriageReturnsAroundTheColonAreNotPartOfTheValue) {
+  const Rewritten w = rewrite(meta(true),
+                              "{\"id\":\"c\",\"choices\"\r\r:\r[],"
+                              "\"usage\"\r:\r{\"prompt_tokens\":1}}");
+  ASSERT_TRUE(w.kind.ok());
+  EXPECT_EQ(w.out,
+            R"(data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"gpt_4o_mini",)"
+            R"("episode_id":"ep-1","system_fingerprint":"tollgate","service_tier":"auto",)"
+            R"("choices":[],"usage":{"prompt_tokens":1}})"
+            "\n\n");
+}
+
 TEST(ChunkRewriter, TheUsageChunkIsKeptOnlyWhenAskedForButAlwaysRead) {
   const std::string usage_chunk =
       R"({"id":"c","choices":[],"usage":{"prompt_tokens":421,"completion_tokens":24,)"

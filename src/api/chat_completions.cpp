@@ -1,4 +1,5 @@
 #include "api/handlers.hpp"
+#include "api/request_flow.hpp"
 #include "billing/charge.hpp"
 #include "billing/pricing.hpp"
 #include "core/ids.hpp"
@@ -7,14 +8,6 @@
 #include "openai/chat_request.hpp"
 
 namespace tollgate::api {
-namespace {
-
-awaitable<void> refuse(http::RequestContext& ctx, const Error& e, http::ResponseWriter& out) {
-  ctx.error_code = errorSpec(e.kind).code;
-  co_await out.sendError(e);
-}
-
-}  // namespace
 
 awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, http::Request& req,
                                 http::ResponseWriter& out) {
@@ -26,7 +19,7 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
   }
   ctx.model = request->model;
   // Plan: which model and providers serve it.
-  const auto plan = inference::plan(ctx.config, request->model);
+  const auto plan = planFor(ctx.config, request->model, config::Endpoint::Chat);
   if (!plan) {
     co_return co_await refuse(ctx, plan.error(), out);
   }
@@ -39,9 +32,7 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
                             std::nullopt};
   // Admit: hold the most this request can cost on its team's balance (not for a dryrun).
   const config::Model& model = *plan->model;
-  std::string team_id = request->dryrun              ? std::string()
-                        : ctx.caller.team_id.empty() ? s.open_team_id
-                                                     : ctx.caller.team_id;
+  std::string team_id = billedTeam(s, ctx, request->dryrun);
   // Named, not a temporary in the co_await expression: GCC 12 mishandles those in coroutines.
   billing::RequestFacts facts{
       "chat", meta.episode_id,

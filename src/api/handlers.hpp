@@ -32,4 +32,16 @@ awaitable<void> retrieveModel(http::RequestContext& ctx, http::Request& req,
 awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, http::Request& req,
                                 http::ResponseWriter& out);
 
+/// POST /v1/embeddings (spec §4.2).
+awaitable<void> embeddings(const Services& s, http::RequestContext& ctx, http::Request& req,
+                           http::ResponseWriter& out);
+
+/// POST /v1/rerank (spec §4.3).
+awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Request& req,
+                       http::ResponseWriter& out);
+
+/// POST /v1/audio/transcriptions (spec §4.4): a multipart upload, spooled past a small size.
+awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, http::Request& req,
+                               http::ResponseWriter& out);
+
 }  // namespace tollgate::api

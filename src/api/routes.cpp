@@ -10,6 +10,11 @@ using http::Method;
 
 /// Bodies of GET requests are ignored, but still bounded.
 constexpr std::size_t kSmallBody = 64 * 1024;
+/// An upload's form fields (model, prompt, …) beside its file; the file's own limit is checked
+/// once the form is read.
+constexpr std::size_t kFormAllowance = 1024 * 1024;
+/// Uploads past this size are kept in a temporary file, not in memory.
+constexpr std::size_t kUploadMemoryBytes = 256 * 1024;
 
 }  // namespace
 
@@ -32,6 +37,26 @@ http::Router makeRouter(const Services& s, const http::Authenticator* authentica
        chat_body,
        {"application/json"},
        [s](auto& ctx, auto& req, auto& out) { return chatCompletions(s, ctx, req, out); }});
+  routes.push_back({Method::Post,
+                    "/v1/embeddings",
+                    Access::ApiKey,
+                    chat_body,
+                    {"application/json"},
+                    [s](auto& ctx, auto& req, auto& out) { return embeddings(s, ctx, req, out); }});
+  routes.push_back({Method::Post,
+                    "/v1/rerank",
+                    Access::ApiKey,
+                    chat_body,
+                    {"application/json"},
+                    [s](auto& ctx, auto& req, auto& out) { return rerank(s, ctx, req, out); }});
+  routes.push_back(
+      {Method::Post,
+       "/v1/audio/transcriptions",
+       Access::ApiKey,
+       s.config.gateway.max_upload_bytes + kFormAllowance,
+       {"multipart/form-data"},
+       [s](auto& ctx, auto& req, auto& out) { return transcriptions(s, ctx, req, out); },
+       kUploadMemoryBytes});
   return http::Router(std::move(routes), authenticator);
 }
 

@@ -10,6 +10,7 @@ namespace {
 namespace asio = boost::asio;
 
 constexpr int kStatusClientLeft = 499;
+constexpr int kStatusOk = 200;
 
 std::string topUpHint(const http::RequestContext& ctx) {
   return "; top it up with: tollgate admin teams topup " +
@@ -106,6 +107,16 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   row.prompt_tokens = usage.prompt_tokens;
   row.completion_tokens = usage.completion_tokens;
   row.cost = money::charge(*pricing(), usage.prompt_tokens, usage.completion_tokens);
+  if (model_->cost_per_audio_second > 0 && produced.status == kStatusOk) {
+    std::int64_t audio_ms = produced.audio_ms;
+    if (audio_ms == 0) {
+      audio_ms = facts_.audio_estimate_ms;
+      estimated = true;
+    }
+    const auto audio = audioCost(audio_ms, model_->cost_per_audio_second);
+    const auto sum = audio ? money::plus(row.cost, *audio) : std::nullopt;
+    row.cost = sum && *sum < hold_.amount ? *sum : hold_.amount;
+  }
   row.tags = facts_.tags;
   row.tags_json = tagsJson(facts_.tags);
   row.status = left ? kStatusClientLeft : produced.status;

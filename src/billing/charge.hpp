@@ -19,11 +19,14 @@ namespace tollgate::billing {
 
 /// What the spend row says of a request, besides what its context holds.
 struct RequestFacts {
-  std::string endpoint;  ///< "chat"
+  std::string endpoint;  ///< "chat", "embedding", "rerank" or "transcription"
   std::string episode_id;
   Tags tags;
   bool streamed = false;
   std::size_t body_bytes = 0;
+  /// Transcriptions: the audio's duration when the upstream does not report it (a WAV header's,
+  /// or estimated from the file's size).
+  std::int64_t audio_estimate_ms = 0;
 };
 
 class Charge final : public inference::Settlement {

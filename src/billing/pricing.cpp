@@ -21,6 +21,42 @@ TokenBound chatBound(std::size_t body_bytes, std::int64_t media_parts,
   return b;
 }
 
+TokenBound embeddingBound(std::size_t body_bytes, std::size_t inputs, const config::Model& model) {
+  TokenBound b;
+  b.prompt = static_cast<std::int64_t>(body_bytes);
+  if (model.max_input_tokens > 0) {
+    b.prompt = std::min(b.prompt, model.max_input_tokens * static_cast<std::int64_t>(inputs));
+  }
+  return b;
+}
+
+TokenBound rerankBound(std::size_t body_bytes, std::size_t query_bytes, std::size_t documents) {
+  // Bounded by the body's size limit, squared at worst: no overflow for any limit below 2 GiB.
+  return TokenBound{
+      static_cast<std::int64_t>(body_bytes) +
+          static_cast<std::int64_t>(query_bytes) * static_cast<std::int64_t>(documents),
+      0};
+}
+
+std::int64_t audioBoundMs(std::size_t file_bytes, std::optional<std::int64_t> wav_ms) {
+  constexpr std::int64_t kMsPerSecond = 1000;
+  if (wav_ms) {
+    return *wav_ms;
+  }
+  return (static_cast<std::int64_t>(file_bytes) * kMsPerSecond + kMinAudioBytesPerSecond - 1) /
+         kMinAudioBytesPerSecond;
+}
+
+std::optional<money::Pico> audioCost(std::int64_t ms, money::Pico per_second) {
+  constexpr std::int64_t kMsPerSecond = 1000;
+  const auto whole = money::times(ms / kMsPerSecond, per_second);
+  const auto part = money::times(ms % kMsPerSecond, per_second);
+  if (!whole || !part) {
+    return std::nullopt;
+  }
+  return money::plus(*whole, (*part + kMsPerSecond - 1) / kMsPerSecond);
+}
+
 std::optional<money::Pico> maxCost(const TokenBound& bound, const config::Model& model) {
   const auto input = money::times(bound.prompt, model.input_cost_per_token);
   const auto output = money::times(bound.completion, model.output_cost_per_token);

@@ -38,6 +38,28 @@ inline constexpr std::int64_t kMediaPartTokens = 32'768;
 TokenBound chatBound(std::size_t body_bytes, std::int64_t media_parts,
                      std::optional<std::int64_t> request_limit, const config::Model& model);
 
+/// The bound of an embeddings request: at most one token per byte of the body, and no more than
+/// the model's max_input_tokens per input when set. Nothing is generated.
+TokenBound embeddingBound(std::size_t body_bytes, std::size_t inputs, const config::Model& model);
+
+/// The bound of a rerank request: the query is read once per document (as Cohere counts), and
+/// every document once; one token per byte of each.
+TokenBound rerankBound(std::size_t body_bytes, std::size_t query_bytes, std::size_t documents);
+
+/// Audio of an unknown format is taken to be at least this dense (6 kbit/s, the lowest bit rate
+/// speech codecs use) when bounding its duration: its bytes cannot hold more seconds.
+inline constexpr std::int64_t kMinAudioBytesPerSecond = 750;
+/// Audio whose duration the gateway cannot read is estimated at this rate (128 kbit/s) when the
+/// upstream does not report it.
+inline constexpr std::int64_t kEstimatedAudioBytesPerSecond = 16'000;
+
+/// The most milliseconds of audio a file of `file_bytes` holds: `wav_ms` when its WAV header said,
+/// else its bytes at kMinAudioBytesPerSecond.
+std::int64_t audioBoundMs(std::size_t file_bytes, std::optional<std::int64_t> wav_ms);
+
+/// The cost of `ms` milliseconds of audio at `per_second`, rounded up; nullopt on overflow.
+std::optional<money::Pico> audioCost(std::int64_t ms, money::Pico per_second);
+
 /// The most a request within `bound` can cost at `model`'s prices; nullopt when it does not fit
 /// in an int64 (no balance covers it).
 std::optional<money::Pico> maxCost(const TokenBound& bound, const config::Model& model);

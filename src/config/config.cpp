@@ -221,7 +221,8 @@ void parseListen(const TableReader& r, Gateway& g) {
 
 Gateway parseGateway(const TableReader& r) {
   r.allowOnly({"listen", "auth", "open_team", "workers", "max_header_bytes", "max_body_bytes",
-               "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms", "shutdown_timeout_ms"});
+               "max_upload_bytes", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms",
+               "shutdown_timeout_ms"});
   Gateway g;
   parseListen(r, g);
   if (const auto auth = r.string("auth")) {
@@ -243,6 +244,8 @@ Gateway parseGateway(const TableReader& r) {
       r.integer("max_header_bytes", kMinHeader, kMaxHeader).value_or(g.max_header_bytes));
   g.max_body_bytes =
       static_cast<std::size_t>(r.integer("max_body_bytes", 1, kMaxBody).value_or(g.max_body_bytes));
+  g.max_upload_bytes = static_cast<std::size_t>(
+      r.integer("max_upload_bytes", 1, kMaxBody).value_or(g.max_upload_bytes));
   g.header_timeout = r.millis("header_timeout_ms", g.header_timeout);
   g.body_timeout = r.millis("body_timeout_ms", g.body_timeout);
   g.idle_timeout = r.millis("idle_timeout_ms", g.idle_timeout);
@@ -479,15 +482,25 @@ std::string tableToJson(const toml::table& table) {
 }
 
 Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& env) {
-  r.allowOnly({"display_name", "owned_by", "created", "is_active", "security",
-               "input_cost_per_token", "output_cost_per_token", "max_input_tokens",
-               "max_output_tokens", "input_modalities", "output_modalities", "model_info",
-               "routing", "providers"});
+  r.allowOnly({"display_name", "owned_by", "created", "endpoint", "is_active", "security",
+               "input_cost_per_token", "output_cost_per_token", "cost_per_audio_second",
+               "max_input_tokens", "max_output_tokens", "input_modalities", "output_modalities",
+               "model_info", "routing", "providers"});
   Model m;
   m.id = id;
   m.display_name = r.string("display_name").value_or(id);
   m.owned_by = r.string("owned_by").value_or("tollgate");
   m.created = r.integer("created", 0, std::numeric_limits<std::int64_t>::max()).value_or(0);
+  if (const auto endpoint = r.string("endpoint")) {
+    constexpr std::array kEndpoints{Endpoint::Chat, Endpoint::Embedding, Endpoint::Rerank,
+                                    Endpoint::Transcription};
+    const auto* found = std::find_if(kEndpoints.begin(), kEndpoints.end(),
+                                     [&](Endpoint e) { return endpointName(e) == *endpoint; });
+    if (found == kEndpoints.end()) {
+      r.fail("endpoint", "must be \"chat\", \"embedding\", \"rerank\" or \"transcription\"");
+    }
+    m.endpoint = *found;
+  }
   m.is_active = r.boolean("is_active").value_or(true);
   for (const std::string& tag : r.strings("security").value_or(std::vector<std::string>{})) {
     if (tag == "tee") {
@@ -500,6 +513,10 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
   }
   m.input_cost_per_token = r.usd("input_cost_per_token").value_or(0);
   m.output_cost_per_token = r.usd("output_cost_per_token").value_or(0);
+  m.cost_per_audio_second = r.usd("cost_per_audio_second").value_or(0);
+  if (m.cost_per_audio_second != 0 && m.endpoint != Endpoint::Transcription) {
+    r.fail("cost_per_audio_second", "applies only to endpoint = \"transcription\"");
+  }
   constexpr std::int64_t kMaxTokens = std::numeric_limits<std::int32_t>::max();
   m.max_input_tokens = r.integer("max_input_tokens", 0, kMaxTokens).value_or(0);
   m.max_output_tokens = r.integer("max_output_tokens", 0, kMaxTokens).value_or(0);
@@ -549,6 +566,20 @@ ConfigError::ConfigError(std::string file, std::string key, std::string reason)
       file_(std::move(file)),
       key_(std::move(key)),
       reason_(std::move(reason)) {}
+
+std::string_view endpointName(Endpoint e) {
+  switch (e) {
+    case Endpoint::Chat:
+      return "chat";
+    case Endpoint::Embedding:
+      return "embedding";
+    case Endpoint::Rerank:
+      return "rerank";
+    case Endpoint::Transcription:
+      return "transcription";
+  }
+  return "chat";
+}
 
 const Model* Config::findModel(std::string_view id) const {
   const auto it = std::lower_bound(models.begin(), models.end(), id,

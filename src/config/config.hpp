@@ -22,6 +22,12 @@ enum class AuthMode { Required, Open };
 
 enum class ProviderType { OpenAI, Dummy };
 
+/// The API a model serves: a request to another endpoint is refused (400 model_wrong_endpoint).
+enum class Endpoint { Chat, Embedding, Rerank, Transcription };
+
+/// The name of `e` in config and spend rows: "chat", "embedding", "rerank", "transcription".
+std::string_view endpointName(Endpoint e);
+
 /// An upstream base address split into its parts, e.g. https://api.example.com/v1.
 struct UpstreamUrl {
   bool tls = false;
@@ -48,11 +54,13 @@ struct Model {
   std::string display_name;
   std::string owned_by;
   std::int64_t created = 0;
+  Endpoint endpoint = Endpoint::Chat;
   bool is_active = true;
   bool tee = false;
   bool zdr = false;
   money::Pico input_cost_per_token = 0;  ///< USD per token, exact.
   money::Pico output_cost_per_token = 0;
+  money::Pico cost_per_audio_second = 0;  ///< Transcription models: USD per second of audio.
   std::int64_t max_input_tokens = 0;
   std::int64_t max_output_tokens = 0;
   std::vector<std::string> input_modalities{"text"};
@@ -70,6 +78,8 @@ struct Gateway {
   unsigned workers = 0;  ///< 0: one per CPU this process may run on.
   std::size_t max_header_bytes = 16 * 1024;
   std::size_t max_body_bytes = 4 * 1024 * 1024;
+  /// Audio uploads (POST /v1/audio/transcriptions), as OpenAI's limit.
+  std::size_t max_upload_bytes = 25 * 1024 * 1024;
   Millis header_timeout{10'000};
   Millis body_timeout{30'000};
   Millis idle_timeout{60'000};

@@ -18,6 +18,34 @@ routing = ["local"]
 
 [models.echo.providers.local]
 type = "dummy"
+
+[models.echo_embedding]
+display_name = "Echo embeddings (built-in): vectors derived from the text"
+endpoint = "embedding"
+max_input_tokens = 8192
+output_modalities = ["embedding"]
+routing = ["local"]
+
+[models.echo_embedding.providers.local]
+type = "dummy"
+
+[models.echo_rerank]
+display_name = "Echo rerank (built-in): scores by shared words"
+endpoint = "rerank"
+output_modalities = ["score"]
+routing = ["local"]
+
+[models.echo_rerank.providers.local]
+type = "dummy"
+
+[models.echo_transcription]
+display_name = "Echo transcription (built-in): describes the audio it got"
+endpoint = "transcription"
+input_modalities = ["audio"]
+routing = ["local"]
+
+[models.echo_transcription.providers.local]
+type = "dummy"
 )toml";
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/spool.hpp"
+
 namespace tollgate::http {
 
 enum class Method { Get, Head, Post, Put, Patch, Delete, Options, Other };
@@ -48,6 +50,9 @@ struct Request {
   const Headers* headers = nullptr;
   std::string* body = nullptr;  ///< Owned by the session; handlers may parse it in place.
   PathParams params;
+  /// The whole body, in memory or past the route's memory limit in a temporary file; `body` is
+  /// its memory, complete only while it is not in a file.
+  const Spool* spool = nullptr;
 
   std::string_view header(std::string_view name) const {
     return headers != nullptr ? headers->get(name) : std::string_view{};

@@ -7,6 +7,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@ struct Route {
   /// Accepted media types of the body, e.g. {"application/json"}; empty accepts any.
   std::vector<std::string> content_types;
   Handler handler;
+  /// Bodies larger than this are kept in a temporary file (Request::spool), not in memory.
+  std::size_t memory_limit = std::numeric_limits<std::size_t>::max();
 };
 
 /// The route that serves a request head, or the response that refuses it.

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "http/response.hpp"
@@ -34,6 +37,20 @@ class ResponseWriter {
   boost::asio::awaitable<bool> sendError(const Error& e) {
     co_return co_await send(Response::error(e));
   }
+
+  /// A header every response of this request carries (e.g. Deprecation), whoever sends it.
+  void addHeader(std::string name, std::string value) {
+    extra_headers_.emplace_back(std::move(name), std::move(value));
+  }
+
+ protected:
+  /// Adds the headers of addHeader() to `r`.
+  void decorate(Response& r) const {
+    r.headers.insert(r.headers.end(), extra_headers_.begin(), extra_headers_.end());
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> extra_headers_;
 };
 
 }  // namespace tollgate::http

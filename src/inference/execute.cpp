@@ -27,14 +27,14 @@ asio::awaitable<bool> clientLeft() {
 
 /// One attempt at `provider`: the status the client saw, or why nothing reached it.
 asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Provider& provider,
-                                     const openai::ChatRequest& request,
-                                     const openai::ResponseMeta& meta, const Upstreams& up,
+                                     const StartExchange& start, bool stream, const Upstreams& up,
                                      Settlement& settlement, http::ResponseWriter& out) {
   const providers::Adapter* adapter = up.adapters.find(provider.type);
-  if (adapter == nullptr) {
-    co_return Error{ErrorKind::Internal, "no adapter for provider '" + provider.name + "'", ""};
+  auto exchange = adapter != nullptr ? start(*adapter, provider) : nullptr;
+  if (exchange == nullptr) {
+    co_return Error{ErrorKind::Internal,
+                    "provider '" + provider.name + "' cannot serve this endpoint", ""};
   }
-  auto exchange = adapter->chat(request, provider, meta);
   providers::UpstreamRequest upstream_request = exchange->request();
   upstream_request.headers.emplace_back("X-Request-Id", ctx.request_id);
   providers::Transport* local = adapter->localTransport();
@@ -50,7 +50,7 @@ asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Pr
     up.redactor.redact(text);
     co_return exchange->error(c.status(), text);
   }
-  if (request.stream && !text::isMediaType(c.contentType(), "text/event-stream")) {
+  if (stream && !text::isMediaType(c.contentType(), "text/event-stream")) {
     // Not a stream (an HTML error page, a JSON body): fall back before the client has a 200.
     co_return Error{ErrorKind::UpstreamError,
                     "upstream provider '" + provider.name +
@@ -58,7 +58,7 @@ asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Pr
                         text::printable(c.contentType()) + "'",
                     ""};
   }
-  auto relayed = co_await relayAnswer(c, *exchange, request.stream, up.redactor, settlement, out);
+  auto relayed = co_await relayAnswer(c, *exchange, stream, up.redactor, settlement, out);
   if (const auto& usage = exchange->usage()) {
     ctx.usage = {usage->prompt_tokens, usage->completion_tokens};
   }
@@ -67,10 +67,9 @@ asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Pr
 
 }  // namespace
 
-asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
-                                  const openai::ChatRequest& request,
-                                  const openai::ResponseMeta& meta, const Upstreams& up,
-                                  Settlement& settlement, http::ResponseWriter& out) {
+asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
+                              const StartExchange& start, bool stream, const Upstreams& up,
+                              Settlement& settlement, http::ResponseWriter& out) {
   // From here every exchange is settled, a client's hang-up included: cancellation shows as
   // operations that fail (the relay then settles what the client was sent) rather than as an
   // exception that would skip the settlement, and no provider is tried once it has come.
@@ -82,7 +81,7 @@ asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
     }
     ctx.provider = provider.name;
     ctx.attempt_started = Clock::now();
-    auto result = co_await attempt(ctx, provider, request, meta, up, settlement, out);
+    auto result = co_await attempt(ctx, provider, start, stream, up, settlement, out);
     ctx.upstream +=
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - ctx.attempt_started);
     ctx.attempt_started = {};
@@ -97,8 +96,19 @@ asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
   }
   ctx.status = last.status();
   ctx.error_code = errorSpec(last.kind).code;
-  co_await settlement.settle(Produced{ctx.status, std::nullopt, 0, 0});
+  co_await settlement.settle(Produced{ctx.status, std::nullopt, 0, 0, 0});
   co_await out.sendError(last);
+}
+
+asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
+                                  const openai::ChatRequest& request,
+                                  const openai::ResponseMeta& meta, const Upstreams& up,
+                                  Settlement& settlement, http::ResponseWriter& out) {
+  const StartExchange start = [&](const providers::Adapter& adapter,
+                                  const config::Provider& provider) {
+    return adapter.chat(request, provider, meta);
+  };
+  co_await execute(ctx, plan, start, request.stream, up, settlement, out);
 }
 
 }  // namespace tollgate::inference

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <memory>
 
 #include "http/request_context.hpp"
 #include "http/writer.hpp"
@@ -24,6 +26,19 @@ struct Upstreams {
   const providers::Registry& adapters;
   const providers::SecretRedactor& redactor;
 };
+
+/// Starts an attempt at one provider through its adapter; nullptr when the adapter does not
+/// serve the endpoint.
+using StartExchange = std::function<std::unique_ptr<providers::Exchange>(const providers::Adapter&,
+                                                                         const config::Provider&)>;
+
+/// Serves a request by `plan`: for each provider in turn, `start` makes the exchange; the first
+/// provider that answers is relayed to `out` (as a stream when `stream`); when none does, the last
+/// failure is. Records the provider, upstream time and outcome in `ctx`, and settles what the
+/// client got with `settlement` before the answer's last byte.
+boost::asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
+                                     const StartExchange& start, bool stream, const Upstreams& up,
+                                     Settlement& settlement, http::ResponseWriter& out);
 
 /// Serves `request` by `plan`: the first provider that answers is relayed to `out`; when none
 /// does, the last failure is. Records the provider, upstream time and outcome in `ctx`, and

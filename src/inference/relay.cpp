@@ -33,7 +33,7 @@ Error chargeNotRecorded() {
                ""};
 }
 
-asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatExchange& exchange,
+asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::Exchange& exchange,
                                  const providers::SecretRedactor& redactor, Settlement& settlement,
                                  http::ResponseWriter& out) {
   // The head leaves with the first events when they are already here (one write, not two).
@@ -42,7 +42,9 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatE
     sending = co_await out.flush();
   }
   std::int64_t chunks = 0;  // Relayed to the client: what a stream without usage is charged.
-  const auto produced = [&](int status) { return Produced{status, exchange.usage(), chunks, 0}; };
+  const auto produced = [&](int status) {
+    return Produced{status, exchange.usage(), chunks, 0, 0};
+  };
   if (!sending) {
     co_await settlement.settle(produced(kStatusClientLeft));
     co_return kStatusOk;
@@ -117,7 +119,7 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::ChatE
 }  // namespace
 
 asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
-                                         providers::ChatExchange& exchange, bool stream,
+                                         providers::Exchange& exchange, bool stream,
                                          const providers::SecretRedactor& redactor,
                                          Settlement& settlement, http::ResponseWriter& out) {
   if (stream) {
@@ -132,12 +134,15 @@ asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
   if (!body) {
     co_return std::move(body).error();
   }
-  if (!co_await settlement.settle(Produced{kStatusOk, exchange.usage(), 0, body->size()})) {
+  if (!co_await settlement.settle(
+          Produced{kStatusOk, exchange.usage(), 0, body->size(), exchange.audioMs()})) {
     const Error e = chargeNotRecorded();
     co_await out.sendError(e);
     co_return e.status();
   }
-  co_await out.send(http::Response::json(kStatusOk, std::move(body).value()));
+  http::Response answer = http::Response::json(kStatusOk, std::move(body).value());
+  answer.content_type = exchange.contentType();
+  co_await out.send(std::move(answer));
   co_return kStatusOk;
 }
 

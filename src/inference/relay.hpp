@@ -17,7 +17,7 @@ namespace tollgate::inference {
 /// client effectively saw (for a stream ended by an error event, that error's status), or an
 /// error when nothing reached the client yet, so another provider may be tried.
 boost::asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
-                                                providers::ChatExchange& exchange, bool stream,
+                                                providers::Exchange& exchange, bool stream,
                                                 const providers::SecretRedactor& redactor,
                                                 Settlement& settlement, http::ResponseWriter& out);
 

@@ -18,6 +18,7 @@ struct Produced {
   std::optional<openai::Usage> usage;  ///< As the upstream reported it, if it did.
   std::int64_t chunks = 0;             ///< Streams: chunks relayed to the client.
   std::size_t answer_bytes = 0;        ///< Whole answers: the body's size.
+  std::int64_t audio_ms = 0;           ///< Transcriptions: the audio's duration, if reported.
 };
 
 class Settlement {

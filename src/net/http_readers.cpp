@@ -79,6 +79,10 @@ RequestReader::Step RequestReader::parse(beast::flat_buffer& buffer) {
       // Also raised with the head, when Content-Length already exceeds the limit.
       return fail(tooLarge());
     }
+    if (ec == boost::system::errc::no_space_on_device) {
+      return fail(Error{ErrorKind::ServiceUnavailable,
+                        "the gateway has no room to store the upload; try again later", ""});
+    }
     if (ec && ec != http::error::need_more) {
       return fail(malformed(ec.message()));
     }

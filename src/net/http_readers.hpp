@@ -7,13 +7,13 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <cstddef>
 #include <optional>
 #include <span>
 #include <string_view>
 
 #include "core/error.hpp"
+#include "net/spool_body.hpp"
 
 namespace tollgate::net {
 
@@ -48,13 +48,13 @@ class RequestReader {
 
   bool headDone() const { return parser_.is_header_done(); }
   const Error& error() const { return *error_; }
-  boost::beast::http::request<boost::beast::http::string_body>& message() { return parser_.get(); }
+  boost::beast::http::request<SpoolBody>& message() { return parser_.get(); }
 
  private:
   Step fail(Error e);
   Error tooLarge() const;
 
-  boost::beast::http::request_parser<boost::beast::http::string_body> parser_;
+  boost::beast::http::request_parser<SpoolBody> parser_;
   std::size_t max_header_bytes_;
   std::size_t max_body_bytes_;
   std::size_t buffer_limit_;

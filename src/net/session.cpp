@@ -60,6 +60,7 @@ class ConnectionWriter final : public http::ResponseWriter {
         head_only_(head_only) {}
 
   asio::awaitable<bool> send(http::Response r) override {
+    decorate(r);
     status_ = r.status;
     const std::string head = http::responseHead(
         r, {version_, keep_alive_, http::Framing::Length, r.body.size(), request_id_});
@@ -68,6 +69,7 @@ class ConnectionWriter final : public http::ResponseWriter {
   }
 
   asio::awaitable<bool> beginStream(http::Response r) override {
+    decorate(r);
     status_ = r.status;
     // HTTP/1.0 has no chunks: the body ends when the connection closes.
     framing_ = version_ >= kHttp11 ? http::Framing::Chunked : http::Framing::UntilClose;
@@ -362,6 +364,9 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
       routing.route = nullptr;
       routing.refusal = http::Response::error(reader.error());
     }
+    if (routing.route != nullptr) {
+      req.body().limitMemory(routing.route->memory_limit);
+    }
     // Whether the body is already here decides between 100 Continue, keep-alive and closing.
     const bool body_pending = reader.parse(buffer) != RequestReader::Step::Complete;
     if (routing.route == nullptr) {
@@ -398,8 +403,8 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     }
     ctx.bytes_in = req.body().size();
     const BeastHeaders headers(req.base());
-    http::Request request{method,   target.path, target.query,  req.version(),
-                          &headers, &req.body(), routing.params};
+    http::Request request{method,   target.path,          target.query,   req.version(),
+                          &headers, &req.body().memory(), routing.params, &req.body()};
     ConnectionWriter out(stream, ctx, req.version(), keep_alive, head_only);
     {
       using namespace asio::experimental::awaitable_operators;

@@ -41,6 +41,8 @@ constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kMaxIdlePerUpstream = 128;
 constexpr std::size_t kReadBytes = 16 * 1024;
 constexpr std::size_t kRequestHeadReserve = 256;
+/// An upload is sent upstream in pieces of this size, read from where it is spooled.
+constexpr std::size_t kAttachmentPieceBytes = 64 * 1024;
 
 struct Connection {
   explicit Connection(std::unordered_set<Connection*>& registry) : registry_(registry) {
@@ -202,7 +204,7 @@ std::string requestHead(const config::Provider& p, const UpstreamRequest& r) {
   for (const auto& [name, value] : r.headers) {
     head.append("\r\n").append(name).append(": ").append(value);
   }
-  head.append("\r\nContent-Length: ").append(std::to_string(r.body.size())).append("\r\n\r\n");
+  head.append("\r\nContent-Length: ").append(std::to_string(r.contentLength())).append("\r\n\r\n");
   return head;
 }
 
@@ -466,6 +468,35 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
   co_return std::move(conn);
 }
 
+/// Writes `buffers` on the connection, plain or TLS.
+template <class Buffers>
+asio::awaitable<beast::error_code> send(Connection& conn, const Buffers& buffers) {
+  if (conn.plain) {
+    auto [ec, n] = co_await writeNow(*conn.plain, buffers);
+    co_return ec;
+  }
+  auto [ec, n] = co_await asio::async_write(*conn.tls, buffers, kUseTuple);
+  co_return ec;
+}
+
+/// Writes an upload's byte range piece by piece (never whole in memory), then its trailer.
+asio::awaitable<beast::error_code> sendAttachment(Connection& conn,
+                                                  const UpstreamRequest::Attachment& a) {
+  std::vector<char> piece(kAttachmentPieceBytes);
+  for (std::size_t done = 0; done < a.size;) {
+    const std::size_t want = std::min(piece.size(), a.size - done);
+    auto n = a.source->read(a.offset + done, std::span<char>(piece.data(), want));
+    if (!n || *n == 0) {
+      co_return beast::error_code(asio::error::broken_pipe);
+    }
+    if (auto ec = co_await send(conn, asio::buffer(piece.data(), *n))) {
+      co_return ec;
+    }
+    done += *n;
+  }
+  co_return co_await send(conn, asio::buffer(a.trailer));
+}
+
 asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config::Provider& p,
                                                                    UpstreamRequest r) {
   if (closed_) {
@@ -491,13 +522,10 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
       conn = std::move(fresh).value();
     }
     conn->tcp().expires_at(std::min(started + p.first_byte_timeout, deadline));
-    std::tuple<beast::error_code, std::size_t> written;
-    if (conn->plain) {
-      written = co_await writeNow(*conn->plain, request);
-    } else {
-      written = co_await asio::async_write(*conn->tls, request, kUseTuple);
+    beast::error_code wec = co_await send(*conn, request);
+    if (!wec && r.attachment) {
+      wec = co_await sendAttachment(*conn, *r.attachment);
     }
-    const beast::error_code wec = std::get<0>(written);
     if (wec && reused && wec != beast::error::timeout && !closed_) {
       continue;
     }

@@ -7,15 +7,12 @@
 
 #include "core/ids.hpp"
 #include "core/json.hpp"
-#include "core/text.hpp"
+#include "openai/fields.hpp"
 
 namespace tollgate::openai {
 namespace {
 
 constexpr std::size_t kMaxStopSequences = 64;
-constexpr std::size_t kMaxTags = 32;
-constexpr std::size_t kMaxTagKeyChars = 64;
-constexpr std::size_t kMaxTagValueChars = 256;
 constexpr std::array<std::string_view, 4> kServiceTiers{"auto", "default", "priority", "flex"};
 
 /// What one known field must look like.
@@ -86,15 +83,6 @@ const Field* findField(std::string_view name) {
   return it == kFields.end() ? nullptr : &*it;
 }
 
-Error invalidType(std::string_view param, std::string_view expected) {
-  return Error{ErrorKind::InvalidType, std::string(param) + " must be " + std::string(expected),
-               std::string(param)};
-}
-
-Error invalidValue(std::string_view param, std::string message) {
-  return Error{ErrorKind::InvalidValue, std::move(message), std::string(param)};
-}
-
 std::optional<Error> checkMessages(const rapidjson::Value& v) {
   if (!v.IsArray()) {
     return invalidType("messages", "an array of message objects");
@@ -147,41 +135,6 @@ std::optional<Error> checkStop(const rapidjson::Value& v) {
   for (const auto& item : v.GetArray()) {
     if (!item.IsString()) {
       return invalidValue("stop", "stop must be an array of strings");
-    }
-  }
-  return std::nullopt;
-}
-
-/// `tollgate::tags`: labels for the spend log, an object of string -> string.
-std::optional<Error> checkTags(const rapidjson::Value& v) {
-  const auto bad = [](std::string param, std::string message) {
-    return Error{ErrorKind::InvalidTags, std::move(message), std::move(param)};
-  };
-  if (!v.IsObject()) {
-    return bad("tollgate::tags",
-               "tollgate::tags must be an object of strings, e.g. {\"feature\": \"search\"}");
-  }
-  if (v.MemberCount() > kMaxTags) {
-    return bad("tollgate::tags",
-               "tollgate::tags holds at most " + std::to_string(kMaxTags) + " tags");
-  }
-  for (const auto& m : v.GetObject()) {
-    const std::string_view key = json::view(m.name);
-    const std::string param = "tollgate::tags." + text::printable(key, kMaxTagKeyChars * 4);
-    if (key.empty() || text::codePoints(key) > kMaxTagKeyChars || text::hasControlCharacters(key)) {
-      return bad(param, "tag names are 1 to " + std::to_string(kMaxTagKeyChars) +
-                            " characters, without control characters");
-    }
-    if (key.starts_with("tollgate::")) {
-      return bad(param, "tag names starting with tollgate:: are reserved");
-    }
-    if (!m.value.IsString()) {
-      return bad(param, "tag values must be strings");
-    }
-    const std::string_view value = json::view(m.value);
-    if (text::codePoints(value) > kMaxTagValueChars || text::hasControlCharacters(value)) {
-      return bad(param, "tag values are at most " + std::to_string(kMaxTagValueChars) +
-                            " characters, without control characters");
     }
   }
   return std::nullopt;
@@ -296,13 +249,7 @@ std::optional<Error> apply(const Field& f, const rapidjson::Value& v, ChatReques
     case Shape::Object:
       return v.IsObject() ? std::nullopt : std::optional(invalidType(name, "an object"));
     case Shape::Tags:
-      if (auto err = checkTags(v)) {
-        return err;
-      }
-      for (const auto& m : v.GetObject()) {
-        out.tags.emplace_back(json::view(m.name), json::view(m.value));
-      }
-      return std::nullopt;
+      return decodeTags(v, out.tags);
     case Shape::Uuid:
       if (!v.IsString()) {
         return invalidType(name, "a string");
@@ -364,12 +311,7 @@ Result<ChatRequest> decodeChatRequest(std::string& body) {
     return Error{ErrorKind::MissingParameter, "messages is required", "messages"};
   }
   if (deny_unknown && !unknown.empty()) {
-    std::sort(unknown.begin(), unknown.end());
-    std::string list;
-    for (const std::string& u : unknown) {
-      list += (list.empty() ? "" : ", ") + u;
-    }
-    return Error{ErrorKind::UnknownParameter, "unknown fields: " + list, unknown.front()};
+    return unknownFields(std::move(unknown));
   }
   if (req.include_raw_usage && req.stream && !req.include_usage) {
     return invalidValue("tollgate::include_raw_usage",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "openai/fields.hpp"
 
 namespace tollgate::openai {
 
@@ -29,7 +30,7 @@ struct ChatRequest {
   std::string episode_id;  ///< Empty when the client did not send one.
   std::string variant_name;
   bool dryrun = false;
-  std::vector<std::pair<std::string, std::string>> tags;  ///< tollgate::tags, validated.
+  Tags tags;  ///< tollgate::tags, validated.
   /// Content parts of the messages that are not text (images, audio, files): their tokens are
   /// not bounded by their bytes (an image URL of 50 bytes can cost thousands of tokens).
   std::int64_t media_parts = 0;

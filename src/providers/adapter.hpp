@@ -1,5 +1,6 @@
-// The provider adapter interface, sans I/O: an adapter turns our typed chat request into one
-// upstream wire's request, and that wire's answers (whole, streamed, or errors) back into ours.
+// The provider adapter interface, sans I/O: an adapter turns our typed request (chat, embeddings,
+// rerank, transcription) into one upstream wire's request, and that wire's answers (whole,
+// streamed, or errors) back into ours.
 // Transports move the bytes; the inference stage drives both. One adapter per wire, found by
 // provider type in a Registry.
 #pragma once
@@ -14,15 +15,18 @@
 #include "core/result.hpp"
 #include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
+#include "openai/embedding_request.hpp"
+#include "openai/rerank_request.hpp"
+#include "openai/transcription_request.hpp"
 #include "providers/transport.hpp"
 
 namespace tollgate::providers {
 
 /// One attempt at one provider: its request, then the decoding of its answer. Stateful (a
 /// stream decoder may carry state from one event to the next), so one per attempt.
-class ChatExchange {
+class Exchange {
  public:
-  virtual ~ChatExchange() = default;
+  virtual ~Exchange() = default;
 
   /// The request to send; called once.
   virtual UpstreamRequest request() = 0;
@@ -37,11 +41,18 @@ class ChatExchange {
   /// Our error for a non-2xx answer whose (redacted) body is `body`.
   virtual Error error(int status, const std::string& body) = 0;
 
+  /// The Content-Type of the body completion() returns.
+  virtual std::string_view contentType() const { return "application/json"; }
+
   /// The usage the upstream reported, once it has.
   const std::optional<openai::Usage>& usage() const { return usage_; }
 
+  /// Seconds of audio the answer covers, in milliseconds (transcriptions); 0 otherwise.
+  std::int64_t audioMs() const { return audio_ms_; }
+
  protected:
   std::optional<openai::Usage> usage_;
+  std::int64_t audio_ms_ = 0;
 };
 
 class Adapter {
@@ -49,9 +60,23 @@ class Adapter {
   virtual ~Adapter() = default;
 
   /// Starts an attempt at `provider` for `request`, answered to the client under `meta`.
-  virtual std::unique_ptr<ChatExchange> chat(const openai::ChatRequest& request,
-                                             const config::Provider& provider,
-                                             const openai::ResponseMeta& meta) const = 0;
+  virtual std::unique_ptr<Exchange> chat(const openai::ChatRequest& request,
+                                         const config::Provider& provider,
+                                         const openai::ResponseMeta& meta) const = 0;
+
+  /// Starts an embeddings, rerank or transcription attempt; nullptr when this wire has none.
+  virtual std::unique_ptr<Exchange> embed(const openai::EmbeddingRequest&,
+                                          const config::Provider&) const {
+    return nullptr;
+  }
+  virtual std::unique_ptr<Exchange> rerank(const openai::RerankRequest&,
+                                           const config::Provider&) const {
+    return nullptr;
+  }
+  virtual std::unique_ptr<Exchange> transcribe(const openai::TranscriptionRequest&,
+                                               const config::Provider&) const {
+    return nullptr;
+  }
 
   /// The transport of a provider that answers in process; nullptr for network providers.
   virtual Transport* localTransport() const { return nullptr; }

@@ -6,6 +6,7 @@
 #include "core/ids.hpp"
 #include "core/json.hpp"
 #include "openai/sse.hpp"
+#include "providers/dummy_endpoints.hpp"
 
 namespace tollgate::providers {
 namespace {
@@ -132,7 +133,7 @@ std::string streamBody(Echo e, const std::string& id, std::int64_t created,
 }
 
 /// The answer is already in our wire format: passed through untouched.
-class DummyExchange final : public ChatExchange {
+class DummyExchange final : public Exchange {
  public:
   DummyExchange(const openai::ChatRequest& request, const openai::ResponseMeta& meta)
       : stream_(request.stream) {
@@ -186,9 +187,21 @@ class LoopbackTransport final : public Transport {
 
 class DummyAdapter final : public Adapter {
  public:
-  std::unique_ptr<ChatExchange> chat(const openai::ChatRequest& request, const config::Provider&,
-                                     const openai::ResponseMeta& meta) const override {
+  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request, const config::Provider&,
+                                 const openai::ResponseMeta& meta) const override {
     return std::make_unique<DummyExchange>(request, meta);
+  }
+  std::unique_ptr<Exchange> embed(const openai::EmbeddingRequest& request,
+                                  const config::Provider&) const override {
+    return dummyEmbedding(request);
+  }
+  std::unique_ptr<Exchange> rerank(const openai::RerankRequest& request,
+                                   const config::Provider&) const override {
+    return dummyRerank(request);
+  }
+  std::unique_ptr<Exchange> transcribe(const openai::TranscriptionRequest& request,
+                                       const config::Provider&) const override {
+    return dummyTranscription(request);
   }
   Transport* localTransport() const override { return &transport_; }
 

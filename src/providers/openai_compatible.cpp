@@ -5,6 +5,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
+#include "providers/openai_endpoints.hpp"
 #include "providers/openai_stream.hpp"
 
 namespace tollgate::providers {
@@ -250,7 +251,7 @@ Error translateUpstreamError(int status, const std::string& body) {
 namespace tollgate::providers {
 namespace {
 
-class OpenAiExchange final : public ChatExchange {
+class OpenAiExchange final : public Exchange {
  public:
   OpenAiExchange(const openai::ChatRequest& request, const config::Provider& provider,
                  const openai::ResponseMeta& meta)
@@ -321,10 +322,22 @@ class OpenAiExchange final : public ChatExchange {
 
 class OpenAiAdapter final : public Adapter {
  public:
-  std::unique_ptr<ChatExchange> chat(const openai::ChatRequest& request,
-                                     const config::Provider& provider,
-                                     const openai::ResponseMeta& meta) const override {
+  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request,
+                                 const config::Provider& provider,
+                                 const openai::ResponseMeta& meta) const override {
     return std::make_unique<OpenAiExchange>(request, provider, meta);
+  }
+  std::unique_ptr<Exchange> embed(const openai::EmbeddingRequest& request,
+                                  const config::Provider& provider) const override {
+    return openAiEmbedding(request, provider);
+  }
+  std::unique_ptr<Exchange> rerank(const openai::RerankRequest& request,
+                                   const config::Provider& provider) const override {
+    return openAiRerank(request, provider);
+  }
+  std::unique_ptr<Exchange> transcribe(const openai::TranscriptionRequest& request,
+                                       const config::Provider& provider) const override {
+    return openAiTranscription(request, provider);
   }
 };
 

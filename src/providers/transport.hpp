@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,7 @@
 
 #include "config/config.hpp"
 #include "core/result.hpp"
+#include "core/spool.hpp"
 
 namespace tollgate::providers {
 
@@ -26,6 +28,21 @@ struct UpstreamRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string content_type = "application/json";
   std::string body;
+
+  /// Sent after `body`: a byte range of a spooled upload (an audio file), then `trailer`. The
+  /// range is read piece by piece as it is sent, never whole into memory.
+  struct Attachment {
+    const Spool* source = nullptr;
+    std::size_t offset = 0;
+    std::size_t size = 0;
+    std::string trailer;
+  };
+  std::optional<Attachment> attachment;
+
+  /// The Content-Length of the whole request body.
+  std::size_t contentLength() const {
+    return body.size() + (attachment ? attachment->size + attachment->trailer.size() : 0);
+  }
 };
 
 class UpstreamCall {

@@ -289,7 +289,7 @@ TEST_F(Execute, TheUpstreamGetsTheRequestIdCredentialsAndItsModel) {
 /// unchanged, and it reads every upstream failure as the client's mistake.
 class FakeAdapter final : public providers::Adapter {
  public:
-  class Exchange final : public providers::ChatExchange {
+  class Exchange final : public providers::Exchange {
    public:
     explicit Exchange(const config::Provider& p) : provider_(p) {}
     providers::UpstreamRequest request() override {
@@ -313,9 +313,8 @@ class FakeAdapter final : public providers::Adapter {
     const config::Provider& provider_;
   };
 
-  std::unique_ptr<providers::ChatExchange> chat(const openai::ChatRequest&,
-                                                const config::Provider& p,
-                                                const openai::ResponseMeta&) const override {
+  std::unique_ptr<providers::Exchange> chat(const openai::ChatRequest&, const config::Provider& p,
+                                            const openai::ResponseMeta&) const override {
     return std::make_unique<Exchange>(p);
   }
 };

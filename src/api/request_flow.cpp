@@ -1,0 +1,32 @@
+#include "api/request_flow.hpp"
+
+namespace tollgate::api {
+
+boost::asio::awaitable<void> refuse(http::RequestContext& ctx, const Error& e,
+                                    http::ResponseWriter& out) {
+  ctx.error_code = errorSpec(e.kind).code;
+  co_await out.sendError(e);
+}
+
+Result<inference::Plan> planFor(const config::Config& config, std::string_view model,
+                                config::Endpoint endpoint) {
+  auto plan = inference::plan(config, model);
+  if (plan && plan->model->endpoint != endpoint) {
+    return Error{ErrorKind::WrongEndpoint,
+                 "the model '" + plan->model->id + "' serves the " +
+                     std::string(config::endpointName(plan->model->endpoint)) + " endpoint, not " +
+                     std::string(config::endpointName(endpoint)) +
+                     "; GET /v1/models lists every model",
+                 "model"};
+  }
+  return plan;
+}
+
+std::string billedTeam(const Services& s, const http::RequestContext& ctx, bool dryrun) {
+  if (dryrun) {
+    return {};
+  }
+  return ctx.caller.team_id.empty() ? s.open_team_id : ctx.caller.team_id;
+}
+
+}  // namespace tollgate::api

@@ -1,0 +1,30 @@
+// The steps every inference handler shares: refusing with the catalogue's error, planning for an
+// endpoint (404 for an unknown model, 400 for a model of another endpoint), and choosing the team
+// a request is billed to.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <string>
+#include <string_view>
+
+#include "api/services.hpp"
+#include "core/result.hpp"
+#include "http/request_context.hpp"
+#include "http/writer.hpp"
+#include "inference/plan.hpp"
+
+namespace tollgate::api {
+
+/// Answers `e`, recording its code for the access log.
+boost::asio::awaitable<void> refuse(http::RequestContext& ctx, const Error& e,
+                                    http::ResponseWriter& out);
+
+/// The plan for `model` on `endpoint`: model_not_found as for chat, or model_wrong_endpoint
+/// when the model serves another endpoint.
+Result<inference::Plan> planFor(const config::Config& config, std::string_view model,
+                                config::Endpoint endpoint);
+
+/// The team billed for the request: the caller's, open mode's team, or none (empty) for a dryrun.
+std::string billedTeam(const Services& s, const http::RequestContext& ctx, bool dryrun);
+
+}  // namespace tollgate::api

@@ -1,0 +1,72 @@
+#include "api/handlers.hpp"
+#include "api/request_flow.hpp"
+#include "billing/charge.hpp"
+#include "billing/pricing.hpp"
+#include "core/ids.hpp"
+#include "core/wav.hpp"
+#include "inference/execute.hpp"
+#include "openai/transcription_request.hpp"
+
+namespace tollgate::api {
+namespace {
+
+constexpr std::int64_t kMsPerSecond = 1000;
+
+/// The duration a WAV file's header states, when the file is one.
+std::optional<std::int64_t> wavDurationMs(const openai::TranscriptionRequest& r) {
+  std::string start(std::min(kWavHeaderBytes, r.file.size), '\0');
+  auto n = r.body->read(r.file.offset, start);
+  if (!n) {
+    return std::nullopt;
+  }
+  start.resize(*n);
+  const auto wav = readWavHeader(start);
+  return wav ? std::optional(wav->duration_ms) : std::nullopt;
+}
+
+}  // namespace
+
+awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, http::Request& req,
+                               http::ResponseWriter& out) {
+  auto request = openai::decodeTranscriptionRequest(*req.spool, req.header("Content-Type"));
+  if (!request) {
+    co_return co_await refuse(ctx, request.error(), out);
+  }
+  if (request->file.size > ctx.config.gateway.max_upload_bytes) {
+    co_return co_await refuse(
+        ctx,
+        Error{ErrorKind::PayloadTooLarge,
+              "the file has " + std::to_string(request->file.size) + " bytes; at most " +
+                  std::to_string(ctx.config.gateway.max_upload_bytes) + " are accepted",
+              "file"},
+        out);
+  }
+  ctx.model = request->model;
+  const auto plan = planFor(ctx.config, request->model, config::Endpoint::Transcription);
+  if (!plan) {
+    co_return co_await refuse(ctx, plan.error(), out);
+  }
+  const config::Model& model = *plan->model;
+  const auto wav_ms = wavDurationMs(*request);
+  billing::RequestFacts facts{
+      "transcription", ids::uuidV7(),
+      billing::spendTags(std::move(request->tags), req.header("User-Agent")), false,
+      req.spool->size()};
+  facts.audio_estimate_ms = wav_ms.value_or(static_cast<std::int64_t>(request->file.size) *
+                                            kMsPerSecond / billing::kEstimatedAudioBytesPerSecond);
+  const auto max_cost = billing::audioCost(billing::audioBoundMs(request->file.size, wav_ms),
+                                           model.cost_per_audio_second);
+  auto charge = co_await billing::Charge::admit(
+      s.ledger, ctx, model, billedTeam(s, ctx, request->dryrun), max_cost, std::move(facts));
+  if (!charge) {
+    co_return co_await refuse(ctx, charge.error(), out);
+  }
+  const openai::TranscriptionRequest& r = *request;
+  const inference::StartExchange start = [&r](const providers::Adapter& adapter,
+                                              const config::Provider& provider) {
+    return adapter.transcribe(r, provider);
+  };
+  co_await inference::execute(ctx, *plan, start, false, s.upstreams, **charge, out);
+}
+
+}  // namespace tollgate::api

@@ -1,0 +1,25 @@
+// What a WAV file's header says about its audio: the only audio format whose duration the
+// gateway reads itself (for transcription holds and the built-in transcription model).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tollgate {
+
+struct WavInfo {
+  std::uint32_t sample_rate = 0;
+  std::uint16_t channels = 0;
+  std::uint16_t bits_per_sample = 0;
+  std::int64_t duration_ms = 0;  ///< Of the data chunk, rounded up.
+};
+
+/// How many bytes of a file's start readWavHeader() looks at.
+inline constexpr std::size_t kWavHeaderBytes = 4096;
+
+/// The format and duration of a PCM RIFF/WAVE file from its first bytes; nullopt when it is not
+/// one (or its data chunk does not start within them).
+std::optional<WavInfo> readWavHeader(std::string_view start);
+
+}  // namespace tollgate

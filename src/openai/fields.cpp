@@ -1,0 +1,95 @@
+#include "openai/fields.hpp"
+
+#include <algorithm>
+
+#include "core/json.hpp"
+#include "core/text.hpp"
+
+namespace tollgate::openai {
+namespace {
+
+constexpr std::size_t kMaxTags = 32;
+constexpr std::size_t kMaxTagKeyChars = 64;
+constexpr std::size_t kMaxTagValueChars = 256;
+
+/// `tollgate::tags`: labels for the spend log, an object of string -> string.
+std::optional<Error> checkTags(const rapidjson::Value& v) {
+  const auto bad = [](std::string param, std::string message) {
+    return Error{ErrorKind::InvalidTags, std::move(message), std::move(param)};
+  };
+  if (!v.IsObject()) {
+    return bad("tollgate::tags",
+               "tollgate::tags must be an object of strings, e.g. {\"feature\": \"search\"}");
+  }
+  if (v.MemberCount() > kMaxTags) {
+    return bad("tollgate::tags",
+               "tollgate::tags holds at most " + std::to_string(kMaxTags) + " tags");
+  }
+  for (const auto& m : v.GetObject()) {
+    const std::string_view key = json::view(m.name);
+    const std::string param = "tollgate::tags." + text::printable(key, kMaxTagKeyChars * 4);
+    if (key.empty() || text::codePoints(key) > kMaxTagKeyChars || text::hasControlCharacters(key)) {
+      return bad(param, "tag names are 1 to " + std::to_string(kMaxTagKeyChars) +
+                            " characters, without control characters");
+    }
+    if (key.starts_with("tollgate::")) {
+      return bad(param, "tag names starting with tollgate:: are reserved");
+    }
+    if (!m.value.IsString()) {
+      return bad(param, "tag values must be strings");
+    }
+    const std::string_view value = json::view(m.value);
+    if (text::codePoints(value) > kMaxTagValueChars || text::hasControlCharacters(value)) {
+      return bad(param, "tag values are at most " + std::to_string(kMaxTagValueChars) +
+                            " characters, without control characters");
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Error invalidType(std::string_view param, std::string_view expected) {
+  return Error{ErrorKind::InvalidType, std::string(param) + " must be " + std::string(expected),
+               std::string(param)};
+}
+
+Error invalidValue(std::string_view param, std::string message) {
+  return Error{ErrorKind::InvalidValue, std::move(message), std::string(param)};
+}
+
+Error missingParameter(std::string_view param) {
+  return Error{ErrorKind::MissingParameter, std::string(param) + " is required",
+               std::string(param)};
+}
+
+std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out) {
+  if (auto err = checkTags(v)) {
+    return err;
+  }
+  for (const auto& m : v.GetObject()) {
+    out.emplace_back(json::view(m.name), json::view(m.value));
+  }
+  return std::nullopt;
+}
+
+Error unknownFields(std::vector<std::string> unknown) {
+  std::sort(unknown.begin(), unknown.end());
+  std::string list;
+  for (const std::string& u : unknown) {
+    list += (list.empty() ? "" : ", ") + u;
+  }
+  return Error{ErrorKind::UnknownParameter, "unknown fields: " + list, unknown.front()};
+}
+
+std::optional<Error> checkPositiveInt32(std::string_view param, const rapidjson::Value& v) {
+  if (!v.IsNumber() || !(v.IsInt64() || v.IsUint64())) {
+    return invalidType(param, "an integer");
+  }
+  if (!v.IsInt() || v.GetInt() < 1) {
+    return invalidValue(param, std::string(param) + " must be an integer from 1 to 2147483647");
+  }
+  return std::nullopt;
+}
+
+}  // namespace tollgate::openai

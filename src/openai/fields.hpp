@@ -1,0 +1,39 @@
+// What the request decoders of every endpoint share: their error shapes, `tollgate::tags`, and
+// the refusal of unknown fields.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace tollgate::openai {
+
+/// Spend-log labels, as the client sent them (tollgate::tags).
+using Tags = std::vector<std::pair<std::string, std::string>>;
+
+/// `param` has the wrong JSON type: it "must be `expected`".
+Error invalidType(std::string_view param, std::string_view expected);
+
+/// `param` breaks a rule, told by `message`.
+Error invalidValue(std::string_view param, std::string message);
+
+/// `param` is required and missing.
+Error missingParameter(std::string_view param);
+
+/// Validates `tollgate::tags` (an object of at most 32 string tags, names 1 to 64 characters not
+/// starting with tollgate::, values at most 256, no control characters) and appends them.
+std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out);
+
+/// The unknown_parameter error listing `unknown` sorted; `unknown` must not be empty.
+Error unknownFields(std::vector<std::string> unknown);
+
+/// A positive int32 (`param` >= 1), e.g. dimensions or top_n.
+std::optional<Error> checkPositiveInt32(std::string_view param, const rapidjson::Value& v);
+
+}  // namespace tollgate::openai

@@ -9,7 +9,8 @@ awaitable<void> health(http::RequestContext&, http::Request&, http::ResponseWrit
 awaitable<void> ready(const Services& s, http::RequestContext&, http::Request&,
                       http::ResponseWriter& out) {
   if (s.draining.load()) {
-    co_await out.sendError(Error{ErrorKind::ServiceUnavailable, "shutting down", ""});
+    const Error draining{ErrorKind::ServiceUnavailable, "shutting down", ""};
+    co_await out.sendError(draining);
     co_return;
   }
   co_await out.send(http::Response::json(200, R"({"status":"ready"})"));

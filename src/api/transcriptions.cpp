@@ -20,7 +20,7 @@ std::optional<std::int64_t> wavDurationMs(const openai::TranscriptionRequest& r)
     return std::nullopt;
   }
   start.resize(*n);
-  const auto wav = readWavHeader(start);
+  const auto wav = readWavHeader(start, r.file.size);
   return wav ? std::optional(wav->duration_ms) : std::nullopt;
 }
 
@@ -33,13 +33,13 @@ awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, htt
     co_return co_await refuse(ctx, request.error(), out);
   }
   if (request->file.size > ctx.config.gateway.max_upload_bytes) {
-    co_return co_await refuse(
-        ctx,
-        Error{ErrorKind::PayloadTooLarge,
-              "the file has " + std::to_string(request->file.size) + " bytes; at most " +
-                  std::to_string(ctx.config.gateway.max_upload_bytes) + " are accepted",
-              "file"},
-        out);
+    // A named local: GCC 12 destroys a temporary built inside a co_await's operand twice.
+    const Error too_large{ErrorKind::PayloadTooLarge,
+                          "the file has " + std::to_string(request->file.size) +
+                              " bytes; at most " +
+                              std::to_string(ctx.config.gateway.max_upload_bytes) + " are accepted",
+                          "file"};
+    co_return co_await refuse(ctx, too_large, out);
   }
   ctx.model = request->model;
   const auto plan = planFor(ctx.config, request->model, config::Endpoint::Transcription);

@@ -83,8 +83,10 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   bool estimated = false;
   if (produced.usage) {
     usage = *produced.usage;
-  } else if (produced.chunks > 0 || produced.answer_bytes > 0) {
+  } else if (model_->cost_per_audio_second == 0 &&
+             (produced.chunks > 0 || produced.answer_bytes > 0)) {
     // The answer reached the client (in part) without usage: estimate it, and say so in the row.
+    // A model priced per audio second is charged for its seconds below, not for guessed tokens.
     estimated = true;
     usage.prompt_tokens = estimateTokens(facts_.body_bytes);
     usage.completion_tokens =

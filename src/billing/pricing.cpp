@@ -54,7 +54,8 @@ std::optional<money::Pico> audioCost(std::int64_t ms, money::Pico per_second) {
   if (!whole || !part) {
     return std::nullopt;
   }
-  return money::plus(*whole, (*part + kMsPerSecond - 1) / kMsPerSecond);
+  // The partial second rounded up, without adding to *part (which may be near the maximum).
+  return money::plus(*whole, *part / kMsPerSecond + (*part % kMsPerSecond != 0 ? 1 : 0));
 }
 
 std::optional<money::Pico> maxCost(const TokenBound& bound, const config::Model& model) {

@@ -98,6 +98,9 @@ Result<std::size_t> Spool::read(std::size_t offset, std::span<char> out) const {
     return std::size_t{0};
   }
   const std::size_t want = std::min(out.size(), size_ - offset);
+  if (want == 0) {
+    return std::size_t{0};
+  }
   if (fd_ < 0) {
     std::memcpy(out.data(), memory_.data() + offset, want);
     return want;

@@ -1,5 +1,7 @@
 #include "core/wav.hpp"
 
+#include <algorithm>
+
 namespace tollgate {
 namespace {
 
@@ -23,7 +25,7 @@ std::uint16_t le16(std::string_view s, std::size_t at) {
 
 }  // namespace
 
-std::optional<WavInfo> readWavHeader(std::string_view start) {
+std::optional<WavInfo> readWavHeader(std::string_view start, std::size_t file_bytes) {
   if (start.size() < kRiffHeader || start.substr(0, 4) != "RIFF" || start.substr(8, 4) != "WAVE") {
     return std::nullopt;
   }
@@ -47,8 +49,9 @@ std::optional<WavInfo> readWavHeader(std::string_view start) {
       if (!has_format || bytes_per_second <= 0) {
         return std::nullopt;
       }
-      info.duration_ms = (static_cast<std::int64_t>(size) * kMsPerSecond + bytes_per_second - 1) /
-                         bytes_per_second;
+      const std::size_t present = file_bytes > body ? file_bytes - body : 0;
+      const auto bytes = static_cast<std::int64_t>(std::min<std::size_t>(size, present));
+      info.duration_ms = (bytes * kMsPerSecond + bytes_per_second - 1) / bytes_per_second;
       return info;
     }
     at = body + size + (size & 1);  // Chunks are padded to an even size.

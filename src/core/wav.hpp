@@ -2,7 +2,9 @@
 // gateway reads itself (for transcription holds and the built-in transcription model).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -19,7 +21,10 @@ struct WavInfo {
 inline constexpr std::size_t kWavHeaderBytes = 4096;
 
 /// The format and duration of a PCM RIFF/WAVE file from its first bytes; nullopt when it is not
-/// one (or its data chunk does not start within them).
-std::optional<WavInfo> readWavHeader(std::string_view start);
+/// one (or its data chunk does not start within them). `file_bytes` is the whole file's size: the
+/// data counts as at most the bytes that follow its chunk header, whatever size the header states
+/// (streaming writers leave it at 0xFFFFFFFF, and a client could state any).
+std::optional<WavInfo> readWavHeader(
+    std::string_view start, std::size_t file_bytes = std::numeric_limits<std::size_t>::max());
 
 }  // namespace tollgate

@@ -83,7 +83,7 @@ std::string transcript(const openai::TranscriptionRequest& request, std::int64_t
   auto n = request.body->read(request.file.offset, start);
   start.resize(n ? *n : 0);
   char line[256];
-  if (const auto wav = readWavHeader(start)) {
+  if (const auto wav = readWavHeader(start, request.file.size)) {
     audio_ms = wav->duration_ms;
     std::snprintf(line, sizeof(line),
                   "Audio of %.2f seconds: WAV, %u Hz, %u channel%s, %u-bit, %zu bytes.",

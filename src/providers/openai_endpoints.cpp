@@ -121,8 +121,9 @@ class TranscriptionExchange final : public WholeExchange {
   }
 
   Result<std::string> completion(std::string& body) override {
-    if (contentType() == "application/json") {
-      readUsage(body);
+    if (contentType() == "application/json" && !readUsage(body)) {
+      return Error{ErrorKind::UpstreamError, "the upstream's transcription is not a JSON object",
+                   ""};
     }
     return std::move(body);
   }
@@ -136,11 +137,12 @@ class TranscriptionExchange final : public WholeExchange {
   }
 
   /// Seconds of audio (whisper's usage of type duration, or verbose_json's duration) or tokens
-  /// (gpt-4o-transcribe's usage of type tokens), whichever the upstream reported.
-  void readUsage(const std::string& body) {
+  /// (gpt-4o-transcribe's usage of type tokens), whichever the upstream reported. False when
+  /// the body is not a JSON object.
+  bool readUsage(const std::string& body) {
     rapidjson::Document doc;
     if (json::parse(doc, body) || !doc.IsObject()) {
-      return;
+      return false;
     }
     const rapidjson::Value* seconds = json::member(doc, "duration");
     if (const rapidjson::Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
@@ -157,6 +159,7 @@ class TranscriptionExchange final : public WholeExchange {
         seconds->GetDouble() < 1e9) {
       audio_ms_ = static_cast<std::int64_t>(std::ceil(seconds->GetDouble() * kMsPerSecond));
     }
+    return true;
   }
 
   const openai::TranscriptionRequest& request_;

@@ -69,5 +69,76 @@ TEST(Charge, PricesTimesUsageCappedAtTheHold) {
   EXPECT_EQ(money::charge(p, std::numeric_limits<std::int64_t>::max(), 1), 1'000'000);
 }
 
+TEST(EmbeddingBound, TheBodyCappedByTheInputLimitOfEachInput) {
+  config::Model m = priced("0", "0");
+  EXPECT_EQ(embeddingBound(1000, 3, m).prompt, 1000);
+  EXPECT_EQ(embeddingBound(1000, 3, m).completion, 0);
+  m.max_input_tokens = 100;
+  EXPECT_EQ(embeddingBound(1000, 3, m).prompt, 300);
+  EXPECT_EQ(embeddingBound(1000, 1, m).prompt, 100);
+  EXPECT_EQ(embeddingBound(250, 3, m).prompt, 250);
+  EXPECT_EQ(embeddingBound(1000, 2048, m).prompt, 1000);
+  EXPECT_EQ(embeddingBound(1000, 3, m).completion, 0);
+}
+
+TEST(RerankBound, TheBodyAndTheQueryOncePerDocument) {
+  EXPECT_EQ(rerankBound(1000, 10, 50).prompt, 1000 + 10 * 50);
+  EXPECT_EQ(rerankBound(1000, 10, 50).completion, 0);
+  EXPECT_EQ(rerankBound(1000, 10, 0).prompt, 1000);
+  EXPECT_EQ(rerankBound(0, 0, 0).prompt, 0);
+  // The largest body and documents the gateway accepts do not overflow.
+  EXPECT_EQ(rerankBound(std::size_t{1} << 31, std::size_t{1} << 31, 10'000).prompt,
+            (std::int64_t{1} << 31) * 10'001);
+}
+
+TEST(AudioBoundMs, TheWavDurationWhenKnown) {
+  EXPECT_EQ(audioBoundMs(1'000'000, 1234), 1234);
+  EXPECT_EQ(audioBoundMs(0, 0), 0);
+}
+
+TEST(AudioBoundMs, ElseTheBytesAtTheLowestBitRateRoundedUp) {
+  static_assert(kMinAudioBytesPerSecond == 750);
+  EXPECT_EQ(audioBoundMs(0, std::nullopt), 0);
+  EXPECT_EQ(audioBoundMs(1, std::nullopt), 2);  // 1.33 ms
+  EXPECT_EQ(audioBoundMs(3, std::nullopt), 4);  // exactly 4 ms
+  EXPECT_EQ(audioBoundMs(750, std::nullopt), 1000);
+  EXPECT_EQ(audioBoundMs(751, std::nullopt), 1002);  // 1001.33 ms
+  EXPECT_EQ(audioBoundMs(25 * 1024 * 1024, std::nullopt), 34'952'534);
+}
+
+TEST(AudioCost, PerSecondWithPartialSecondsRoundedUp) {
+  struct Case {
+    std::int64_t ms;
+    money::Pico per_second;
+    money::Pico cost;
+  };
+  const money::Pico whisper = *money::parseUsd("0.0001");  // 0.006 USD a minute
+  for (const Case& c : {Case{0, 1000, 0}, Case{1000, 5, 5}, Case{1500, 1000, 1500}, Case{1, 1, 1},
+                        Case{999, 1, 1}, Case{1001, 3, 4}, Case{2001, 1000, 2001}, Case{1234, 0, 0},
+                        Case{60'000, whisper, *money::parseUsd("0.006")},
+                        Case{1, whisper, whisper / 1000}, Case{1, whisper + 1, whisper / 1000 + 1},
+                        Case{1000, std::numeric_limits<std::int64_t>::max(),
+                             std::numeric_limits<std::int64_t>::max()}}) {
+    EXPECT_EQ(audioCost(c.ms, c.per_second), c.cost) << c.ms << " ms at " << c.per_second;
+  }
+}
+
+TEST(AudioCost, OverflowIsNoCost) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_FALSE(audioCost(kMax, *money::parseUsd("1")).has_value());
+  EXPECT_FALSE(audioCost(2000, kMax).has_value());
+  EXPECT_FALSE(audioCost(kMax / 1000 * 1000, 1001).has_value());
+}
+
+// Rounding the partial second up must not overflow when ms % 1000 x per_second is within 999 of
+// INT64_MAX (`*part + 999` would, giving a negative cost).
+TEST(AudioCost, RoundingThePartialSecondDoesNotOverflow) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // 999 x 9232604641496272 = INT64_MAX - 79: the cost, 9223372036854776, fits easily.
+  EXPECT_EQ(audioCost(999, kMax / 999), 9'223'372'036'854'776);
+  // 1 s and 1 ms at INT64_MAX a second does not fit.
+  EXPECT_FALSE(audioCost(1001, kMax).has_value());
+}
+
 }  // namespace
 }  // namespace tollgate::billing

@@ -115,20 +115,7 @@ std::optional<Error> apply(std::string_view name, const rapidjson::Value& v,
   if (name == "user") {
     return v.IsString() ? std::nullopt : std::optional(invalidType(name, "a string"));
   }
-  if (name == "tollgate::tags") {
-    return decodeTags(v, out.tags);
-  }
-  if (name == "tollgate::cache_options") {
-    return v.IsObject() ? std::nullopt : std::optional(invalidType(name, "an object"));
-  }
-  // tollgate::dryrun, tollgate::deny_unknown_fields
-  if (!v.IsBool()) {
-    return invalidType(name, "a boolean");
-  }
-  if (name == "tollgate::dryrun") {
-    out.dryrun = v.GetBool();
-  }
-  return std::nullopt;
+  return decodeOwnField(name, v, out.tags, out.dryrun);
 }
 
 bool isKnown(std::string_view name) {

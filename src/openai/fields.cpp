@@ -73,6 +73,24 @@ std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out) {
   return std::nullopt;
 }
 
+std::optional<Error> decodeOwnField(std::string_view name, const rapidjson::Value& v, Tags& tags,
+                                    bool& dryrun) {
+  if (name == "tollgate::tags") {
+    return decodeTags(v, tags);
+  }
+  if (name == "tollgate::cache_options") {
+    return v.IsObject() ? std::nullopt : std::optional(invalidType(name, "an object"));
+  }
+  // tollgate::dryrun, tollgate::deny_unknown_fields
+  if (!v.IsBool()) {
+    return invalidType(name, "a boolean");
+  }
+  if (name == "tollgate::dryrun") {
+    dryrun = v.GetBool();
+  }
+  return std::nullopt;
+}
+
 Error unknownFields(std::vector<std::string> unknown) {
   std::sort(unknown.begin(), unknown.end());
   std::string list;

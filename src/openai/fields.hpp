@@ -30,6 +30,12 @@ Error missingParameter(std::string_view param);
 /// starting with tollgate::, values at most 256, no control characters) and appends them.
 std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out);
 
+/// The gateway's own fields every JSON endpoint but chat shares: `tollgate::tags` (into `tags`),
+/// `tollgate::cache_options` (an object), `tollgate::dryrun` (into `dryrun`) and
+/// `tollgate::deny_unknown_fields` (booleans). Call it with one of those names only.
+std::optional<Error> decodeOwnField(std::string_view name, const rapidjson::Value& v, Tags& tags,
+                                    bool& dryrun);
+
 /// The unknown_parameter error listing `unknown` sorted; `unknown` must not be empty.
 Error unknownFields(std::vector<std::string> unknown);
 

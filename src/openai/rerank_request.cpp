@@ -78,22 +78,14 @@ std::optional<Error> apply(std::string_view name, const rapidjson::Value& v, Rer
     }
     return std::nullopt;
   }
-  if (name == "tollgate::tags") {
-    return decodeTags(v, out.tags);
-  }
-  if (name == "tollgate::cache_options") {
-    return v.IsObject() ? std::nullopt : std::optional(invalidType(name, "an object"));
-  }
-  // return_documents, tollgate::dryrun, tollgate::deny_unknown_fields
-  if (!v.IsBool()) {
-    return invalidType(name, "a boolean");
-  }
   if (name == "return_documents") {
+    if (!v.IsBool()) {
+      return invalidType(name, "a boolean");
+    }
     out.return_documents = v.GetBool();
-  } else if (name == "tollgate::dryrun") {
-    out.dryrun = v.GetBool();
+    return std::nullopt;
   }
-  return std::nullopt;
+  return decodeOwnField(name, v, out.tags, out.dryrun);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ import http from 'node:http';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock, MOCK_USAGE } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, runTollgate, postJson, chatBody, assertError,
+  startGateway, standardConfig, closedPort, adminOf, postJson, chatBody, assertError,
   assertCompletion, openaiProvider, waitFor,
 } from '../fixtures/gateway.mjs';
 
@@ -51,12 +51,7 @@ for (const engine of ENGINES) {
     let gw;
     let config;
 
-    const admin = (...args) => runTollgate(['admin', '--config', gw.configPath, ...args], { env: store.env, timeoutMs: 20_000 });
-    const ok = async (...args) => {
-      const r = await admin(...args);
-      assert.equal(r.code, 0, `admin ${args.join(' ')}: ${r.stderr}`);
-      return r;
-    };
+    const { admin, ok, keyFor, spend } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
     const team = async (name) => JSON.parse((await ok('teams', 'show', name, '--json')).stdout);
     // A gateway keeps what a request did not cost at hand for the team's next requests (its
     // escrow, counted in `reserved`), and gives it back after a second unused.
@@ -64,11 +59,6 @@ for (const engine of ENGINES) {
       const t = await team(name);
       return t.reserved === 0 ? t : null;
     }, 5000, 100);
-    const spend = async (name, ...extra) => JSON.parse((await ok('spend', 'list', '--team', name, '--json', ...extra)).stdout);
-    const keyFor = async (name, balance) => {
-      await ok('teams', 'create', name, '--balance', balance);
-      return (await ok('keys', 'create', '--team', name, '--name', 'k')).stdout.trim();
-    };
 
     before(async () => {
       store = await engine.start();

@@ -14,7 +14,7 @@ import {
   MOCK_EMBEDDING_DIMENSIONS, UPSTREAM_ERROR_MESSAGES,
 } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, openaiProvider, closedPort, runTollgate, postJson, chatBody, marker,
+  startGateway, standardConfig, openaiProvider, closedPort, adminOf, postJson, chatBody, marker,
   assertError, UPSTREAM_KEY, UPSTREAM_KEY_ENV, TOLLGATE_BIN,
 } from '../fixtures/gateway.mjs';
 
@@ -30,17 +30,7 @@ let gw;
 let key;
 
 const bearer = (k) => ({ authorization: `Bearer ${k}` });
-const admin = (...args) => runTollgate(['admin', '--config', gw.configPath, ...args], { env: store.env, timeoutMs: 20_000 });
-const ok = async (...args) => {
-  const r = await admin(...args);
-  assert.equal(r.code, 0, `admin ${args.join(' ')}: ${r.stderr}`);
-  return r;
-};
-const keyFor = async (team, balance) => {
-  await ok('teams', 'create', team, '--balance', balance);
-  return (await ok('keys', 'create', '--team', team, '--name', 'k')).stdout.trim();
-};
-const spend = async (team) => JSON.parse((await ok('spend', 'list', '--team', team, '--json')).stdout);
+const { ok, keyFor, spend } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
 
 const embed = (body, { k = key, headers = {} } = {}) => postJson(gw.baseURL, EMB, body, { headers: { ...bearer(k), ...headers } });
 

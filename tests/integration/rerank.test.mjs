@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock, mockRerankScore, mockRerankTokens } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, openaiProvider, closedPort, runTollgate, postJson, marker,
+  startGateway, standardConfig, openaiProvider, closedPort, adminOf, postJson, marker,
   assertError, UPSTREAM_KEY, UPSTREAM_KEY_ENV,
 } from '../fixtures/gateway.mjs';
 
@@ -21,17 +21,7 @@ let gw;
 let key;
 
 const bearer = (k) => ({ authorization: `Bearer ${k}` });
-const admin = (...args) => runTollgate(['admin', '--config', gw.configPath, ...args], { env: store.env, timeoutMs: 20_000 });
-const ok = async (...args) => {
-  const r = await admin(...args);
-  assert.equal(r.code, 0, `admin ${args.join(' ')}: ${r.stderr}`);
-  return r;
-};
-const keyFor = async (team, balance) => {
-  await ok('teams', 'create', team, '--balance', balance);
-  return (await ok('keys', 'create', '--team', team, '--name', 'k')).stdout.trim();
-};
-const spend = async (team) => JSON.parse((await ok('spend', 'list', '--team', team, '--json')).stdout);
+const { ok, keyFor, spend } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
 
 const rerank = (body, { k = key } = {}) => postJson(gw.baseURL, RERANK, body, { headers: bearer(k) });
 const textOf = (d) => (typeof d === 'string' ? d : d.text);

@@ -12,7 +12,7 @@ import {
   startMock, mockTranscript, MOCK_AUDIO_SECONDS, MOCK_VERBOSE_DURATION, UPSTREAM_ERROR_MESSAGES,
 } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, openaiProvider, closedPort, runTollgate, assertError, rawConnect,
+  startGateway, standardConfig, openaiProvider, closedPort, adminOf, assertError, rawConnect,
   assertStillServing, marker, UPSTREAM_KEY, UPSTREAM_KEY_ENV,
 } from '../fixtures/gateway.mjs';
 
@@ -30,17 +30,7 @@ let smallConfig;
 let key;
 
 const bearer = (k) => ({ authorization: `Bearer ${k}` });
-const admin = (...args) => runTollgate(['admin', '--config', gw.configPath, ...args], { env: store.env, timeoutMs: 20_000 });
-const ok = async (...args) => {
-  const r = await admin(...args);
-  assert.equal(r.code, 0, `admin ${args.join(' ')}: ${r.stderr}`);
-  return r;
-};
-const keyFor = async (team, balance) => {
-  await ok('teams', 'create', team, '--balance', balance);
-  return (await ok('keys', 'create', '--team', team, '--name', 'k')).stdout.trim();
-};
-const spend = async (team) => JSON.parse((await ok('spend', 'list', '--team', team, '--json')).stdout);
+const { ok, keyFor, spend } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
 /** A USD amount as the spend log prints it (exact decimal, at most 12 places). */
 const usd = (x) => Number(x.toFixed(12));
 const sha256 = (b) => crypto.createHash('sha256').update(b).digest('hex');

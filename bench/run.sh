@@ -303,6 +303,41 @@ sed 's/"stream":false/"stream":true/' "$BODY_DIRECT" >"$BODY_DIRECT_SSE"
 sed 's/"stream":false/"stream":true/' "$BODY_TOLLGATE" >"$BODY_TOLLGATE_SSE"
 log "request body: $(wc -c <"$BODY_DIRECT") bytes"
 
+# Embeddings: 16 inputs of about 200 characters, float vectors asked for.
+embed_body() { # embed_body MODEL
+  awk -v model="$1" 'BEGIN {
+    printf "{\"model\":\"%s\",\"encoding_format\":\"float\",\"input\":[", model
+    for (i = 0; i < 16; i++) {
+      printf "%s\"Ticket %02d: the customer reports that the Summit Trail GTX boots ordered on the 3rd arrived with a dented box and asks whether an exchange for size 44 is possible before the 14th, or else a full refund.\"", (i ? "," : ""), i
+    }
+    printf "]}"
+  }'
+}
+BODY_EMBED_DIRECT="$WORK/body-embed-direct.json"
+BODY_EMBED_TOLLGATE="$WORK/body-embed-tollgate.json"
+embed_body text-embedding-3-small >"$BODY_EMBED_DIRECT"
+embed_body tollgate::embedding_model_name::bench_embedding >"$BODY_EMBED_TOLLGATE"
+
+# Uploads: a transcription request carrying 10 MiB of audio (random bytes), multipart.
+UPLOAD_MB=10
+UPLOAD_BOUNDARY="bench-2f9c1e7a5b3d4c6e8a0f"
+UPLOAD_TYPE="multipart/form-data; boundary=$UPLOAD_BOUNDARY"
+upload_body() { # upload_body MODEL OUTFILE
+  {
+    printf -- '--%s\r\nContent-Disposition: form-data; name="model"\r\n\r\n%s\r\n' "$UPLOAD_BOUNDARY" "$1"
+    printf -- '--%s\r\nContent-Disposition: form-data; name="response_format"\r\n\r\njson\r\n' "$UPLOAD_BOUNDARY"
+    printf -- '--%s\r\nContent-Disposition: form-data; name="file"; filename="call.mp3"\r\nContent-Type: audio/mpeg\r\n\r\n' "$UPLOAD_BOUNDARY"
+    cat "$WORK/audio.bin"
+    printf -- '\r\n--%s--\r\n' "$UPLOAD_BOUNDARY"
+  } >"$2"
+}
+head -c $((UPLOAD_MB * 1024 * 1024)) /dev/urandom >"$WORK/audio.bin"
+BODY_UPLOAD_DIRECT="$WORK/body-upload-direct.bin"
+BODY_UPLOAD_TOLLGATE="$WORK/body-upload-tollgate.bin"
+upload_body whisper-1 "$BODY_UPLOAD_DIRECT"
+upload_body bench_whisper "$BODY_UPLOAD_TOLLGATE"
+rm -f "$WORK/audio.bin"
+
 # ------------------------------------------------------------------ mock upstream (CPU $LOAD_CPU)
 
 render() { # render TEMPLATE OUTFILE KEY=VALUE...
@@ -332,6 +367,19 @@ MOCK_SSE_PORT=$(freeport)
 while [[ $MOCK_SSE_PORT == "$MOCK_JSON_PORT" ]]; do MOCK_SSE_PORT=$(freeport); done
 start_nginx mock "$LOAD_CPU" "$BENCH/nginx/mock.conf.in" JSON_PORT="$MOCK_JSON_PORT" SSE_PORT="$MOCK_SSE_PORT"
 MOCK_PID=$NG_PID
+mkdir -p "$NG_PREFIX/static/v1"
+awk 'BEGIN {
+  printf "{\"object\":\"list\",\"data\":["
+  for (i = 0; i < 16; i++) {
+    printf "%s{\"object\":\"embedding\",\"index\":%d,\"embedding\":[", (i ? "," : ""), i
+    for (j = 0; j < 768; j++) printf "%s%.10f", (j ? "," : ""), sin(i * 768 + j) / 8
+    printf "]}"
+  }
+  printf "],\"model\":\"text-embedding-3-small\",\"usage\":{\"prompt_tokens\":640,\"total_tokens\":640}}"
+}' >"$NG_PREFIX/static/v1/embeddings"
+# nginx's workers run as another user when started by root: they must reach the file.
+chmod a+rx "$WORK" "$NG_PREFIX" "$NG_PREFIX/static" "$NG_PREFIX/static/v1"
+chmod a+r "$NG_PREFIX/static/v1/embeddings"
 wait_port "$MOCK_JSON_PORT" "$MOCK_PID" "$NG_PREFIX/stderr.log"
 wait_port "$MOCK_SSE_PORT" "$MOCK_PID" "$NG_PREFIX/stderr.log"
 MOCK_TREE=$(tree_of "$MOCK_PID" | tr '\n' ' ')
@@ -384,6 +432,26 @@ routing = ["mock"]
 type = "openai"
 api_base = "http://127.0.0.1:$upstream/v1"
 model = "gpt-4o-mini"
+api_key = "env::BENCH_UPSTREAM_KEY"
+
+[models.bench_embedding]
+endpoint = "embedding"
+input_cost_per_token = 0.00000002
+routing = ["mock"]
+[models.bench_embedding.providers.mock]
+type = "openai"
+api_base = "http://127.0.0.1:$upstream/v1"
+model = "text-embedding-3-small"
+api_key = "env::BENCH_UPSTREAM_KEY"
+
+[models.bench_whisper]
+endpoint = "transcription"
+cost_per_audio_second = 0.0001
+routing = ["mock"]
+[models.bench_whisper.providers.mock]
+type = "openai"
+api_base = "http://127.0.0.1:$upstream/v1"
+model = "whisper-1"
 api_key = "env::BENCH_UPSTREAM_KEY"
 EOF
       # A key as real providers issue them: sent upstream, and searched for in every answer.
@@ -452,26 +520,67 @@ med() { median "${VALS["$1|$2"]:-}"; }
 maxval() { tr ' ' '\n' <<<"${VALS["$1|$2"]:-}" | grep -E '^-?[0-9.]+$' | sort -g | tail -n1 | grep . || echo "-"; }
 calc() { awk "BEGIN { x = $1; printf \"%.${2:-2}f\", x }"; }
 
-run_wrk() { # run_wrk TARGET CONNS RUN
+# What run_wrk sends: chat (T_BODY), embed (16 inputs) or upload (10 MiB transcriptions).
+wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
+  local direct=1
+  [[ $1 == tollgate* ]] && direct=0
+  W_TYPE=application/json
+  case $2 in
+    chat) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC="" ;;
+    embed)
+      W_PATH=/v1/embeddings W_METRIC=embed_
+      ((direct)) && W_BODY=$BODY_EMBED_DIRECT || W_BODY=$BODY_EMBED_TOLLGATE
+      ;;
+    upload)
+      W_PATH=/v1/audio/transcriptions W_METRIC=upload_ W_TYPE=$UPLOAD_TYPE
+      ((direct)) && W_BODY=$BODY_UPLOAD_DIRECT || W_BODY=$BODY_UPLOAD_TOLLGATE
+      ;;
+  esac
+}
+
+run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   local target=$1 c=$2 run=$3 out ticks0 ticks1 reqs dur errs rps cpu tck=$CLK_TCK
+  wrk_kind "$target" "${4:-chat}"
   phase_begin "$target"
   ticks0=$(cpu_ticks $T_PIDS)
-  BENCH_BODY="$T_BODY" run_capture "$WORK/out.txt" timeout $((DUR + 30)) taskset -c "$LOAD_CPU" \
-    wrk -t1 -c"$c" -d"${DUR}s" --timeout 5s -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/v1/chat/completions"
+  BENCH_BODY="$W_BODY" BENCH_CONTENT_TYPE="$W_TYPE" run_capture "$WORK/out.txt" timeout $((DUR + 30)) \
+    taskset -c "$LOAD_CPU" wrk -t1 -c"$c" -d"${DUR}s" --timeout 10s -s "$BENCH/wrk_post.lua" \
+    "http://127.0.0.1:$T_PORT$W_PATH"
   ticks1=$(cpu_ticks $T_PIDS)
-  phase_end "$target" "run $run wrk -c$c"
+  phase_end "$target" "run $run wrk ${4:-chat} -c$c"
   out=$(grep '^RESULT' "$WORK/out.txt" || true)
   reqs=$(kv requests "$out")
   dur=$(kv duration_us "$out")
   [[ -n $reqs && -n $dur && $reqs -gt 0 ]] || { WARN+=("$target run $run: wrk -c$c produced no result"); return 0; }
   errs=$(($(kv connect_err "$out") + $(kv read_err "$out") + $(kv write_err "$out") + $(kv status_err "$out") + $(kv timeout_err "$out")))
-  ((errs == 0)) || WARN+=("$target run $run: wrk -c$c had $errs errors")
+  ((errs == 0)) || WARN+=("$target run $run: wrk ${4:-chat} -c$c had $errs errors of $reqs requests ($(grep -o 'connect_err.*timeout_err=[0-9]*' <<<"$out"))")
   rps=$(calc "$reqs / ($dur / 1e6)" 0)
   cpu=$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $reqs" 2)
-  add "$target" "rps$c" "$rps"
-  add "$target" "cpu$c" "$cpu"
-  add "$target" "util$c" "$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $dur * 100" 0)"
-  log "  $target -c$c: $rps req/s, $cpu us CPU/req"
+  add "$target" "${W_METRIC}rps$c" "$rps"
+  add "$target" "${W_METRIC}cpu$c" "$cpu"
+  add "$target" "${W_METRIC}util$c" "$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $dur * 100" 0)"
+  log "  $target ${4:-chat} -c$c: $rps req/s, $cpu us CPU/req"
+}
+
+rss_kb() { # rss_kb FIELD PID...: the largest VmRSS or VmHWM (KiB) of the given processes
+  local p v max=0
+  for p in "${@:2}"; do
+    v=$(sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$p/status" 2>/dev/null)
+    [[ -n $v ]] && ((v > max)) && max=$v
+  done
+  echo "$max"
+}
+
+run_upload() { # run_upload TARGET RUN: 8 uploads at a time; the peak RSS they add
+  local target=$1 run=$2 p before peak
+  [[ $target == direct ]] && return 0
+  # The peak (VmHWM) is reset first, so it is this phase's.
+  for p in $T_PIDS; do echo 5 >"/proc/$p/clear_refs" 2>/dev/null || true; done
+  before=$(rss_kb VmRSS $T_PIDS)
+  run_wrk "$target" 8 "$run" upload
+  peak=$(rss_kb VmHWM $T_PIDS)
+  add "$target" upload_growth "$(calc "($peak - $before) / 1024" 1)"
+  log "  $target uploads: RSS ${before} KiB before, peak ${peak} KiB"
 }
 
 run_rate() { # run_rate TARGET RUN
@@ -579,6 +688,8 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
   run_wrk "$t" 16 "$run"
   run_wrk "$t" 64 "$run"
   run_rate "$t" "$run"
+  run_wrk "$t" 64 "$run" embed
+  run_upload "$t" "$run"
   stop_target
 
   start_target "$t" sse
@@ -704,6 +815,11 @@ REPORT="$OUT/results.md"
   row "stream last byte p50 @${STREAM_RATE}/s (ms)" ttlb50 delta %.3f
   row "stream last byte p99 @${STREAM_RATE}/s (ms)" ttlb99 delta %.3f
   row "peak RSS VmHWM (MiB)" hwm ratio %.1f
+  row "embeddings req/s @64 conns" embed_rps64 ratio %.0f
+  row "embeddings CPU us/req @64 conns" embed_cpu64 ratio %.1f
+  row "uploads/s (${UPLOAD_MB} MiB, 8 at a time)" upload_rps8 ratio %.2f
+  row "upload CPU us/upload" upload_cpu8 ratio %.0f
+  row "upload peak RSS growth (MiB)" upload_growth none %.1f
   otherload() { # max other load "proxy CPU/load CPU"
     has "$1" || { echo "-"; return; }
     echo "$(maxval "$1" foreign_p)/$(maxval "$1" foreign_l)"
@@ -738,6 +854,13 @@ REPORT="$OUT/results.md"
   target_line "stream TTFB p99 within 0.2 ms of nginx" "$(verdict 'g - n <= 0.2' ttfb99) ($(delta ttfb99))"
   target_line "CPU us/stream <= 2x nginx (@${STREAM_RATE}/s)" "$(verdict 'g <= 2 * n' cpustream) ($(ratio cpustream)x)"
   target_line "stream last byte p99 within 1 ms of nginx" "$(verdict 'g - n <= 1' ttlb99) ($(delta ttlb99))"
+  target_line "embeddings req/s @64 conns >= 0.5x nginx" "$(verdict 'g >= 0.5 * n' embed_rps64) ($(ratio embed_rps64)x)"
+  target_line "upload throughput >= 0.5x nginx (8 at a time)" "$(verdict 'g >= 0.5 * n' upload_rps8) ($(ratio upload_rps8)x)"
+  if has tollgate; then
+    g=$(cell tollgate upload_growth)
+    v=$(awk -v g="$g" -v f="$UPLOAD_MB" 'BEGIN { print (g != "-" && g < f) ? "PASS" : "FAIL" }')
+    target_line "upload peak RSS growth < one file (${UPLOAD_MB} MiB) in all" "$v (${g} MiB for 8 uploads at a time)"
+  fi
   if has tollgate_auth; then
     n=$(cell nginx rps64); k=$(cell tollgate_auth rps64)
     [[ $n == - || $k == - ]] && v=n/a || v=$(awk -v n="$n" -v k="$k" 'BEGIN { print (k >= 0.5 * n) ? "PASS" : "FAIL" }')

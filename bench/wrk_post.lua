@@ -1,12 +1,13 @@
--- wrk script for bench/run.sh: POST the chat-completions body whose path is in
--- the environment variable BENCH_BODY, and print one machine-readable line.
+-- wrk script for bench/run.sh: POST the body whose path is in the environment
+-- variable BENCH_BODY (a JSON body unless BENCH_CONTENT_TYPE says otherwise), and
+-- print one machine-readable line.
 local f = assert(io.open(os.getenv("BENCH_BODY"), "rb"))
 local body = f:read("*a")
 f:close()
 
 wrk.method = "POST"
 wrk.body = body
-wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Content-Type"] = os.getenv("BENCH_CONTENT_TYPE") or "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["Authorization"] = os.getenv("BENCH_AUTH") or "Bearer sk-bench-0000000000000000"
 wrk.headers["User-Agent"] = "tollgate-bench/1"

@@ -7,6 +7,7 @@
 #include <rapidjson/writer.h>
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,12 +31,16 @@ class Writer {
   void number(double v) { w_.Double(v); }
   void boolean(bool v) { w_.Bool(v); }
   void null() { w_.Null(); }
-  /// Writes already-serialised JSON as one value.
   /// A number already written as JSON text, e.g. an exact decimal amount.
   void rawNumber(std::string_view text) {
     w_.RawValue(text.data(), text.size(), rapidjson::kNumberType);
   }
-  void raw(std::string_view json) { w_.RawValue(json.data(), json.size(), rapidjson::kObjectType); }
+  /// Writes already-serialised JSON as one value, copied whole (RapidJSON's RawValue copies it
+  /// byte by byte, after the separator this writes).
+  void raw(std::string_view json) {
+    w_.RawValue("", 0, rapidjson::kObjectType);
+    std::memcpy(buf_.Push(json.size()), json.data(), json.size());
+  }
   void value(const rapidjson::Value& v) { v.Accept(w_); }
 
   void field(std::string_view k, std::string_view v) {

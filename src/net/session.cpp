@@ -239,7 +239,10 @@ asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, beast::flat_buff
     if (!deadline) {
       deadline.emplace(stream, timeout);
     }
-    const std::size_t room = std::min(kReadBytes, readRoom(buffer, reader.bufferLimit()));
+    // A body is read in pieces as large as the bound allows (the parser consumes each whole):
+    // an upload then costs half the system calls it would in pieces of kReadBytes.
+    const std::size_t bound = readRoom(buffer, reader.bufferLimit());
+    const std::size_t room = reader.headDone() ? bound : std::min(kReadBytes, bound);
     auto [ec, n] = co_await stream.async_read_some(buffer.prepare(room), kUseTuple);
     buffer.commit(n);
     if (deadline->fired()) {

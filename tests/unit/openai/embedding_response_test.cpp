@@ -144,6 +144,39 @@ TEST(RewriteEmbeddingList, FloatsPassThroughWhenFloatsWereAsked) {
   EXPECT_EQ(d["data"][1]["embedding"][2].GetDouble(), -0.000001);
 }
 
+TEST(RewriteEmbeddingList, FloatsAreCopiedDigitForDigit) {
+  const std::string upstream =
+      R"({"data":[{"embedding":[0.1000000000000000055511151231257827,-2.5E-3,1e2,-0]}]})";
+  const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", false, {}});
+  ASSERT_TRUE(r.body.ok()) << r.body.error().message;
+  EXPECT_NE(r.body->find(R"("embedding":[0.1000000000000000055511151231257827,-2.5E-3,1e2,-0]})"),
+            std::string::npos)
+      << *r.body;
+}
+
+TEST(RewriteEmbeddingList, MembersMayComeInAnyOrderAndUnknownOnesAreDropped) {
+  const std::string upstream =
+      R"({"usage":{"total_tokens":9,"extra":{"a":[1,{"b":2}]},"prompt_tokens":8},)"
+      R"("meta":{"data":[{"embedding":"not read"}]},"object":"list",)"
+      R"("data":[{"embedding":[1.5],"extra":[[["x"]]],"index":4,"object":"embedding"}]})";
+  const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", false, {}});
+  ASSERT_TRUE(r.body.ok()) << r.body.error().message;
+  EXPECT_EQ(*r.body,
+            R"({"object":"list","data":[{"object":"embedding","index":4,"embedding":[1.5]}],)"
+            R"("model":"m","usage":{"prompt_tokens":8,"total_tokens":9}})");
+  ASSERT_TRUE(r.usage.has_value());
+  EXPECT_EQ(r.usage->prompt_tokens, 8);
+}
+
+TEST(RewriteEmbeddingList, RefusesTwoListsDeepNestingAndNul) {
+  EXPECT_FALSE(rewrite(R"({"data":[],"data":[]})", EmbeddingMeta{"m", false, {}}).body.ok());
+  const std::string deep =
+      R"({"data":[],"x":)" + std::string(200, '[') + std::string(200, ']') + "}";
+  EXPECT_FALSE(rewrite(deep, EmbeddingMeta{"m", false, {}}).body.ok());
+  EXPECT_FALSE(
+      rewrite(std::string(R"({"data":[]})") + '\0' + "x", EmbeddingMeta{"m", false, {}}).body.ok());
+}
+
 TEST(RewriteEmbeddingList, FloatsBecomeBase64WhenBase64WasAsked) {
   const Rewritten r = rewrite(std::string(kFloatList), EmbeddingMeta{"client-model", true, {}});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;

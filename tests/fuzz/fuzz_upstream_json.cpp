@@ -1,7 +1,7 @@
-// The OpenAI-compatible adapter on arbitrary upstream bodies and stream events. Invariants:
-// whatever it accepts re-encodes for the client as valid JSON and valid UTF-8 (the splicing
-// chunk rewriter's output too, which also accepts only what the decoder accepts), and an
-// upstream error becomes an error body that is valid JSON.
+// The OpenAI-compatible adapter on arbitrary upstream bodies, stream events and embedding lists.
+// Invariants: whatever it accepts re-encodes for the client as valid JSON and valid UTF-8 (the
+// splicing chunk rewriter's output too, which also accepts only what the decoder accepts), and
+// an upstream error becomes an error body that is valid JSON.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -11,6 +11,7 @@
 #include "core/text.hpp"
 #include "fuzz_check.hpp"
 #include "openai/chat_response.hpp"
+#include "openai/embedding_response.hpp"
 #include "providers/openai_compatible.hpp"
 #include "providers/openai_stream.hpp"
 
@@ -60,5 +61,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     checkJson(errorBody(chunk.error()));
   }
   checkJson(errorBody(providers::translateUpstreamError(502, input)));
+  // An embedding list, asked for in floats and in base64: what is accepted is valid JSON.
+  for (const bool base64 : {false, true}) {
+    std::string list = input;
+    std::optional<openai::Usage> usage;
+    if (auto rewritten = openai::rewriteEmbeddingList(
+            list, openai::EmbeddingMeta{"m", base64, std::nullopt}, usage)) {
+      checkJson(*rewritten);
+    }
+  }
   return 0;
 }

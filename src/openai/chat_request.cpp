@@ -272,12 +272,8 @@ bool isForwardedField(std::string_view name) {
 
 Result<ChatRequest> decodeChatRequest(std::string& body) {
   ChatRequest req;
-  if (auto failure = json::parseInPlace(req.body, body, json::Keys::Unique)) {
-    return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + failure->reason,
-                 std::move(failure->path)};
-  }
-  if (!req.body.IsObject()) {
-    return Error{ErrorKind::InvalidType, "request body must be a JSON object", ""};
+  if (auto err = parseObjectBody(req.body, body)) {
+    return std::move(*err);
   }
 
   std::optional<std::int64_t> max_tokens;

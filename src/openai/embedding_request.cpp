@@ -131,12 +131,8 @@ bool isForwardedEmbeddingField(std::string_view name) {
 
 Result<EmbeddingRequest> decodeEmbeddingRequest(std::string& body) {
   EmbeddingRequest req;
-  if (auto failure = json::parseInPlace(req.body, body, json::Keys::Unique)) {
-    return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + failure->reason,
-                 std::move(failure->path)};
-  }
-  if (!req.body.IsObject()) {
-    return Error{ErrorKind::InvalidType, "request body must be a JSON object", ""};
+  if (auto err = parseObjectBody(req.body, body)) {
+    return std::move(*err);
   }
   std::vector<std::string> unknown;
   bool deny_unknown = false;

@@ -63,6 +63,17 @@ Error missingParameter(std::string_view param) {
                std::string(param)};
 }
 
+std::optional<Error> parseObjectBody(rapidjson::Document& doc, std::string& body) {
+  if (auto failure = json::parseInPlace(doc, body, json::Keys::Unique)) {
+    return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + failure->reason,
+                 std::move(failure->path)};
+  }
+  if (!doc.IsObject()) {
+    return Error{ErrorKind::InvalidType, "request body must be a JSON object", ""};
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out) {
   if (auto err = checkTags(v)) {
     return err;

@@ -26,6 +26,10 @@ Error invalidValue(std::string_view param, std::string message);
 /// `param` is required and missing.
 Error missingParameter(std::string_view param);
 
+/// Parses a JSON endpoint's request body in place into `doc` (no repeated keys): invalid_json
+/// when it is not JSON, invalid_type when it is not an object.
+std::optional<Error> parseObjectBody(rapidjson::Document& doc, std::string& body);
+
 /// Validates `tollgate::tags` (an object of at most 32 string tags, names 1 to 64 characters not
 /// starting with tollgate::, values at most 256, no control characters) and appends them.
 std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out);

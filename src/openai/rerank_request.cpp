@@ -92,12 +92,8 @@ std::optional<Error> apply(std::string_view name, const rapidjson::Value& v, Rer
 
 Result<RerankRequest> decodeRerankRequest(std::string& body) {
   RerankRequest req;
-  if (auto failure = json::parseInPlace(req.body, body, json::Keys::Unique)) {
-    return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + failure->reason,
-                 std::move(failure->path)};
-  }
-  if (!req.body.IsObject()) {
-    return Error{ErrorKind::InvalidType, "request body must be a JSON object", ""};
+  if (auto err = parseObjectBody(req.body, body)) {
+    return std::move(*err);
   }
   std::vector<std::string> unknown;
   bool deny_unknown = false;

@@ -22,8 +22,10 @@ awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Reque
   }
   if (request->texts.empty()) {
     // Nothing to rank: the empty answer, at once and free (no upstream call, no spend row).
-    co_await out.send(http::Response::json(
-        200, openai::encodeRerank(ids::uuidV7(), {}, *request, std::nullopt, std::nullopt)));
+    // Built outside the co_await: GCC 12 can destroy temporaries of its operand twice.
+    http::Response empty = http::Response::json(
+        200, openai::encodeRerank(ids::uuidV7(), {}, *request, std::nullopt, std::nullopt));
+    co_await out.send(std::move(empty));
     co_return;
   }
   const config::Model& model = *plan->model;

@@ -3,7 +3,6 @@
 #include "billing/charge.hpp"
 #include "billing/pricing.hpp"
 #include "core/ids.hpp"
-#include "core/wav.hpp"
 #include "inference/execute.hpp"
 #include "openai/transcription_request.hpp"
 
@@ -11,18 +10,6 @@ namespace tollgate::api {
 namespace {
 
 constexpr std::int64_t kMsPerSecond = 1000;
-
-/// The duration a WAV file's header states, when the file is one.
-std::optional<std::int64_t> wavDurationMs(const openai::TranscriptionRequest& r) {
-  std::string start(std::min(kWavHeaderBytes, r.file.size), '\0');
-  auto n = r.body->read(r.file.offset, start);
-  if (!n) {
-    return std::nullopt;
-  }
-  start.resize(*n);
-  const auto wav = readWavHeader(start, r.file.size);
-  return wav ? std::optional(wav->duration_ms) : std::nullopt;
-}
 
 }  // namespace
 
@@ -47,7 +34,7 @@ awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, htt
     co_return co_await refuse(ctx, plan.error(), out);
   }
   const config::Model& model = *plan->model;
-  const auto wav_ms = wavDurationMs(*request);
+  const auto wav_ms = request->wav ? std::optional(request->wav->duration_ms) : std::nullopt;
   billing::RequestFacts facts{
       "transcription", ids::uuidV7(),
       billing::spendTags(std::move(request->tags), req.header("User-Agent")), false,

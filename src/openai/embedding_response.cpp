@@ -147,9 +147,10 @@ class EmbeddingListReader {
         }
         return true;
       case At::Item:
-        if (key_ == Member::Index) {
-          index_ = integer(number);
+        if (key_ != Member::Index) {
+          return scalar();
         }
+        index_ = integer(number);
         return true;
       case At::Usage:
         if (key_ == Member::PromptTokens) {

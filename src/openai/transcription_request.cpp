@@ -209,6 +209,11 @@ Result<TranscriptionRequest> decodeTranscriptionRequest(const Spool& body,
   if (req.model.empty()) {
     return missingParameter("model");
   }
+  std::string start(std::min(kWavHeaderBytes, req.file.size), '\0');
+  if (auto n = body.read(req.file.offset, start)) {
+    start.resize(*n);
+    req.wav = readWavHeader(start, req.file.size);
+  }
   return req;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/result.hpp"
 #include "core/spool.hpp"
+#include "core/wav.hpp"
 #include "openai/fields.hpp"
 
 namespace tollgate::openai {
@@ -28,6 +29,7 @@ struct TranscriptionRequest {
   std::string model;
   AudioFile file;
   const Spool* body = nullptr;  ///< Holds the file's bytes.
+  std::optional<WavInfo> wav;   ///< What the file's header says, when it is a WAV file.
   std::string response_format = "json";
   /// The OpenAI fields to forward besides `model` and `file`, as sent and in order (language,
   /// prompt, response_format, temperature, timestamp_granularities[], include[], …).
@@ -41,11 +43,12 @@ struct TranscriptionRequest {
 std::string_view transcriptionContentType(std::string_view response_format);
 
 /// Decodes and validates a multipart/form-data body whose Content-Type is `content_type`:
-/// `file` (exactly one) and `model` required; `language` an ISO 639-1 code; `response_format`
-/// json, text, srt, verbose_json or vtt; `temperature` a number from 0 to 1; `stream` only false;
-/// `tollgate::tags` a JSON object, `tollgate::dryrun` true or false. Fields other than the file
-/// hold at most 64 KiB. Unknown fields are refused (a form has no deny_unknown_fields switch, and
-/// a misspelt field would otherwise be silently ignored).
+/// `file` (exactly one) and `model` required (the file's WAV header, if it has one, is read);
+/// `language` an ISO 639-1 code; `response_format` json, text, srt, verbose_json or vtt;
+/// `temperature` a number from 0 to 1; `stream` only false; `tollgate::tags` a JSON object,
+/// `tollgate::dryrun` true or false. Fields other than the file hold at most 64 KiB. Unknown fields
+/// are refused (a form has no deny_unknown_fields switch, and a misspelt field would otherwise be
+/// silently ignored).
 Result<TranscriptionRequest> decodeTranscriptionRequest(const Spool& body,
                                                         std::string_view content_type);
 

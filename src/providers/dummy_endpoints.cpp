@@ -79,11 +79,8 @@ std::vector<float> embed(std::string_view text, int dimensions) {
 }
 
 std::string transcript(const openai::TranscriptionRequest& request, std::int64_t& audio_ms) {
-  std::string start(std::min(kWavHeaderBytes, request.file.size), '\0');
-  auto n = request.body->read(request.file.offset, start);
-  start.resize(n ? *n : 0);
   char line[256];
-  if (const auto wav = readWavHeader(start, request.file.size)) {
+  if (const auto& wav = request.wav) {
     audio_ms = wav->duration_ms;
     std::snprintf(line, sizeof(line),
                   "Audio of %.2f seconds: WAV, %u Hz, %u channel%s, %u-bit, %zu bytes.",

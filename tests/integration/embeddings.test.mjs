@@ -14,8 +14,8 @@ import {
   MOCK_EMBEDDING_DIMENSIONS, UPSTREAM_ERROR_MESSAGES,
 } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, openaiProvider, closedPort, adminOf, postJson, chatBody, marker,
-  assertError, UPSTREAM_KEY, UPSTREAM_KEY_ENV, TOLLGATE_BIN,
+  startGateway, standardConfig, openaiProvider, closedPort, adminOf, endpointModel, postJson, chatBody, marker,
+  assertError, UPSTREAM_KEY, TOLLGATE_BIN,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 15_000 };
@@ -38,12 +38,7 @@ before(async () => {
   store = await ENGINES[0].start();
   mock = await startMock();
   const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-  const embModel = (upstream, extra = {}, provider = {}) => ({
-    endpoint: 'embedding',
-    routing: ['primary'],
-    providers: { primary: openaiProvider(mock.url, { model: upstream, api_key: `env::${UPSTREAM_KEY_ENV}`, ...provider }) },
-    ...extra,
-  });
+  const embModel = (upstream, extra = {}, provider = {}) => endpointModel('embedding', mock.url, upstream, extra, provider);
   const config = standardConfig(mock.url, dead, {
     gateway: { auth: 'required' },
     models: {

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock, mockRerankScore, mockRerankTokens } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, openaiProvider, closedPort, adminOf, postJson, marker,
-  assertError, UPSTREAM_KEY, UPSTREAM_KEY_ENV,
+  startGateway, standardConfig, openaiProvider, closedPort, adminOf, endpointModel, postJson, marker,
+  assertError, UPSTREAM_KEY,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 15_000 };
@@ -30,12 +30,7 @@ before(async () => {
   store = await ENGINES[0].start();
   mock = await startMock();
   const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-  const rrModel = (upstream, extra = {}, provider = {}) => ({
-    endpoint: 'rerank',
-    routing: ['primary'],
-    providers: { primary: openaiProvider(mock.url, { model: upstream, api_key: `env::${UPSTREAM_KEY_ENV}`, ...provider }) },
-    ...extra,
-  });
+  const rrModel = (upstream, extra = {}, provider = {}) => endpointModel('rerank', mock.url, upstream, extra, provider);
   const config = standardConfig(mock.url, dead, {
     gateway: { auth: 'required' },
     models: {

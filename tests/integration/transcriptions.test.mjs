@@ -12,8 +12,8 @@ import {
   startMock, mockTranscript, MOCK_AUDIO_SECONDS, MOCK_VERBOSE_DURATION, UPSTREAM_ERROR_MESSAGES,
 } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, openaiProvider, closedPort, adminOf, assertError, rawConnect,
-  assertStillServing, marker, UPSTREAM_KEY, UPSTREAM_KEY_ENV,
+  startGateway, standardConfig, openaiProvider, closedPort, adminOf, endpointModel, assertError, rawConnect,
+  assertStillServing, marker, UPSTREAM_KEY,
 } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 15_000 };
@@ -156,12 +156,7 @@ before(async () => {
   store = await ENGINES[0].start();
   mock = await startMock();
   const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-  const txModel = (upstream, extra = {}, provider = {}) => ({
-    endpoint: 'transcription',
-    routing: ['primary'],
-    providers: { primary: openaiProvider(mock.url, { model: upstream, api_key: `env::${UPSTREAM_KEY_ENV}`, ...provider }) },
-    ...extra,
-  });
+  const txModel = (upstream, extra = {}, provider = {}) => endpointModel('transcription', mock.url, upstream, extra, provider);
   const models = {
     tx: txModel('whisper-upstream'),
     tx_quick: txModel('whisper-upstream', {}, { first_byte_timeout_ms: 500, total_timeout_ms: 5000 }),

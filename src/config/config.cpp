@@ -24,6 +24,8 @@ namespace {
 constexpr std::string_view kEnvPrefix = "env::";
 constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
 constexpr std::int64_t kMaxWorkers = 256;
+constexpr std::string_view kAnthropicApiBase = "https://api.anthropic.com/v1";
+constexpr std::string_view kAnthropicVersion = "2023-06-01";
 
 /// Walks one TOML table, remembering the dotted path for error messages.
 class TableReader {
@@ -424,36 +426,44 @@ Storage parseStorage(const TableReader& r, const EnvLookup& env) {
 }
 
 Provider parseProvider(const TableReader& r, const std::string& name, const EnvLookup& env) {
-  r.allowOnly({"type", "api_base", "model", "api_key", "connect_timeout_ms",
+  r.allowOnly({"type", "api_base", "model", "api_key", "api_version", "connect_timeout_ms",
                "first_byte_timeout_ms", "total_timeout_ms", "pool_idle_timeout_ms"});
   Provider p;
   p.name = name;
   const auto type = r.string("type");
   if (!type) {
-    r.fail("type", "is required (\"openai\" or \"dummy\")");
+    r.fail("type", "is required (\"openai\", \"anthropic\" or \"dummy\")");
   }
-  if (*type == "openai") {
-    p.type = ProviderType::OpenAI;
+  if (*type == "openai" || *type == "anthropic") {
+    p.type = *type == "openai" ? ProviderType::OpenAI : ProviderType::Anthropic;
     const auto base = r.string("api_base");
-    if (!base) {
+    if (!base && p.type == ProviderType::OpenAI) {
       r.fail("api_base", "is required for type \"openai\"");
     }
-    p.api_base = parseApiBase(r, *base);
+    p.api_base = parseApiBase(r, base.value_or(std::string(kAnthropicApiBase)));
     const auto model = r.string("model");
     if (!model || model->empty()) {
-      r.fail("model", "is required for type \"openai\" (the upstream's model name)");
+      r.fail("model", "is required for type \"" + *type + "\" (the upstream's model name)");
     }
     p.model = *model;
+    if (p.type == ProviderType::Anthropic) {
+      p.api_version = r.string("api_version").value_or(std::string(kAnthropicVersion));
+      if (p.api_version.empty() || hasControlOrSpace(p.api_version)) {
+        r.fail("api_version", "must be a version date such as \"2023-06-01\"");
+      }
+    } else if (r.find("api_version") != nullptr) {
+      r.fail("api_version", "applies only to type \"anthropic\"");
+    }
   } else if (*type == "dummy") {
     p.type = ProviderType::Dummy;
-    for (std::string_view k : {"api_base", "api_key", "pool_idle_timeout_ms"}) {
+    for (std::string_view k : {"api_base", "api_key", "api_version", "pool_idle_timeout_ms"}) {
       if (r.find(k) != nullptr) {
         r.fail(k, "is not used by type \"dummy\"");
       }
     }
     p.model = r.string("model").value_or("echo");
   } else {
-    r.fail("type", "must be \"openai\" or \"dummy\"");
+    r.fail("type", "must be \"openai\", \"anthropic\" or \"dummy\"");
   }
   p.api_key = envSecret(r, "api_key", env);
   p.connect_timeout = r.millis("connect_timeout_ms", p.connect_timeout);
@@ -555,6 +565,9 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
       r.fail("routing", "names provider \"" + name + "\", which has no table");
     }
     m.providers.push_back(parseProvider(TableReader(*t, pr.qualified(name), r.file()), name, env));
+    if (m.max_output_tokens > 0) {
+      m.providers.back().default_max_tokens = m.max_output_tokens;
+    }
   }
   return m;
 }

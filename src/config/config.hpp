@@ -20,7 +20,7 @@ using Millis = std::chrono::milliseconds;
 /// request needs a valid key) or "open" (the prod gateway: the header is accepted and ignored).
 enum class AuthMode { Required, Open };
 
-enum class ProviderType { OpenAI, Dummy };
+enum class ProviderType { OpenAI, Anthropic, Dummy };
 
 /// The API a model serves: a request to another endpoint is refused (400 model_wrong_endpoint).
 enum class Endpoint { Chat, Embedding, Rerank, Transcription };
@@ -42,6 +42,11 @@ struct Provider {
   UpstreamUrl api_base;
   std::string model;    ///< Name sent upstream.
   std::string api_key;  ///< Resolved from the environment; empty when none.
+  /// Anthropic: the `anthropic-version` header sent with every request.
+  std::string api_version;
+  /// The output limit sent when the client sets none (Anthropic requires one): the model's
+  /// max_output_tokens, or 4096 when the model declares none.
+  std::int64_t default_max_tokens = 4096;
   Millis connect_timeout{5'000};
   Millis first_byte_timeout{60'000};
   Millis total_timeout{600'000};

@@ -18,19 +18,25 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
     co_return co_await refuse(ctx, request.error(), out);
   }
   ctx.model = request->model;
-  // Plan: which model and providers serve it.
-  const auto plan = planFor(ctx.config, request->model, config::Endpoint::Chat);
+  // Every request belongs to an episode: the client's, or a new one (a function's variant draw
+  // is seeded by it).
+  std::string episode_id = request->episode_id.empty() ? ids::uuidV7() : request->episode_id;
+  // Plan: which model (for a function, which variants) and providers serve it.
+  const auto plan = planFor(ctx.config, request->model, config::Endpoint::Chat, episode_id,
+                            request->variant_name);
   if (!plan) {
     co_return co_await refuse(ctx, plan.error(), out);
   }
   openai::ResponseMeta meta{request->model,
-                            request->episode_id.empty() ? ids::uuidV7() : request->episode_id,
+                            std::move(episode_id),
                             request->service_tier,
                             request->include_raw_usage,
                             request->include_raw_response,
                             request->include_usage,
-                            std::nullopt};
-  // Admit: hold the most this request can cost on its team's balance (not for a dryrun).
+                            std::nullopt,
+                            ""};
+  // Admit: hold the most this request can cost on its team's balance (not for a dryrun): for a
+  // function, the most any of its variants can cost.
   const config::Model& model = *plan->model;
   std::string team_id = billedTeam(s, ctx, request->dryrun);
   // Named, not a temporary in the co_await expression: GCC 12 mishandles those in coroutines.
@@ -38,9 +44,15 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
       "chat", meta.episode_id,
       billing::spendTags(std::move(request->tags), req.header("User-Agent")), request->stream,
       body_bytes};
-  const auto max_cost = billing::maxCost(
-      billing::chatBound(body_bytes, request->media_parts, request->max_completion_tokens, model),
-      model);
+  std::optional<money::Pico> max_cost = 0;
+  for (const inference::Route& route : plan->routes) {
+    const auto limit = request->max_completion_tokens
+                           ? request->max_completion_tokens
+                           : (route.variant != nullptr ? route.variant->max_tokens : std::nullopt);
+    const auto cost = billing::maxCost(
+        billing::chatBound(body_bytes, request->media_parts, limit, *route.model), *route.model);
+    max_cost = cost && max_cost ? std::optional(std::max(*cost, *max_cost)) : std::nullopt;
+  }
   auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, std::move(team_id), max_cost,
                                                 std::move(facts));
   if (!charge) {

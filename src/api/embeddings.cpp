@@ -64,10 +64,9 @@ awaitable<void> embeddings(const Services& s, http::RequestContext& ctx, http::R
   }
   request->pricing = (*charge)->pricing();
   const openai::EmbeddingRequest& r = *request;
-  const inference::StartExchange start = [&r](const providers::Adapter& adapter,
-                                              const config::Provider& provider) {
-    return adapter.embed(r, provider);
-  };
+  const inference::StartExchange start =
+      [&r](const providers::Adapter& adapter, const config::Provider& provider,
+           const inference::Route&) { return adapter.embed(r, provider); };
   co_await inference::execute(ctx, *plan, start, false, s.upstreams, **charge, out);
 }
 

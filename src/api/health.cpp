@@ -13,7 +13,11 @@ awaitable<void> ready(const Services& s, http::RequestContext&, http::Request&,
     co_await out.sendError(draining);
     co_return;
   }
-  co_await out.send(http::Response::json(200, R"({"status":"ready"})"));
+  // Each provider's circuit breaker, so that an operator sees which upstreams are being skipped.
+  http::Response answer = http::Response::json(
+      200, R"({"status":"ready","providers":)" +
+               s.upstreams.breakers.statusJson(std::chrono::steady_clock::now()) + "}");
+  co_await out.send(std::move(answer));
 }
 
 }  // namespace tollgate::api

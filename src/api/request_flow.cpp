@@ -9,8 +9,9 @@ boost::asio::awaitable<void> refuse(http::RequestContext& ctx, const Error& e,
 }
 
 Result<inference::Plan> planFor(const config::Config& config, std::string_view model,
-                                config::Endpoint endpoint) {
-  auto plan = inference::plan(config, model);
+                                config::Endpoint endpoint, std::string_view episode_id,
+                                std::string_view variant_name) {
+  auto plan = inference::plan(config, model, episode_id, variant_name);
   if (plan && plan->model->endpoint != endpoint) {
     return Error{ErrorKind::WrongEndpoint,
                  "the model '" + plan->model->id + "' serves the " +

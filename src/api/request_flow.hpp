@@ -19,10 +19,11 @@ namespace tollgate::api {
 boost::asio::awaitable<void> refuse(http::RequestContext& ctx, const Error& e,
                                     http::ResponseWriter& out);
 
-/// The plan for `model` on `endpoint`: model_not_found as for chat, or model_wrong_endpoint
-/// when the model serves another endpoint.
+/// The plan for `model` on `endpoint` (see inference::plan): model_not_found as for chat, or
+/// model_wrong_endpoint when the model serves another endpoint.
 Result<inference::Plan> planFor(const config::Config& config, std::string_view model,
-                                config::Endpoint endpoint);
+                                config::Endpoint endpoint, std::string_view episode_id = {},
+                                std::string_view variant_name = {});
 
 /// The team billed for the request: the caller's, open mode's team, or none (empty) for a dryrun.
 std::string billedTeam(const Services& s, const http::RequestContext& ctx, bool dryrun);

@@ -41,10 +41,9 @@ awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Reque
   }
   request->pricing = (*charge)->pricing();
   const openai::RerankRequest& r = *request;
-  const inference::StartExchange start = [&r](const providers::Adapter& adapter,
-                                              const config::Provider& provider) {
-    return adapter.rerank(r, provider);
-  };
+  const inference::StartExchange start =
+      [&r](const providers::Adapter& adapter, const config::Provider& provider,
+           const inference::Route&) { return adapter.rerank(r, provider); };
   co_await inference::execute(ctx, *plan, start, false, s.upstreams, **charge, out);
 }
 

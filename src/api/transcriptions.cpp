@@ -49,10 +49,9 @@ awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, htt
     co_return co_await refuse(ctx, charge.error(), out);
   }
   const openai::TranscriptionRequest& r = *request;
-  const inference::StartExchange start = [&r](const providers::Adapter& adapter,
-                                              const config::Provider& provider) {
-    return adapter.transcribe(r, provider);
-  };
+  const inference::StartExchange start =
+      [&r](const providers::Adapter& adapter, const config::Provider& provider,
+           const inference::Route&) { return adapter.transcribe(r, provider); };
   co_await inference::execute(ctx, *plan, start, false, s.upstreams, **charge, out);
 }
 

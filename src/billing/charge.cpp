@@ -71,6 +71,12 @@ std::optional<money::Pricing> Charge::pricing() const {
   return money::Pricing{model_->input_cost_per_token, model_->output_cost_per_token, hold_.amount};
 }
 
+std::optional<money::Pricing> Charge::route(const config::Model& model, std::string_view variant) {
+  model_ = &model;
+  variant_ = variant;
+  return pricing();
+}
+
 asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   if (settled_) {
     co_return *settled_;
@@ -105,6 +111,7 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   row.endpoint = facts_.endpoint;
   row.model = model_->id;
   row.provider = ctx_->provider;
+  row.variant = variant_;
   row.episode_id = facts_.episode_id;
   row.prompt_tokens = usage.prompt_tokens;
   row.completion_tokens = usage.completion_tokens;

@@ -48,6 +48,8 @@ class Charge final : public inference::Settlement {
   std::optional<money::Pricing> pricing() const;
 
   boost::asio::awaitable<bool> settle(const inference::Produced& produced) override;
+  std::optional<money::Pricing> route(const config::Model& model,
+                                      std::string_view variant) override;
 
  private:
   Charge(Ledger& ledger, http::RequestContext& ctx, const config::Model& model, store::Hold hold,
@@ -56,6 +58,7 @@ class Charge final : public inference::Settlement {
   Ledger* ledger_ = nullptr;
   http::RequestContext* ctx_ = nullptr;
   const config::Model* model_ = nullptr;
+  std::string variant_;
   store::Hold hold_;
   RequestFacts facts_;
   std::optional<bool> settled_;  ///< The outcome of the one settlement.

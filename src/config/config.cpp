@@ -16,158 +16,17 @@
 #include <limits>
 #include <sstream>
 
+#include "config/routing_config.hpp"
+#include "config/table_reader.hpp"
 #include "core/json.hpp"
 
 namespace tollgate::config {
 namespace {
 
 constexpr std::string_view kEnvPrefix = "env::";
-constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
 constexpr std::int64_t kMaxWorkers = 256;
 constexpr std::string_view kAnthropicApiBase = "https://api.anthropic.com/v1";
 constexpr std::string_view kAnthropicVersion = "2023-06-01";
-
-/// Walks one TOML table, remembering the dotted path for error messages.
-class TableReader {
- public:
-  TableReader(const toml::table& table, std::string path, const std::string& file)
-      : table_(table), path_(std::move(path)), file_(file) {}
-
-  [[noreturn]] void fail(std::string_view key, std::string reason) const {
-    throw ConfigError(file_, qualified(key), std::move(reason));
-  }
-
-  std::string qualified(std::string_view key) const {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-
-  void allowOnly(std::initializer_list<std::string_view> keys) const {
-    for (const auto& [k, _] : table_) {
-      if (std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
-        fail(k.str(), "unknown key");
-      }
-    }
-  }
-
-  const toml::node* find(std::string_view key) const { return table_.get(key); }
-
-  std::optional<std::string> string(std::string_view key) const {
-    const toml::node* n = find(key);
-    if (n == nullptr) {
-      return std::nullopt;
-    }
-    if (!n->is_string()) {
-      fail(key, "must be a string");
-    }
-    return n->as_string()->get();
-  }
-
-  std::optional<std::int64_t> integer(std::string_view key, std::int64_t min,
-                                      std::int64_t max) const {
-    const toml::node* n = find(key);
-    if (n == nullptr) {
-      return std::nullopt;
-    }
-    if (!n->is_integer()) {
-      fail(key, "must be an integer");
-    }
-    const std::int64_t v = n->as_integer()->get();
-    if (v < min || v > max) {
-      fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
-    }
-    return v;
-  }
-
-  std::optional<double> number(std::string_view key) const {
-    const toml::node* n = find(key);
-    if (n == nullptr) {
-      return std::nullopt;
-    }
-    double v = 0;
-    if (n->is_integer()) {
-      v = static_cast<double>(n->as_integer()->get());
-    } else if (n->is_floating_point()) {
-      v = n->as_floating_point()->get();
-    } else {
-      fail(key, "must be a number");
-    }
-    // -0.0 compares equal to 0 but prints as "-0": refused like any other negative value.
-    if (!std::isfinite(v) || v < 0 || std::signbit(v)) {
-      fail(key, "must be a finite number >= 0");
-    }
-    return v;
-  }
-
-  /// A price in USD, exact. TOML gives a double; its shortest round-trip text is the decimal
-  /// that was written (for up to 15 significant digits), which is then read exactly.
-  std::optional<money::Pico> usd(std::string_view key) const {
-    const auto v = number(key);
-    if (!v) {
-      return std::nullopt;
-    }
-    std::array<char, 64> text{};
-    const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), *v);
-    const auto pico =
-        ec == std::errc() ? money::parseUsd(std::string_view(text.data(), end)) : std::nullopt;
-    if (!pico) {
-      fail(key, "must be an amount in USD with at most 12 decimal places (a pico-USD), below " +
-                    money::formatUsd(std::numeric_limits<money::Pico>::max()));
-    }
-    return pico;
-  }
-
-  std::optional<bool> boolean(std::string_view key) const {
-    const toml::node* n = find(key);
-    if (n == nullptr) {
-      return std::nullopt;
-    }
-    if (!n->is_boolean()) {
-      fail(key, "must be true or false");
-    }
-    return n->as_boolean()->get();
-  }
-
-  std::optional<std::vector<std::string>> strings(std::string_view key) const {
-    const toml::node* n = find(key);
-    if (n == nullptr) {
-      return std::nullopt;
-    }
-    const toml::array* arr = n->as_array();
-    if (arr == nullptr) {
-      fail(key, "must be an array of strings");
-    }
-    std::vector<std::string> out;
-    for (const toml::node& item : *arr) {
-      if (!item.is_string()) {
-        fail(key, "must be an array of strings");
-      }
-      out.push_back(item.as_string()->get());
-    }
-    return out;
-  }
-
-  const toml::table* table(std::string_view key) const {
-    const toml::node* n = find(key);
-    if (n == nullptr) {
-      return nullptr;
-    }
-    if (!n->is_table()) {
-      fail(key, "must be a table");
-    }
-    return n->as_table();
-  }
-
-  Millis millis(std::string_view key, Millis fallback) const {
-    return Millis(integer(key, 1, kMaxTimeoutMs).value_or(fallback.count()));
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  const toml::table& table_;
-  std::string path_;
-  const std::string& file_;
-};
 
 /// A port of 1 to 5 ASCII digits (no sign, no spaces) within [min, 65535].
 std::optional<std::uint16_t> parsePort(std::string_view text, long min) {
@@ -427,7 +286,8 @@ Storage parseStorage(const TableReader& r, const EnvLookup& env) {
 
 Provider parseProvider(const TableReader& r, const std::string& name, const EnvLookup& env) {
   r.allowOnly({"type", "api_base", "model", "api_key", "api_version", "connect_timeout_ms",
-               "first_byte_timeout_ms", "total_timeout_ms", "pool_idle_timeout_ms"});
+               "first_byte_timeout_ms", "total_timeout_ms", "pool_idle_timeout_ms",
+               "circuit_breaker"});
   Provider p;
   p.name = name;
   const auto type = r.string("type");
@@ -470,6 +330,7 @@ Provider parseProvider(const TableReader& r, const std::string& name, const EnvL
   p.first_byte_timeout = r.millis("first_byte_timeout_ms", p.first_byte_timeout);
   p.total_timeout = r.millis("total_timeout_ms", p.total_timeout);
   p.pool_idle_timeout = r.millis("pool_idle_timeout_ms", p.pool_idle_timeout);
+  p.breaker = parseBreaker(r);
   for (const auto& [key, value] : {std::pair{"connect_timeout_ms", p.connect_timeout},
                                    std::pair{"first_byte_timeout_ms", p.first_byte_timeout}}) {
     if (value > p.total_timeout) {
@@ -495,7 +356,7 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
   r.allowOnly({"display_name", "owned_by", "created", "endpoint", "is_active", "security",
                "input_cost_per_token", "output_cost_per_token", "cost_per_audio_second",
                "max_input_tokens", "max_output_tokens", "input_modalities", "output_modalities",
-               "model_info", "routing", "providers"});
+               "model_info", "routing", "providers", "retries", "timeouts"});
   Model m;
   m.id = id;
   m.display_name = r.string("display_name").value_or(id);
@@ -539,6 +400,8 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
     }
   }
 
+  m.retries = parseRetries(r, m.retries);
+  m.timeouts = parseTimeouts(r, m.timeouts);
   const auto routing = r.strings("routing");
   if (!routing || routing->empty()) {
     r.fail("routing", "is required: the provider names, in the order to try them");
@@ -600,6 +463,19 @@ const Model* Config::findModel(std::string_view id) const {
   return it != models.end() && it->id == id ? &*it : nullptr;
 }
 
+const Function* Config::findFunction(std::string_view name) const {
+  const auto it =
+      std::lower_bound(functions.begin(), functions.end(), name,
+                       [](const Function& f, std::string_view v) { return f.name < v; });
+  return it != functions.end() && it->name == name ? &*it : nullptr;
+}
+
+const Variant* Function::findVariant(std::string_view name) const {
+  const auto it = std::lower_bound(variants.begin(), variants.end(), name,
+                                   [](const Variant& v, std::string_view n) { return v.name < n; });
+  return it != variants.end() && it->name == name ? &*it : nullptr;
+}
+
 std::optional<std::string> processEnv(const std::string& name) {
   const char* value = std::getenv(name.c_str());
   return value == nullptr ? std::nullopt : std::optional<std::string>(value);
@@ -629,7 +505,7 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
-  r.allowOnly({"gateway", "storage", "models"});
+  r.allowOnly({"gateway", "storage", "models", "functions"});
   Config config;
   if (const toml::table* g = r.table("gateway")) {
     config.gateway = parseGateway(TableReader(*g, "gateway", source));
@@ -654,6 +530,9 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
   }
   std::sort(config.models.begin(), config.models.end(),
             [](const Model& a, const Model& b) { return a.id < b.id; });
+  if (const toml::table* functions = r.table("functions")) {
+    config.functions = parseFunctions(TableReader(*functions, "functions", source), config.models);
+  }
   return config;
 }
 

@@ -36,6 +36,29 @@ struct UpstreamUrl {
   std::string path;  ///< Without a trailing slash, e.g. "/v1"; may be empty.
 };
 
+/// When a provider is skipped: after `failures` consecutive failed attempts it is left alone for
+/// `cooldown`, then one probe request is let through (per gateway process). 0 failures: never.
+struct BreakerPolicy {
+  std::int64_t failures = 5;
+  Millis cooldown{30'000};
+};
+
+/// Retries of a provider attempt that failed in a way another try can fix (connect failure, 5xx,
+/// 429, a timeout before the first byte): up to `num_retries` more tries, after an exponential
+/// backoff with full jitter, or the upstream's Retry-After, never longer than `max_delay`.
+struct RetryPolicy {
+  std::int64_t num_retries = 0;
+  Millis max_delay{10'000};
+};
+
+/// A model's (or variant's) own time limits, beside each provider's; zero: none. The total one is
+/// the deadline of the whole request, across retries and fallbacks.
+struct Timeouts {
+  Millis non_streaming_total{0};
+  Millis streaming_first_token{0};  ///< Until the first event of a stream, per attempt.
+  Millis streaming_total{0};
+};
+
 struct Provider {
   std::string name;
   ProviderType type = ProviderType::Dummy;
@@ -52,6 +75,7 @@ struct Provider {
   Millis total_timeout{600'000};
   /// How long an idle pooled keep-alive connection may be reused (Node and uvicorn close at 5 s).
   Millis pool_idle_timeout{4'000};
+  BreakerPolicy breaker;
 };
 
 struct Model {
@@ -72,6 +96,36 @@ struct Model {
   std::vector<std::string> output_modalities{"text"};
   std::string model_info_json = "{}";  ///< Free-form object, as compact JSON.
   std::vector<Provider> providers;     ///< In routing order.
+  RetryPolicy retries;
+  Timeouts timeouts;
+};
+
+/// One way to serve a function: a chat model, the parameters it defaults to (applied when the
+/// client did not set them) and an optional system prompt put before the client's messages.
+struct Variant {
+  std::string name;
+  std::string model;  ///< A chat model's id.
+  double weight = 0;  ///< Share of new episodes; 0: only when pinned or as a fallback.
+  std::string system_prompt;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::optional<double> presence_penalty;
+  std::optional<double> frequency_penalty;
+  std::optional<std::int64_t> max_tokens;
+  std::optional<std::int64_t> seed;
+  std::optional<RetryPolicy> retries;  ///< Instead of the model's.
+  std::optional<Timeouts> timeouts;    ///< Instead of the model's.
+};
+
+/// `tollgate::function_name::NAME`: variants chosen by weight, per episode; `fallback_variants`
+/// are tried in order once the weighted candidates have failed.
+struct Function {
+  std::string name;
+  std::vector<Variant> variants;  ///< Sorted by name.
+  std::vector<std::string> fallback_variants;
+
+  /// The variant with this name, or nullptr.
+  const Variant* findVariant(std::string_view name) const;
 };
 
 struct Gateway {
@@ -106,11 +160,14 @@ struct Storage {
 struct Config {
   Gateway gateway;
   Storage storage;
-  std::string source_dir;     ///< The config file's folder; empty for the embedded default.
-  std::vector<Model> models;  ///< Sorted by id.
+  std::string source_dir;           ///< The config file's folder; empty for the embedded default.
+  std::vector<Model> models;        ///< Sorted by id.
+  std::vector<Function> functions;  ///< Sorted by name.
 
   /// The model with this exact id, or nullptr.
   const Model* findModel(std::string_view id) const;
+  /// The function with this exact name, or nullptr.
+  const Function* findFunction(std::string_view name) const;
 };
 
 /// A configuration problem, located by file and key.

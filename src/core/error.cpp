@@ -36,6 +36,7 @@ constexpr std::array kTable{
     Row{ErrorKind::NotAMember, {403, kPermission, "not_a_member"}},
     Row{ErrorKind::InsufficientBalance, {403, kPermission, "insufficient_balance"}},
     Row{ErrorKind::ModelNotFound, {404, kInvalidRequest, "model_not_found"}},
+    Row{ErrorKind::VariantNotFound, {404, kInvalidRequest, "variant_not_found"}},
     Row{ErrorKind::WrongEndpoint, {400, kInvalidRequest, "model_wrong_endpoint"}},
     Row{ErrorKind::RouteNotFound, {404, kInvalidRequest, "not_found"}},
     Row{ErrorKind::MethodNotAllowed, {405, kInvalidRequest, "method_not_allowed"}},

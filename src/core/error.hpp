@@ -24,6 +24,7 @@ enum class ErrorKind {
   NotAMember,
   InsufficientBalance,
   ModelNotFound,
+  VariantNotFound,
   WrongEndpoint,
   RouteNotFound,
   MethodNotAllowed,

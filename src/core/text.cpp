@@ -94,6 +94,13 @@ bool isMediaType(std::string_view content_type, std::string_view type) {
          content_type[type.size()] == ' ';
 }
 
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 std::string printable(std::string_view s, std::size_t max_bytes) {
   constexpr char kHex[] = "0123456789abcdef";
   constexpr unsigned char kFirstPrintable = 0x20;

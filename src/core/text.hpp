@@ -17,6 +17,9 @@ bool isValidUtf8(std::string_view s);
 /// lower case): compared case-insensitively, parameters such as `; charset=utf-8` allowed.
 bool isMediaType(std::string_view content_type, std::string_view type);
 
+/// True when `a` and `b` are equal but for the case of ASCII letters (header names).
+bool equalsIgnoreCase(std::string_view a, std::string_view b);
+
 /// True when `s` (UTF-8) holds a control character: C0 (below U+0020), DEL, or C1 (U+0080 to
 /// U+009F).
 bool hasControlCharacters(std::string_view s);

@@ -44,6 +44,8 @@ struct RequestContext {
   // The plan.
   std::string model;     ///< The model string the client asked for.
   std::string provider;  ///< The provider that answered (or last tried).
+  std::string variant;   ///< A function's variant that answered (or was last tried).
+  int attempts = 0;      ///< Upstream attempts made, retries and fallbacks included.
 
   // The outcome.
   int status = 0;  ///< What the client effectively saw: an in-stream error's, 499 if it left.

@@ -1,9 +1,15 @@
 #include "inference/execute.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <random>
 
 #include "core/text.hpp"
 #include "inference/relay.hpp"
+#include "inference/variant_request.hpp"
+#include "routing/backoff.hpp"
 
 namespace tollgate::inference {
 namespace {
@@ -13,10 +19,30 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxUpstreamErrorBytes = 1024 * 1024;
 
-/// Whether, after `e`, the next provider may still be tried.
+/// Whether, after `e`, another provider may still be tried.
 bool worthFallingBack(const Error& e) {
   // Shutting down: nothing else will answer. An invalid request: every provider would refuse it.
   return e.kind != ErrorKind::ServiceUnavailable && e.kind != ErrorKind::UpstreamInvalidRequest;
+}
+
+/// Whether the same provider may answer if asked again: it could not be reached, failed, was
+/// too slow or too busy. Never a request it refused as invalid, nor our credentials refused.
+bool worthRetrying(const Error& e) {
+  switch (e.kind) {
+    case ErrorKind::UpstreamUnavailable:
+    case ErrorKind::UpstreamTimeout:
+    case ErrorKind::UpstreamRateLimited:
+    case ErrorKind::UpstreamError:
+    case ErrorKind::UpstreamStreamInterrupted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Whether `e` counts against the provider's circuit breaker.
+bool providerFailed(const Error& e) {
+  return worthRetrying(e) || e.kind == ErrorKind::UpstreamAuthFailed;
 }
 
 /// Whether the client hung up: its handler is being cancelled.
@@ -25,44 +51,97 @@ asio::awaitable<bool> clientLeft() {
       asio::cancellation_type::none;
 }
 
-/// One attempt at `provider`: the status the client saw, or why nothing reached it.
-asio::awaitable<Result<int>> attempt(http::RequestContext& ctx, const config::Provider& provider,
-                                     const StartExchange& start, bool stream, const Upstreams& up,
-                                     Settlement& settlement, http::ResponseWriter& out) {
+/// A uniform number in [0, 1) for the backoff's jitter.
+double jitter() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
+asio::awaitable<void> sleepFor(std::chrono::milliseconds delay) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, delay);
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+/// One attempt's outcome: the status the client saw, or why nothing reached it and how long the
+/// upstream asked to be left alone (Retry-After).
+struct Attempt {
+  Result<int> result;
+  std::optional<std::chrono::milliseconds> retry_after;
+};
+
+/// The limits of one attempt.
+struct Limits {
+  Clock::time_point deadline;    ///< Of the whole request.
+  Clock::time_point first_body;  ///< Of a stream's first event.
+};
+
+asio::awaitable<Attempt> attempt(http::RequestContext& ctx, const config::Provider& provider,
+                                 const Route& route, const StartExchange& start, bool stream,
+                                 const Limits& limits, const Upstreams& up, Settlement& settlement,
+                                 http::ResponseWriter& out) {
   const providers::Adapter* adapter = up.adapters.find(provider.type);
-  auto exchange = adapter != nullptr ? start(*adapter, provider) : nullptr;
+  auto exchange = adapter != nullptr ? start(*adapter, provider, route) : nullptr;
   if (exchange == nullptr) {
-    co_return Error{ErrorKind::Internal,
-                    "provider '" + provider.name + "' cannot serve this endpoint", ""};
+    co_return Attempt{Error{ErrorKind::Internal,
+                            "provider '" + provider.name + "' cannot serve this endpoint", ""},
+                      std::nullopt};
   }
   providers::UpstreamRequest upstream_request = exchange->request();
   upstream_request.headers.emplace_back("X-Request-Id", ctx.request_id);
+  upstream_request.deadline = limits.deadline;
+  upstream_request.first_body_deadline = limits.first_body;
   providers::Transport* local = adapter->localTransport();
   providers::Transport& transport = local != nullptr ? *local : up.network;
   auto call = co_await transport.start(provider, std::move(upstream_request));
   if (!call) {
-    co_return std::move(call).error();
+    co_return Attempt{std::move(call).error(), std::nullopt};
   }
   providers::UpstreamCall& c = **call;
   if (c.status() < 200 || c.status() >= 300) {
+    const auto retry_after =
+        routing::parseRetryAfter(c.header("Retry-After"), std::chrono::system_clock::now());
     auto detail = co_await c.readAll(kMaxUpstreamErrorBytes);
     std::string text = detail ? std::move(detail).value() : std::string();
     up.redactor.redact(text);
-    co_return exchange->error(c.status(), text);
+    co_return Attempt{exchange->error(c.status(), text), retry_after};
   }
   if (stream && !text::isMediaType(c.contentType(), "text/event-stream")) {
     // Not a stream (an HTML error page, a JSON body): fall back before the client has a 200.
-    co_return Error{ErrorKind::UpstreamError,
-                    "upstream provider '" + provider.name +
-                        "' answered a streamed request with Content-Type '" +
-                        text::printable(c.contentType()) + "'",
-                    ""};
+    co_return Attempt{Error{ErrorKind::UpstreamError,
+                            "upstream provider '" + provider.name +
+                                "' answered a streamed request with Content-Type '" +
+                                text::printable(c.contentType()) + "'",
+                            ""},
+                      std::nullopt};
   }
   auto relayed = co_await relayAnswer(c, *exchange, stream, up.redactor, settlement, out);
   if (const auto& usage = exchange->usage()) {
     ctx.usage = {usage->prompt_tokens, usage->completion_tokens};
   }
-  co_return relayed;
+  co_return Attempt{std::move(relayed), std::nullopt};
+}
+
+/// When the whole request must be over: the first route's total time limit, from now.
+Clock::time_point requestDeadline(const Plan& plan, bool stream) {
+  const config::Timeouts& t = plan.routes.front().timeouts;
+  const auto total = stream ? t.streaming_total : t.non_streaming_total;
+  return total.count() > 0 ? Clock::now() + total : Clock::time_point::max();
+}
+
+Error deadlinePassed(const Plan& plan, bool stream) {
+  const config::Timeouts& t = plan.routes.front().timeouts;
+  const auto total = stream ? t.streaming_total : t.non_streaming_total;
+  return Error{
+      ErrorKind::UpstreamTimeout,
+      "no provider answered within the model's " + std::to_string(total.count()) + " ms time limit",
+      ""};
+}
+
+Error breakerOpen(const config::Provider& provider) {
+  return Error{ErrorKind::UpstreamUnavailable,
+               "upstream provider '" + provider.name +
+                   "' is skipped for now: it failed repeatedly (its circuit breaker is open)",
+               ""};
 }
 
 }  // namespace
@@ -74,23 +153,80 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
   // operations that fail (the relay then settles what the client was sent) rather than as an
   // exception that would skip the settlement, and no provider is tried once it has come.
   co_await asio::this_coro::throw_if_cancelled(false);
+  const Clock::time_point deadline = requestDeadline(plan, stream);
   Error last{ErrorKind::UpstreamUnavailable, "no provider could answer", ""};
-  for (const config::Provider& provider : plan.providers) {
-    if (co_await clientLeft()) {
-      break;
+  bool stop = false;
+  for (const Route& route : plan.routes) {
+    ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
+    for (const config::Provider& provider : route.model->providers) {
+      routing::CircuitBreaker& breaker = up.breakers.of(provider);
+      for (int retry = 0; !stop; ++retry) {
+        if (co_await clientLeft()) {
+          stop = true;
+          break;
+        }
+        const auto now = Clock::now();
+        if (now >= deadline) {
+          last = deadlinePassed(plan, stream);
+          stop = true;
+          break;
+        }
+        if (!breaker.allow(now)) {
+          last = breakerOpen(provider);
+          break;
+        }
+        const auto ttft = route.timeouts.streaming_first_token;
+        const Limits limits{deadline, stream && ttft.count() > 0 ? std::min(deadline, now + ttft)
+                                                                 : Clock::time_point::max()};
+        ctx.provider = provider.name;
+        ++ctx.attempts;
+        ctx.attempt_started = now;
+        Attempt a =
+            co_await attempt(ctx, provider, route, start, stream, limits, up, settlement, out);
+        ctx.upstream += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
+                                                                              ctx.attempt_started);
+        ctx.attempt_started = {};
+        if (a.result) {
+          // A stream that failed after its first byte ended with an error event: the provider
+          // failed, though nothing can be tried again.
+          if (*a.result >= 500) {
+            breaker.failed(Clock::now());
+          } else {
+            breaker.succeeded();
+          }
+          ctx.status = *a.result;
+          co_return;
+        }
+        last = std::move(a.result).error();
+        if (co_await clientLeft()) {
+          breaker.abandoned();
+          stop = true;
+          break;
+        }
+        if (providerFailed(last)) {
+          breaker.failed(Clock::now());
+        } else {
+          breaker.succeeded();
+        }
+        if (!worthFallingBack(last)) {
+          stop = true;
+          break;
+        }
+        if (!worthRetrying(last) || retry >= route.retries.num_retries) {
+          break;
+        }
+        const auto delay =
+            routing::retryDelay(retry, route.retries.max_delay, a.retry_after, jitter());
+        if (!delay || Clock::now() + *delay >= deadline) {
+          break;  // Asked to wait longer than allowed: another provider may answer sooner.
+        }
+        co_await sleepFor(*delay);
+      }
+      if (stop) {
+        break;
+      }
     }
-    ctx.provider = provider.name;
-    ctx.attempt_started = Clock::now();
-    auto result = co_await attempt(ctx, provider, start, stream, up, settlement, out);
-    ctx.upstream +=
-        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - ctx.attempt_started);
-    ctx.attempt_started = {};
-    if (result) {
-      ctx.status = *result;
-      co_return;
-    }
-    last = std::move(result).error();
-    if (!worthFallingBack(last)) {
+    if (stop) {
       break;
     }
   }
@@ -104,9 +240,24 @@ asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
                                   const openai::ChatRequest& request,
                                   const openai::ResponseMeta& meta, const Upstreams& up,
                                   Settlement& settlement, http::ResponseWriter& out) {
+  // A variant's request and meta are made when its route is first tried, and kept for its
+  // providers and retries.
+  const Route* current = nullptr;
+  std::optional<openai::ChatRequest> varied;
+  openai::ResponseMeta routed = meta;
   const StartExchange start = [&](const providers::Adapter& adapter,
-                                  const config::Provider& provider) {
-    return adapter.chat(request, provider, meta);
+                                  const config::Provider& provider, const Route& route) {
+    if (current != &route) {
+      current = &route;
+      routed = meta;
+      routed.pricing = settlement.route(*route.model, ctx.variant);
+      routed.variant_name = ctx.variant;
+      varied.reset();
+      if (route.variant != nullptr) {
+        varied.emplace(withVariant(request, *route.variant));
+      }
+    }
+    return adapter.chat(varied ? *varied : request, provider, routed);
   };
   co_await execute(ctx, plan, start, request.stream, up, settlement, out);
 }

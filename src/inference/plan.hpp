@@ -1,22 +1,36 @@
 // Plan: what will serve a request's `model` string (a plain id, tollgate::model_name::ID or
-// tollgate::function_name::NAME): the configured model and its providers in routing order.
-// Functions and their variants resolve here when they arrive.
+// tollgate::function_name::NAME): the routes to try in order, each a configured model (for a
+// function, one of its variants) with the retries and time limits that apply to it.
 #pragma once
 
-#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.hpp"
 #include "core/result.hpp"
 
 namespace tollgate::inference {
 
-struct Plan {
+/// One model to try, and its providers in routing order.
+struct Route {
   const config::Model* model = nullptr;
-  std::span<const config::Provider> providers;  ///< In the order they are tried.
+  const config::Variant* variant = nullptr;  ///< Set for a function's variant.
+  config::RetryPolicy retries;
+  config::Timeouts timeouts;
 };
 
-/// The plan for `requested`, or a model-not-found error naming what was asked for.
-Result<Plan> plan(const config::Config& config, std::string_view requested);
+struct Plan {
+  const config::Model* model = nullptr;  ///< The first route's model.
+  std::vector<Route> routes;             ///< In the order they are tried; never empty.
+  const config::Function* function = nullptr;
+};
+
+/// The plan for `requested`, or a model-not-found error naming what was asked for. A function's
+/// variants are drawn by weight for `episode_id`; `variant_name` (when not empty) pins one, and
+/// is a variant_not_found error when the function has none of that name or `requested` is not a
+/// function.
+Result<Plan> plan(const config::Config& config, std::string_view requested,
+                  std::string_view episode_id = {}, std::string_view variant_name = {});
 
 }  // namespace tollgate::inference

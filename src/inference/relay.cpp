@@ -26,35 +26,32 @@ http::Response streamHead() {
   return head;
 }
 
-/// Relays an upstream SSE body as our events. Once this starts, the client has the 200.
 Error chargeNotRecorded() {
   return Error{ErrorKind::BillingUnavailable,
                "the answer's charge could not be recorded, so the answer is withheld; try again",
                ""};
 }
 
-asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::Exchange& exchange,
-                                 const providers::SecretRedactor& redactor, Settlement& settlement,
-                                 http::ResponseWriter& out) {
-  // The head leaves with the first events when they are already here (one write, not two).
-  bool sending = co_await out.beginStream(streamHead());
-  if (sending && !call.ready()) {
-    sending = co_await out.flush();
-  }
+/// Relays an upstream SSE body as our events. The client's 200 waits for the first of them (it
+/// leaves in the same write): until then a failure or a stall is an error, and another provider
+/// may still answer; after it, a failure ends the stream with an error event.
+asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
+                                         providers::Exchange& exchange,
+                                         const providers::SecretRedactor& redactor,
+                                         Settlement& settlement, http::ResponseWriter& out) {
   std::int64_t chunks = 0;  // Relayed to the client: what a stream without usage is charged.
   const auto produced = [&](int status) {
     return Produced{status, exchange.usage(), chunks, 0, 0};
   };
-  if (!sending) {
-    co_await settlement.settle(produced(kStatusClientLeft));
-    co_return kStatusOk;
-  }
+  bool started = false;  // Whether the head has gone to the client.
   openai::SseParser parser;
   std::vector<openai::SseEvent> events;
   std::string batch;
   std::optional<Error> failure;
   while (!failure) {
-    batch.clear();
+    if (started) {
+      batch.clear();
+    }
     auto piece = co_await call.readSome();
     if (!piece) {
       failure = std::move(piece).error();
@@ -92,6 +89,16 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::Excha
     if (failure) {
       break;
     }
+    if (!started) {
+      if (batch.empty() && !done) {
+        continue;  // Nothing for the client yet: its 200 waits.
+      }
+      started = true;
+      if (!co_await out.beginStream(streamHead())) {
+        co_await settlement.settle(produced(kStatusClientLeft));
+        co_return kStatusOk;
+      }
+    }
     if (done) {
       if (!co_await settlement.settle(produced(kStatusOk))) {
         failure = chargeNotRecorded();
@@ -108,6 +115,9 @@ asio::awaitable<int> relayStream(providers::UpstreamCall& call, providers::Excha
       co_await settlement.settle(produced(kStatusClientLeft));
       co_return kStatusOk;
     }
+  }
+  if (!started) {
+    co_return std::move(*failure);  // Nothing reached the client: another provider may answer.
   }
   // Never a stream that looks complete: the events decoded so far, an error event, no [DONE].
   co_await settlement.settle(produced(failure->status()));

@@ -7,7 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
+#include "config/config.hpp"
+#include "core/money.hpp"
 #include "openai/chat_response.hpp"
 
 namespace tollgate::inference {
@@ -29,6 +32,12 @@ class Settlement {
   /// could not be committed: the answer must then not be completed. Called even when the client
   /// has hung up (the handler is being cancelled): what it was sent is charged.
   virtual boost::asio::awaitable<bool> settle(const Produced& produced) = 0;
+
+  /// From here the request is served by `model`, as the function variant `variant` (empty for a
+  /// plain model): its usage is charged at that model's prices and the spend row names both.
+  /// Returns those prices, with the cap of what is held (nullopt: the request is not billed).
+  virtual std::optional<money::Pricing> route(const config::Model& model,
+                                              std::string_view variant) = 0;
 };
 
 }  // namespace tollgate::inference

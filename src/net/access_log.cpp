@@ -30,6 +30,12 @@ void AccessLog::write(const http::RequestContext& e) {
   }
   w.field("model", e.model);
   w.field("provider", e.provider);
+  if (!e.variant.empty()) {
+    w.field("variant", e.variant);
+  }
+  if (e.attempts > 1) {
+    w.field("attempts", e.attempts);
+  }
   if (!e.error_code.empty()) {
     w.field("error", e.error_code);
   }

@@ -223,6 +223,10 @@ std::string_view ResponseReader::contentType() const {
   return parser_->get()[http::field::content_type];
 }
 
+std::string_view ResponseReader::header(std::string_view name) const {
+  return parser_->get()[name];
+}
+
 bool ResponseReader::reusable(const beast::flat_buffer& buffer) const {
   return !error_ && parser_->is_done() && parser_->keep_alive() && buffer.size() == 0;
 }

@@ -97,6 +97,7 @@ class ResponseReader {
   static std::size_t bufferLimit() { return kBufferLimit; }
   int status() const { return static_cast<int>(parser_->get().result_int()); }
   std::string_view contentType() const;
+  std::string_view header(std::string_view name) const;
   bool complete() const { return parser_->is_done(); }
   const Error& error() const { return *error_; }
 

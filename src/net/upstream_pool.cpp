@@ -213,12 +213,17 @@ class Pool;
 class HttpCall final : public UpstreamCall {
  public:
   HttpCall(Pool& pool, std::unique_ptr<Connection> conn, const config::Provider& provider,
-           Clock::time_point deadline)
-      : pool_(pool), conn_(std::move(conn)), provider_(provider), deadline_(deadline) {}
+           Clock::time_point deadline, Clock::time_point first_body_deadline)
+      : pool_(pool),
+        conn_(std::move(conn)),
+        provider_(provider),
+        deadline_(deadline),
+        first_body_deadline_(std::min(first_body_deadline, deadline)) {}
   ~HttpCall() override;
 
   int status() const override { return reader_.status(); }
   std::string_view contentType() const override { return reader_.contentType(); }
+  std::string_view header(std::string_view name) const override { return reader_.header(name); }
   bool ready() const override { return reader_.complete() || conn_->buffer.size() > 0; }
   asio::awaitable<Result<std::string_view>> readSome() override;
   asio::awaitable<void> finish(std::chrono::milliseconds budget) override;
@@ -239,7 +244,9 @@ class HttpCall final : public UpstreamCall {
   std::unique_ptr<Connection> conn_;
   const config::Provider& provider_;
   Clock::time_point deadline_;
-  bool body_deadline_armed_ = false;
+  Clock::time_point first_body_deadline_;
+  /// Which deadline the body's reads run under: none yet, the first bytes', the whole answer's.
+  enum class Armed { None, FirstBytes, Whole } armed_ = Armed::None;
   ResponseReader reader_;
 };
 
@@ -302,7 +309,9 @@ class Pool final : public UpstreamPool {
     return nullptr;
   }
 
-  asio::awaitable<Result<std::unique_ptr<Connection>>> connect(const config::Provider& p);
+  /// A new connection to `p`, within its connect timeout and `request_deadline`.
+  asio::awaitable<Result<std::unique_ptr<Connection>>> connect(const config::Provider& p,
+                                                               Clock::time_point request_deadline);
 
   /// Made on the first TLS connection: loading the CA store costs tens of milliseconds.
   ssl::context& tlsContext() {
@@ -362,14 +371,18 @@ asio::awaitable<Status> HttpCall::readHead() {
 }
 
 asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
-  if (!body_deadline_armed_) {
-    conn_->tcp().expires_at(deadline_);
-    body_deadline_armed_ = true;
+  if (armed_ == Armed::None) {
+    conn_->tcp().expires_at(first_body_deadline_);
+    armed_ = Armed::FirstBytes;
   }
   for (;;) {
     std::size_t written = 0;
     switch (reader_.parseBody(conn_->buffer, conn_->body, written)) {
       case ResponseReader::Step::Body:
+        if (armed_ == Armed::FirstBytes) {
+          conn_->tcp().expires_at(deadline_);
+          armed_ = Armed::Whole;
+        }
         co_return std::string_view(conn_->body.data(), written);
       case ResponseReader::Step::Complete:
         co_return std::string_view{};
@@ -386,7 +399,8 @@ asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
       co_return readerFailure();
     }
     if (ec) {
-      co_return readFailure(ec, "while sending its answer");
+      co_return readFailure(ec, armed_ == Armed::FirstBytes ? "before the first bytes of its answer"
+                                                            : "while sending its answer");
     }
   }
 }
@@ -395,7 +409,7 @@ asio::awaitable<void> HttpCall::finish(std::chrono::milliseconds budget) {
   if (reader_.complete()) {
     co_return;
   }
-  body_deadline_armed_ = true;
+  armed_ = Armed::Whole;
   conn_->tcp().expires_at(std::min(deadline_, Clock::now() + budget));
   for (;;) {
     auto piece = co_await readSome();
@@ -405,7 +419,8 @@ asio::awaitable<void> HttpCall::finish(std::chrono::milliseconds budget) {
   }
 }
 
-asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config::Provider& p) {
+asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(
+    const config::Provider& p, Clock::time_point request_deadline) {
   auto conn = std::make_unique<Connection>(live_);
   conn->key = poolKey(p);
   const auto& url = p.api_base;
@@ -415,7 +430,7 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(const config:
     conn->plain = std::make_unique<beast::tcp_stream>(ioc_);
   }
   // The connect timeout covers the name lookup too, which has no deadline of its own.
-  const auto deadline = Clock::now() + p.connect_timeout;
+  const auto deadline = std::min(Clock::now() + p.connect_timeout, request_deadline);
   if (lookups_in_flight.load() >= kMaxLookupsInFlight) {
     co_return Error{ErrorKind::UpstreamUnavailable,
                     "cannot reach upstream provider '" + p.name +
@@ -503,7 +518,7 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
     co_return shuttingDown();
   }
   const auto started = Clock::now();
-  const auto deadline = started + p.total_timeout;
+  const auto deadline = std::min(started + p.total_timeout, r.deadline);
   const std::string head = requestHead(p, r);
   const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(r.body)};
 
@@ -515,7 +530,7 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
         attempt == 0 ? take(poolKey(p), p.pool_idle_timeout) : nullptr;
     const bool reused = conn != nullptr;
     if (!conn) {
-      auto fresh = co_await connect(p);
+      auto fresh = co_await connect(p, deadline);
       if (!fresh) {
         co_return closed_ ? shuttingDown() : std::move(fresh).error();
       }
@@ -534,7 +549,8 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
       : wec == beast::error::timeout ? timedOut(p, "while receiving the request")
                                      : unavailable(p, wec);
     }
-    auto call = std::make_unique<HttpCall>(*this, std::move(conn), p, deadline);
+    auto call =
+        std::make_unique<HttpCall>(*this, std::move(conn), p, deadline, r.first_body_deadline);
     if (auto ok = co_await call->readHead(); !ok) {
       co_return std::move(ok).error();
     }

@@ -46,6 +46,9 @@ void writeHead(json::Writer& w, std::string_view id, std::string_view object, st
   w.field("created", created);
   w.field("model", meta.model);
   w.field("episode_id", meta.episode_id);
+  if (!meta.variant_name.empty()) {
+    w.field(kVariantMember, meta.variant_name);
+  }
   w.field("system_fingerprint", fingerprint.empty() ? kFingerprintFallback : fingerprint);
   w.field("service_tier", meta.service_tier);
 }

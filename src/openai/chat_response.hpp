@@ -80,7 +80,12 @@ struct ResponseMeta {
   /// Set when the request is billed: every usage object then carries kCostMember, the charge
   /// for that usage in USD.
   std::optional<money::Pricing> pricing;
+  std::string variant_name;  ///< The function variant that answered; empty for a plain model.
 };
+
+/// The member of a function call's answer (and each of its chunks) naming the variant that
+/// answered.
+inline constexpr std::string_view kVariantMember = "variant_name";
 
 /// The member of `usage` that says what the request cost, in USD.
 inline constexpr std::string_view kCostMember = "tollgate::cost";

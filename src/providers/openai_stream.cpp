@@ -183,7 +183,10 @@ std::string escaped(std::string_view key, std::string_view value) {
 
 ChunkRewriter::ChunkRewriter(const openai::ResponseMeta& meta)
     : meta_(meta),
-      after_created_(escaped("model", meta.model) + escaped("episode_id", meta.episode_id)),
+      after_created_(escaped("model", meta.model) + escaped("episode_id", meta.episode_id) +
+                     (meta.variant_name.empty()
+                          ? std::string()
+                          : escaped(openai::kVariantMember, meta.variant_name))),
       after_fingerprint_(escaped("service_tier", meta.service_tier)) {}
 
 Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(std::string_view data, std::string& out,

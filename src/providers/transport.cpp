@@ -1,5 +1,7 @@
 #include "providers/transport.hpp"
 
+#include "core/text.hpp"
+
 namespace tollgate::providers {
 
 boost::asio::awaitable<Result<std::string>> UpstreamCall::readAll(std::size_t limit) {
@@ -17,6 +19,15 @@ boost::asio::awaitable<Result<std::string>> UpstreamCall::readAll(std::size_t li
     }
     out.append(*piece);
   }
+}
+
+std::string_view BufferedCall::header(std::string_view name) const {
+  for (const auto& [n, v] : headers) {
+    if (text::equalsIgnoreCase(n, name)) {
+      return v;
+    }
+  }
+  return {};
 }
 
 boost::asio::awaitable<Result<std::string_view>> BufferedCall::readSome() {

@@ -39,6 +39,13 @@ struct UpstreamRequest {
   };
   std::optional<Attachment> attachment;
 
+  /// The request's own limits, beside the provider's timeouts (the earlier one applies): the whole
+  /// answer must be in by `deadline`, and the first bytes of its body by `first_body_deadline`
+  /// (a stream's first event). Default: none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point first_body_deadline =
+      std::chrono::steady_clock::time_point::max();
+
   /// The Content-Length of the whole request body.
   std::size_t contentLength() const {
     return body.size() + (attachment ? attachment->size + attachment->trailer.size() : 0);
@@ -53,6 +60,9 @@ class UpstreamCall {
 
   /// The answer's Content-Type header, as sent.
   virtual std::string_view contentType() const = 0;
+
+  /// The value of the answer's header `name` (e.g. Retry-After); empty when it has none.
+  virtual std::string_view header(std::string_view /*name*/) const { return {}; }
 
   /// True when readSome() would not wait: body bytes (or the end) are already here.
   virtual bool ready() const = 0;
@@ -86,8 +96,12 @@ class BufferedCall final : public UpstreamCall {
   BufferedCall(int status, std::string content_type, std::string body)
       : status_(status), content_type_(std::move(content_type)), body_(std::move(body)) {}
 
+  /// The answer's other headers (names compared without regard to case).
+  std::vector<std::pair<std::string, std::string>> headers;
+
   int status() const override { return status_; }
   std::string_view contentType() const override { return content_type_; }
+  std::string_view header(std::string_view name) const override;
   bool ready() const override { return true; }
   boost::asio::awaitable<Result<std::string_view>> readSome() override;
   boost::asio::awaitable<void> finish(std::chrono::milliseconds) override { co_return; }

@@ -30,7 +30,7 @@ void checkJson(const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tollgate;
   const std::string input(reinterpret_cast<const char*>(data), size);
-  const openai::ResponseMeta meta{"m", "e", "auto", true, true, true, std::nullopt};
+  const openai::ResponseMeta meta{"m", "e", "auto", true, true, true, std::nullopt, ""};
   const providers::KeepRaw keep{true, true};
   std::string body = input;
   if (auto completion = providers::parseCompletion(body, keep)) {

@@ -475,3 +475,131 @@ TEST(IsModelId, LowercaseWordsJoinedByUnderscores) {
 
 }  // namespace
 }  // namespace tollgate::config
+
+namespace tollgate::config {
+namespace {
+
+const std::string kRouted = kEcho + R"(
+[models.embed]
+endpoint = "embedding"
+routing = ["l"]
+[models.embed.providers.l]
+type = "dummy"
+)";
+
+TEST(RoutingConfig, FunctionsVariantsRetriesTimeoutsAndBreakers) {
+  const Config c = parseConfig(kRouted + R"(
+[models.claude]
+max_output_tokens = 8192
+retries = { num_retries = 3, max_delay_ms = 2000 }
+timeouts = { non_streaming_total_ms = 30000, streaming_first_token_ms = 4000, streaming_total_ms = 90000 }
+routing = ["anthropic"]
+[models.claude.providers.anthropic]
+type = "anthropic"
+model = "claude-sonnet-4-5"
+api_key = "env::UPSTREAM_KEY"
+circuit_breaker = { failures = 2, cooldown_ms = 15000 }
+[functions.support_bot]
+fallback_variants = ["backup"]
+[functions.support_bot.variants.main]
+model = "claude"
+weight = 0.9
+system_prompt = "You are terse."
+temperature = 0.2
+max_tokens = 300
+seed = -4
+frequency_penalty = -1.5
+retries = { num_retries = 1 }
+[functions.support_bot.variants.backup]
+model = "echo"
+)",
+                               "t.toml", fakeEnv);
+  const Model& claude = *c.findModel("claude");
+  EXPECT_EQ(claude.retries.num_retries, 3);
+  EXPECT_EQ(claude.retries.max_delay, Millis(2000));
+  EXPECT_EQ(claude.timeouts.streaming_first_token, Millis(4000));
+  EXPECT_EQ(claude.timeouts.streaming_total, Millis(90000));
+  const Provider& p = claude.providers.at(0);
+  EXPECT_EQ(p.type, ProviderType::Anthropic);
+  EXPECT_EQ(p.api_base.host, "api.anthropic.com");
+  EXPECT_EQ(p.api_base.path, "/v1");
+  EXPECT_EQ(p.api_version, "2023-06-01");
+  EXPECT_EQ(p.default_max_tokens, 8192);
+  EXPECT_EQ(p.breaker.failures, 2);
+  EXPECT_EQ(p.breaker.cooldown, Millis(15000));
+  EXPECT_EQ(c.findModel("echo")->providers.at(0).breaker.failures, 5);
+  ASSERT_EQ(c.functions.size(), 1U);
+  const Function& f = *c.findFunction("support_bot");
+  EXPECT_EQ(f.fallback_variants, std::vector<std::string>{"backup"});
+  const Variant& v = *f.findVariant("main");
+  EXPECT_EQ(v.model, "claude");
+  EXPECT_DOUBLE_EQ(v.weight, 0.9);
+  EXPECT_EQ(v.system_prompt, "You are terse.");
+  EXPECT_EQ(v.temperature, std::optional(0.2));
+  EXPECT_EQ(v.max_tokens, std::optional<std::int64_t>(300));
+  EXPECT_EQ(v.seed, std::optional<std::int64_t>(-4));
+  EXPECT_EQ(v.frequency_penalty, std::optional(-1.5));
+  ASSERT_TRUE(v.retries.has_value());
+  EXPECT_EQ(v.retries->num_retries, 1);
+  EXPECT_EQ(v.retries->max_delay, Millis(2000));  // The rest from the model's.
+  EXPECT_EQ(f.findVariant("backup")->weight, 0);
+  EXPECT_EQ(c.findFunction("nope"), nullptr);
+}
+
+TEST(RoutingConfig, MistakesNameTheirKey) {
+  struct Case {
+    std::string toml;
+    std::string key;
+    std::string reason_part;
+  };
+  const std::string fn = "[functions.f.variants.a]\nmodel = \"echo\"\n";
+  const std::vector<Case> cases = {
+      {"[functions.f.variants.a]\nmodel = \"nope\"\nweight = 1\n", "functions.f.variants.a.model",
+       "not a configured model"},
+      {"[functions.f.variants.a]\nmodel = \"embed\"\nweight = 1\n", "functions.f.variants.a.model",
+       "not chat"},
+      {fn + "weight = 0\n", "functions.f.variants", "weight above 0"},
+      {fn + "weight = -1\n", "functions.f.variants.a.weight", ">= 0"},
+      {fn + "weight = 1\ntemperature = 3\n", "functions.f.variants.a.temperature", "from 0 to 2"},
+      {fn + "weight = 1\nmax_tokens = 0\n", "functions.f.variants.a.max_tokens", "between 1"},
+      {fn + "weight = 1\nsurprise = 1\n", "functions.f.variants.a.surprise", "unknown key"},
+      {"[functions.f]\nfallback_variants = [\"z\"]\n" + fn + "weight = 1\n",
+       "functions.f.fallback_variants", "not a variant"},
+      {"[functions.f]\nvariants = 1\n", "functions.f.variants", "must be a table"},
+      {"[functions.Bad]\n", "functions.Bad", "lowercase"},
+      {"[functions.f]\n", "functions.f.variants", "is required"},
+      {fn + "weight = 1\nretries = { num_retries = 11 }\n",
+       "functions.f.variants.a.retries.num_retries", "between 0 and 10"},
+      {fn + "weight = 1\ntimeouts = { streaming_first_token_ms = 5, streaming_total_ms = 4 }\n",
+       "functions.f.variants.a.timeouts.streaming_first_token_ms", "must not exceed"},
+  };
+  for (const Case& c : cases) {
+    try {
+      parseConfig(kRouted + c.toml, "bad.toml", fakeEnv);
+      ADD_FAILURE() << "accepted: " << c.toml;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), c.key) << e.what();
+      EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
+    }
+  }
+  for (const auto& [provider, key, part] :
+       {std::tuple{"type = \"anthropic\"", "models.x.providers.p.model", "is required"},
+        std::tuple{"type = \"openai\"\napi_base = \"http://h/v1\"\nmodel = \"m\"\n"
+                   "api_version = \"2023-06-01\"",
+                   "models.x.providers.p.api_version", "only to type \"anthropic\""},
+        std::tuple{"type = \"dummy\"\ncircuit_breaker = { failures = -1 }",
+                   "models.x.providers.p.circuit_breaker.failures", "between 0"}}) {
+    const std::string toml =
+        std::string("[models.x]\nrouting = [\"p\"]\n[models.x.providers.p]\n") + provider + "\n";
+    try {
+      parseConfig(toml, "bad.toml", fakeEnv);
+      ADD_FAILURE() << "accepted: " << toml;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_NE(e.reason().find(part), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tollgate::config

@@ -18,6 +18,7 @@ TEST(ErrorTable, MapsKindsToStatusTypeAndCode) {
       {ErrorKind::InvalidValue, 400, "invalid_request_error", "invalid_value"},
       {ErrorKind::UnknownParameter, 400, "invalid_request_error", "unknown_parameter"},
       {ErrorKind::ModelNotFound, 404, "invalid_request_error", "model_not_found"},
+      {ErrorKind::VariantNotFound, 404, "invalid_request_error", "variant_not_found"},
       {ErrorKind::MethodNotAllowed, 405, "invalid_request_error", "method_not_allowed"},
       {ErrorKind::PayloadTooLarge, 413, "invalid_request_error", "payload_too_large"},
       {ErrorKind::HeadersTooLarge, 431, "invalid_request_error", "headers_too_large"},

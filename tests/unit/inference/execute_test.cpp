@@ -7,6 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <deque>
 #include <map>
 
 #include "providers/dummy.hpp"
@@ -31,17 +32,26 @@ Script failing(Error e) { return Script{std::move(e), 0, "", ""}; }
 class FakeTransport final : public providers::Transport {
  public:
   std::map<std::string, Script> scripts;
+  /// Answers given once each, in order, before the provider's script.
+  std::map<std::string, std::deque<Script>> queued;
+  /// Headers of every answer of a provider.
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> headers;
   std::vector<std::pair<std::string, providers::UpstreamRequest>> sent;
 
   asio::awaitable<Result<std::unique_ptr<providers::UpstreamCall>>> start(
       const config::Provider& p, providers::UpstreamRequest request) override {
     sent.emplace_back(p.name, std::move(request));
-    const Script& s = scripts.at(p.name);
+    auto& queue = queued[p.name];
+    const Script s = queue.empty() ? scripts.at(p.name) : queue.front();
+    if (!queue.empty()) {
+      queue.pop_front();
+    }
     if (s.failure) {
       co_return *s.failure;
     }
-    co_return std::unique_ptr<providers::UpstreamCall>(
-        std::make_unique<providers::BufferedCall>(s.status, s.content_type, s.body));
+    auto call = std::make_unique<providers::BufferedCall>(s.status, s.content_type, s.body);
+    call->headers = headers[p.name];
+    co_return std::unique_ptr<providers::UpstreamCall>(std::move(call));
   }
 };
 
@@ -89,6 +99,12 @@ class RecordingSettlement final : public Settlement {
     body_when_settled = out_.body;
     co_return commits;
   }
+  std::optional<money::Pricing> route(const config::Model& model,
+                                      std::string_view variant) override {
+    routes.emplace_back(model.id, variant);
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::string, std::string>> routes;
 
  private:
   const MemoryWriter& out_;
@@ -118,6 +134,34 @@ model = "up"
 routing = ["local"]
 [models.echo.providers.local]
 type = "dummy"
+[models.r]
+routing = ["x", "y"]
+retries = { num_retries = 2, max_delay_ms = 5 }
+[models.r.providers.x]
+type = "openai"
+api_base = "http://127.0.0.1:9/v1"
+model = "up-x"
+circuit_breaker = { failures = 3, cooldown_ms = 60000 }
+[models.r.providers.y]
+type = "openai"
+api_base = "http://127.0.0.1:9/v1"
+model = "up-y"
+[models.s]
+routing = ["z"]
+[models.s.providers.z]
+type = "openai"
+api_base = "http://127.0.0.1:9/v1"
+model = "up-z"
+[functions.f]
+fallback_variants = ["b"]
+[functions.f.variants.a]
+model = "r"
+weight = 1
+temperature = 0.25
+max_tokens = 7
+system_prompt = "Be brief."
+[functions.f.variants.b]
+model = "s"
 )",
       "t.toml", [](const std::string&) { return std::optional<std::string>(std::string(kKey)); });
 }
@@ -135,7 +179,7 @@ struct Outcome {
 
 class Execute : public ::testing::Test {
  protected:
-  Execute() : config_(catalogue()), redactor_(config_) {
+  Execute() : config_(catalogue()), redactor_(config_), breakers_(config_) {
     adapters_.add(config::ProviderType::OpenAI, providers::openAiAdapter());
     adapters_.add(config::ProviderType::Dummy, providers::dummyAdapter());
   }
@@ -147,9 +191,9 @@ class Execute : public ::testing::Test {
     auto request = openai::decodeChatRequest(body_);
     EXPECT_TRUE(request.ok());
     const auto p = plan(config_, request->model);
-    const openai::ResponseMeta meta{request->model,         "ep",        "auto", false, false,
-                                    request->include_usage, std::nullopt};
-    const Upstreams up{transport_, adapters_, redactor_};
+    const openai::ResponseMeta meta{request->model,         "ep",         "auto", false, false,
+                                    request->include_usage, std::nullopt, ""};
+    const Upstreams up{transport_, adapters_, redactor_, breakers_};
     asio::io_context ioc;
     asio::co_spawn(ioc, executeChat(r->ctx, *p, *request, meta, up, r->settled, r->out),
                    asio::detached);
@@ -172,6 +216,7 @@ class Execute : public ::testing::Test {
 
   config::Config config_;
   providers::SecretRedactor redactor_;
+  routing::Breakers breakers_;
   providers::Registry adapters_;
   FakeTransport transport_;
   std::string body_;
@@ -432,6 +477,105 @@ TEST_F(Execute, AFailureBeforeAnyOutputIsSettledWithItsStatusAndNothingProduced)
   EXPECT_FALSE(r->settled.calls[0].usage.has_value());
   EXPECT_EQ(r->settled.calls[0].chunks, 0);
   EXPECT_EQ(r->settled.calls[0].answer_bytes, 0U);
+}
+
+const Script kServerError{std::nullopt, 500, "application/json", R"({"error":"boom"})"};
+const Script kAnswer{std::nullopt, 200, "application/json", kCompletion};
+
+TEST_F(Execute, RetriesAFailureAnotherTryCanFixThenAnswers) {
+  transport_.queued["x"] = {kServerError, failing(Error{ErrorKind::UpstreamTimeout, "slow", ""})};
+  transport_.scripts["x"] = kAnswer;
+  auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"x", "x", "x"}));
+  EXPECT_EQ(r->out.status, 200);
+  EXPECT_EQ(r->ctx.attempts, 3);
+  EXPECT_EQ(r->ctx.provider, "x");
+}
+
+TEST_F(Execute, RetriesAreBoundedThenTheNextProviderAnswers) {
+  transport_.scripts["x"] = kServerError;
+  transport_.scripts["y"] = kAnswer;
+  auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"x", "x", "x", "y"}));
+  EXPECT_EQ(r->out.status, 200);
+  EXPECT_EQ(r->ctx.provider, "y");
+}
+
+TEST_F(Execute, ARetryAfterLongerThanTheMaxDelayFailsOverAtOnce) {
+  transport_.scripts["x"] = {std::nullopt, 429, "application/json", R"({"error":"slow down"})"};
+  transport_.headers["x"] = {{"retry-after", "30"}};
+  transport_.scripts["y"] = kAnswer;
+  auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(r->out.status, 200);
+}
+
+TEST_F(Execute, TheClientsOwnMistakeIsNeverRetried) {
+  transport_.scripts["x"] = {std::nullopt, 400, "application/json",
+                             R"({"error":{"message":"bad"}})"};
+  auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(r->out.status, 400);
+}
+
+TEST_F(Execute, AnOpenBreakerSkipsItsProviderUntilTheCooldown) {
+  transport_.scripts["x"] = kServerError;
+  transport_.scripts["y"] = kAnswer;
+  run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})");
+  ASSERT_EQ(tried().size(), 4U);  // Three failures open x's breaker.
+  transport_.sent.clear();
+  auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"y"}));
+  EXPECT_EQ(r->out.status, 200);
+  const auto x =
+      breakers_.of(config_.findModel("r")->providers[0]).snapshot(std::chrono::steady_clock::now());
+  EXPECT_EQ(x.state, routing::CircuitBreaker::State::Open);
+}
+
+TEST_F(Execute, AStreamThatFailsBeforeItsFirstEventFailsOverUnseen) {
+  transport_.scripts["x"] = {std::nullopt, 200, "text/event-stream", "data: {\"id\":"};
+  transport_.scripts["y"] = {std::nullopt, 200, "text/event-stream",
+                             "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{"
+                             "\"content\":\"ok\"}}]}\n\ndata: [DONE]\n\n"};
+  auto r = run(R"({"model":"r","stream":true,"messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"x", "x", "x", "y"}));
+  EXPECT_TRUE(r->out.streamed);
+  EXPECT_NE(r->out.body.find("\"ok\""), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->out.body.find("error"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->ctx.status, 200);
+}
+
+TEST_F(Execute, AStreamThatFailsAfterItsFirstEventEndsWithAnErrorEvent) {
+  transport_.scripts["x"] = {std::nullopt, 200, "text/event-stream",
+                             "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{"
+                             "\"content\":\"half\"}}]}\n\n"};
+  auto r = run(R"({"model":"r","stream":true,"messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"x"}));
+  EXPECT_NE(r->out.body.find("\"half\""), std::string::npos) << r->out.body;
+  EXPECT_NE(r->out.body.find("upstream_stream_interrupted"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->out.body.find("[DONE]"), std::string::npos) << r->out.body;
+}
+
+TEST_F(Execute, AFunctionSendsItsVariantsDefaultsAndFallsBackToItsFallbackVariant) {
+  transport_.scripts["x"] = kServerError;
+  transport_.scripts["y"] = kServerError;
+  transport_.scripts["z"] = kAnswer;
+  auto r = run(R"({"model":"tollgate::function_name::f","temperature":1,)"
+               R"("messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(tried(), (std::vector<std::string>{"x", "x", "x", "y", "y", "y", "z"}));
+  const std::string& first = transport_.sent[0].second.body;
+  EXPECT_NE(first.find(R"("messages":[{"role":"system","content":"Be brief."},{"role":"user")"),
+            std::string::npos)
+      << first;
+  EXPECT_NE(first.find(R"("temperature":1)"), std::string::npos) << first;  // The client's wins.
+  EXPECT_NE(first.find(R"("max_completion_tokens":7)"), std::string::npos) << first;
+  const std::string& last = transport_.sent.back().second.body;
+  EXPECT_EQ(last.find("Be brief."), std::string::npos) << last;
+  EXPECT_EQ(r->out.status, 200);
+  EXPECT_NE(r->out.body.find(R"("variant_name":"b")"), std::string::npos) << r->out.body;
+  EXPECT_EQ(r->ctx.variant, "b");
+  EXPECT_EQ(r->settled.routes,
+            (std::vector<std::pair<std::string, std::string>>{{"r", "a"}, {"s", "b"}}));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ using Kind = ChunkRewriter::Kind;
 
 openai::ResponseMeta meta(bool include_usage = false) {
   return openai::ResponseMeta{"gpt_4o_mini", "ep-1",        "auto",      false,
-                              false,         include_usage, std::nullopt};
+                              false,         include_usage, std::nullopt, ""};
 }
 
 struct Rewritten {
@@ -97,7 +97,7 @@ TEST(ChunkRewriter, TheUsageChunkIsKeptOnlyWhenAskedForButAlwaysRead) {
 }
 
 TEST(ChunkRewriter, RawExtrasWhenAskedFor) {
-  openai::ResponseMeta m{"m", "e", "auto", true, true, true, std::nullopt};
+  openai::ResponseMeta m{"m", "e", "auto", true, true, true, std::nullopt, ""};
   const std::string data = R"({"choices":[],"usage":{"prompt_tokens":1,"total_tokens":1}})";
   const Rewritten w = rewrite(m, data);
   EXPECT_NE(w.out.find(R"("tollgate::raw_usage":{"prompt_tokens":1,"total_tokens":1})"),

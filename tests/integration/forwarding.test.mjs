@@ -87,7 +87,6 @@ describe('request forwarding', () => {
       'tollgate::tags': { source: 'playground' },
       'tollgate::dryrun': true,
       'tollgate::episode_id': '123e4567-e89b-12d3-a456-426614174000',
-      'tollgate::variant_name': 'primary',
       'tollgate::include_raw_usage': true,
       'tollgate::include_raw_response': true,
       'tollgate::cache_options': { enabled: 'off' },

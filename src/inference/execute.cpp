@@ -18,6 +18,8 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxUpstreamErrorBytes = 1024 * 1024;
+constexpr int kStatusBadGateway = 502;
+constexpr int kStatusGatewayTimeout = 504;
 
 /// Whether, after `e`, another provider may still be tried.
 bool worthFallingBack(const Error& e) {
@@ -187,9 +189,9 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
                                                                               ctx.attempt_started);
         ctx.attempt_started = {};
         if (a.result) {
-          // A stream that failed after its first byte ended with an error event: the provider
-          // failed, though nothing can be tried again.
-          if (*a.result >= 500) {
+          // A stream that failed after its first byte ended with an error event (502 or 504):
+          // the provider failed, though nothing can be tried again. A 503 is ours (billing).
+          if (*a.result == kStatusBadGateway || *a.result == kStatusGatewayTimeout) {
             breaker.failed(Clock::now());
           } else {
             breaker.succeeded();
@@ -205,8 +207,10 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
         }
         if (providerFailed(last)) {
           breaker.failed(Clock::now());
+        } else if (last.kind == ErrorKind::UpstreamInvalidRequest) {
+          breaker.succeeded();  // It answered: it works.
         } else {
-          breaker.succeeded();
+          breaker.abandoned();  // Shutting down, or no adapter: nothing learnt of the provider.
         }
         if (!worthFallingBack(last)) {
           stop = true;

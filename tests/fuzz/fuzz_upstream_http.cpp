@@ -1,7 +1,8 @@
 // The upstream client's response reader fed as a pooled connection feeds it: bytes in pieces,
 // the body drained through a small buffer, the end of input taken as the peer closing.
 // Invariants: the buffer stays bounded, body bytes never exceed input bytes, and a connection
-// is called reusable only when its answer is complete and nothing follows it.
+// is called reusable only when its answer is complete and nothing follows it; a Retry-After
+// header is read as a wait of at most a day, or not at all.
 #include <array>
 #include <boost/asio/buffer.hpp>
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "fuzz_check.hpp"
 #include "net/http_readers.hpp"
+#include "routing/backoff.hpp"
 
 using tollgate::fuzz::check;
 
@@ -34,6 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (step == Step::HeadDone) {
         head_done = true;
         check(reader.status() >= 200 || reader.status() < 100);
+        const auto wait = tollgate::routing::parseRetryAfter(
+            reader.header("Retry-After"), std::chrono::system_clock::from_time_t(784111777));
+        check(!wait || (wait->count() >= 0 && *wait <= std::chrono::hours(24 * 365 * 300)));
         continue;
       }
     } else {

@@ -1,0 +1,132 @@
+// End-to-end: the official OpenAI Node SDK against a model whose provider speaks Anthropic's
+// Messages API: the client changes nothing but the model id.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import {
+  startAnthropicMock, DEFAULT_TEXT, TOOL_PREFACE, TOOL_INPUT, OPENAI_USAGE,
+} from '../fixtures/anthropic_upstream.mjs';
+import { startGateway, GATEWAY_DEFAULTS, UPSTREAM_KEY_ENV, sdkError } from '../fixtures/gateway.mjs';
+
+const T = { timeout: 10_000 };
+let mock;
+let gw;
+let client;
+
+before(async () => {
+  mock = await startAnthropicMock();
+  gw = await startGateway({
+    config: {
+      gateway: { ...GATEWAY_DEFAULTS },
+      models: {
+        claude: {
+          routing: ['primary'],
+          providers: {
+            primary: { type: 'anthropic', api_base: mock.url, model: 'claude-mock', api_key: `env::${UPSTREAM_KEY_ENV}` },
+          },
+        },
+      },
+    },
+  });
+  client = new OpenAI({ baseURL: `${gw.baseURL}/v1`, apiKey: 'anything', maxRetries: 0, timeout: 8000 });
+});
+after(async () => {
+  await gw?.stop();
+  await mock?.close();
+});
+
+const user = (content) => [{ role: 'user', content }];
+const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Current weather for a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string' } }, required: ['city'] },
+  },
+};
+
+describe('an Anthropic-backed model via the OpenAI SDK', () => {
+  test('non-streamed', T, async () => {
+    const c = await client.chat.completions.create({ model: 'claude', messages: user('hi') });
+    assert.equal(c.object, 'chat.completion');
+    assert.equal(c.model, 'claude');
+    assert.equal(c.choices[0].message.role, 'assistant');
+    assert.equal(c.choices[0].message.content, DEFAULT_TEXT);
+    assert.equal(c.choices[0].finish_reason, 'stop');
+    assert.equal(c.usage.prompt_tokens, OPENAI_USAGE.prompt_tokens);
+    assert.equal(c.usage.completion_tokens, OPENAI_USAGE.completion_tokens);
+    assert.equal(c.usage.total_tokens, OPENAI_USAGE.total_tokens);
+  });
+
+  test('streamed, with the usage chunk', T, async () => {
+    const stream = await client.chat.completions.create({
+      model: 'claude', messages: user('hi'), stream: true, stream_options: { include_usage: true },
+    });
+    let text = '';
+    let finish = null;
+    let usage = null;
+    let role = null;
+    for await (const chunk of stream) {
+      assert.equal(chunk.object, 'chat.completion.chunk');
+      const ch = chunk.choices[0];
+      role ??= ch?.delta?.role ?? null;
+      text += ch?.delta?.content ?? '';
+      finish = ch?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    assert.equal(role, 'assistant');
+    assert.equal(text, DEFAULT_TEXT);
+    assert.equal(finish, 'stop');
+    assert.equal(usage?.total_tokens, OPENAI_USAGE.total_tokens);
+  });
+
+  test('the SDK stream helper assembles a streamed tool call', T, async () => {
+    const runner = client.chat.completions.stream({
+      model: 'claude', messages: user('weather in Paris? mock:tools'), tools: [weatherTool],
+    });
+    const final = await runner.finalChatCompletion();
+    const ch = final.choices[0];
+    assert.equal(ch.finish_reason, 'tool_calls');
+    assert.equal(ch.message.content, TOOL_PREFACE);
+    assert.equal(ch.message.tool_calls.length, 1);
+    const call = ch.message.tool_calls[0];
+    assert.equal(call.id, 'toolu_mock_1');
+    assert.equal(call.function.name, 'get_weather');
+    assert.deepEqual(JSON.parse(call.function.arguments), TOOL_INPUT);
+  });
+
+  test('a tool round trip: the tool result goes back as a tool_result block', T, async () => {
+    const first = await client.chat.completions.create({
+      model: 'claude', messages: user('weather? mock:tools'), tools: [weatherTool],
+    });
+    const call = first.choices[0].message.tool_calls[0];
+    const second = await client.chat.completions.create({
+      model: 'claude',
+      tools: [weatherTool],
+      messages: [
+        ...user('weather? mock:tools'),
+        first.choices[0].message,
+        { role: 'tool', tool_call_id: call.id, content: '18C and sunny' },
+      ],
+    });
+    assert.equal(second.choices[0].message.content, DEFAULT_TEXT);
+    const sent = mock.requests.at(-1).body;
+    assert.deepEqual(sent.messages.at(-1), {
+      role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_mock_1', content: '18C and sunny' }],
+    });
+    assert.deepEqual(sent.messages[1].content.at(-1), { type: 'tool_use', id: 'toolu_mock_1', name: 'get_weather', input: TOOL_INPUT });
+  });
+
+  test('Anthropic 529 overloaded -> an APIError 502 upstream_unavailable', T, async () => {
+    const err = await sdkError(() => client.chat.completions.create({ model: 'claude', messages: user('x mock:status=529') }));
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.equal(err.status, 502);
+    assert.equal(err.code, 'upstream_unavailable');
+  });
+
+  test('Anthropic 429 -> RateLimitError', T, async () => {
+    const err = await sdkError(() => client.chat.completions.create({ model: 'claude', messages: user('x mock:status=429') }));
+    assert.ok(err instanceof OpenAI.RateLimitError, String(err));
+  });
+});

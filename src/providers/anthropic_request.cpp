@@ -8,6 +8,7 @@
 #include "core/json.hpp"
 #include "openai/fields.hpp"
 #include "providers/anthropic.hpp"
+#include "providers/anthropic_tools.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
@@ -15,15 +16,10 @@ namespace {
 using rapidjson::Value;
 
 constexpr double kMaxTemperature = 1.0;
-constexpr std::string_view kJsonObjectTool = "json_object";
 constexpr std::string_view kDataPrefix = "data:";
 constexpr std::string_view kBase64Marker = ";base64,";
 
 enum class Role { None, User, Assistant };
-
-bool isString(const Value* v) { return v != nullptr && v->IsString(); }
-
-bool equals(const Value* v, std::string_view s) { return isString(v) && json::view(*v) == s; }
 
 Error refuse(std::string_view param, std::string message) {
   return openai::invalidValue(param, std::move(message));
@@ -36,8 +32,7 @@ void textBlock(json::Writer& w, const Value& text) {
   }
   w.startObject();
   w.field("type", "text");
-  w.key("text");
-  w.value(text);
+  copy(w, "text", text);
   w.endObject();
 }
 
@@ -125,10 +120,8 @@ std::optional<Error> toolUseBlocks(json::Writer& w, const Value& calls) {
     }
     w.startObject();
     w.field("type", "tool_use");
-    w.key("id");
-    w.value(*id);
-    w.key("name");
-    w.value(*name);
+    copy(w, "id", *id);
+    copy(w, "name", *name);
     w.key("input");
     if (blank) {
       w.startObject();
@@ -149,12 +142,10 @@ std::optional<Error> toolResultBlock(json::Writer& w, const Value& message) {
   }
   w.startObject();
   w.field("type", "tool_result");
-  w.key("tool_use_id");
-  w.value(*id);
+  copy(w, "tool_use_id", *id);
   const Value* content = json::member(message, "content");
   if (content != nullptr && content->IsString()) {
-    w.key("content");
-    w.value(*content);
+    copy(w, "content", *content);
   } else if (content != nullptr && content->IsArray()) {
     w.key("content");
     w.startArray();
@@ -270,106 +261,10 @@ std::optional<Error> writeSystem(json::Writer& w, const std::vector<const Value*
   return std::nullopt;
 }
 
-std::optional<Error> writeTools(json::Writer& w, const Value& tools) {
-  w.key("tools");
-  w.startArray();
-  for (const Value& tool : tools.GetArray()) {
-    const Value* fn = json::member(tool, "function");
-    const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
-    if (!equals(json::member(tool, "type"), "function") || !isString(name)) {
-      return refuse("tools", "an Anthropic provider accepts function tools with a name only");
-    }
-    w.startObject();
-    w.key("name");
-    w.value(*name);
-    if (const Value* d = json::member(*fn, "description"); isString(d)) {
-      w.key("description");
-      w.value(*d);
-    }
-    w.key("input_schema");
-    if (const Value* p = json::member(*fn, "parameters"); p != nullptr && p->IsObject()) {
-      w.value(*p);
-    } else {
-      w.startObject();
-      w.field("type", "object");
-      w.endObject();
-    }
-    w.endObject();
-  }
-  w.endArray();
-  return std::nullopt;
-}
-
-std::optional<Error> writeToolChoice(json::Writer& w, const Value* choice, bool parallel) {
-  std::string_view type = "auto";
-  const Value* name = nullptr;
-  if (choice != nullptr && choice->IsString()) {
-    const std::string_view c = json::view(*choice);
-    type = c == "required" ? "any" : c == "none" ? "none" : "auto";
-  } else if (choice != nullptr && choice->IsObject()) {
-    const Value* fn = json::member(*choice, "function");
-    name = fn != nullptr ? json::member(*fn, "name") : nullptr;
-    if (!isString(name)) {
-      return refuse("tool_choice",
-                    "tool_choice must name a function: {\"type\":\"function\","
-                    "\"function\":{\"name\":…}}");
-    }
-    type = "tool";
-  } else if (parallel) {
-    return std::nullopt;  // Anthropic's default is auto, with parallel tool use.
-  }
-  w.key("tool_choice");
-  w.startObject();
-  w.field("type", type);
-  if (name != nullptr) {
-    w.key("name");
-    w.value(*name);
-  }
-  if (!parallel && type != "none") {
-    w.field("disable_parallel_tool_use", true);
-  }
-  w.endObject();
-  return std::nullopt;
-}
-
-/// response_format json_schema / json_object as one forced tool.
-void writeJsonTool(json::Writer& w, const Value& format) {
-  const Value* spec = json::member(format, "json_schema");
-  const Value* name = spec != nullptr ? json::member(*spec, "name") : nullptr;
-  const Value* schema = spec != nullptr ? json::member(*spec, "schema") : nullptr;
-  const std::string_view tool = isString(name) ? json::view(*name) : kJsonObjectTool;
-  w.key("tools");
-  w.startArray();
-  w.startObject();
-  w.field("name", tool);
-  w.field("description", "Answer with JSON that matches this schema.");
-  w.key("input_schema");
-  if (schema != nullptr && schema->IsObject()) {
-    w.value(*schema);
-  } else {
-    w.startObject();
-    w.field("type", "object");
-    w.endObject();
-  }
-  w.endObject();
-  w.endArray();
-  w.key("tool_choice");
-  w.startObject();
-  w.field("type", "tool");
-  w.field("name", tool);
-  w.endObject();
-}
-
 }  // namespace
 
 std::string messagesPath(const config::Provider& provider) {
   return provider.api_base.path + "/messages";
-}
-
-bool wantsJson(const openai::ChatRequest& request) {
-  const Value* format = json::member(request.body, "response_format");
-  const Value* type = format != nullptr ? json::member(*format, "type") : nullptr;
-  return equals(type, "json_schema") || equals(type, "json_object");
 }
 
 Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
@@ -390,41 +285,22 @@ Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
   if (auto e = writeSystem(w, system)) {
     return std::move(*e);
   }
-  const Value* tools = json::member(body, "tools");
-  const bool has_tools = tools != nullptr && tools->IsArray() && !tools->Empty();
-  if (wantsJson(request)) {
-    if (has_tools) {
-      return refuse("response_format",
-                    "an Anthropic provider serves response_format json_schema and json_object "
-                    "with a forced tool, so they cannot be combined with tools");
-    }
-    writeJsonTool(w, body["response_format"]);
-  } else if (has_tools) {
-    if (auto e = writeTools(w, *tools)) {
-      return std::move(*e);
-    }
-    const Value* parallel = json::member(body, "parallel_tool_calls");
-    const bool allow_parallel = parallel == nullptr || !parallel->IsBool() || parallel->GetBool();
-    if (auto e = writeToolChoice(w, json::member(body, "tool_choice"), allow_parallel)) {
-      return std::move(*e);
-    }
+  if (auto e = writeTools(w, body)) {
+    return std::move(*e);
   }
   if (const Value* stop = json::member(body, "stop"); stop != nullptr && stop->IsArray()) {
-    w.key("stop_sequences");
-    w.value(*stop);
+    copy(w, "stop_sequences", *stop);
   }
   if (const Value* t = json::member(body, "temperature"); t != nullptr && t->IsNumber()) {
     w.field("temperature", std::min(t->GetDouble(), kMaxTemperature));
   }
   if (const Value* p = json::member(body, "top_p"); p != nullptr && p->IsNumber()) {
-    w.key("top_p");
-    w.value(*p);
+    copy(w, "top_p", *p);
   }
   if (const Value* user = json::member(body, "user"); isString(user)) {
     w.key("metadata");
     w.startObject();
-    w.key("user_id");
-    w.value(*user);
+    copy(w, "user_id", *user);
     w.endObject();
   }
   if (request.stream) {

@@ -5,9 +5,9 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import {
-  startAnthropicMock, DEFAULT_TEXT, TOOL_PREFACE, TOOL_INPUT, OPENAI_USAGE,
+  startAnthropicMock, anthropicModel, DEFAULT_TEXT, TOOL_PREFACE, TOOL_INPUT, OPENAI_USAGE, WEATHER_TOOL,
 } from '../fixtures/anthropic_upstream.mjs';
-import { startGateway, GATEWAY_DEFAULTS, UPSTREAM_KEY_ENV, sdkError } from '../fixtures/gateway.mjs';
+import { startGateway, GATEWAY_DEFAULTS, sdkError } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
 let mock;
@@ -20,12 +20,7 @@ before(async () => {
     config: {
       gateway: { ...GATEWAY_DEFAULTS },
       models: {
-        claude: {
-          routing: ['primary'],
-          providers: {
-            primary: { type: 'anthropic', api_base: mock.url, model: 'claude-mock', api_key: `env::${UPSTREAM_KEY_ENV}` },
-          },
-        },
+        claude: anthropicModel(mock.url),
       },
     },
   });
@@ -37,14 +32,6 @@ after(async () => {
 });
 
 const user = (content) => [{ role: 'user', content }];
-const weatherTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Current weather for a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string' } }, required: ['city'] },
-  },
-};
 
 describe('an Anthropic-backed model via the OpenAI SDK', () => {
   test('non-streamed', T, async () => {
@@ -83,7 +70,7 @@ describe('an Anthropic-backed model via the OpenAI SDK', () => {
 
   test('the SDK stream helper assembles a streamed tool call', T, async () => {
     const runner = client.chat.completions.stream({
-      model: 'claude', messages: user('weather in Paris? mock:tools'), tools: [weatherTool],
+      model: 'claude', messages: user('weather in Paris? mock:tools'), tools: [WEATHER_TOOL],
     });
     const final = await runner.finalChatCompletion();
     const ch = final.choices[0];
@@ -98,12 +85,12 @@ describe('an Anthropic-backed model via the OpenAI SDK', () => {
 
   test('a tool round trip: the tool result goes back as a tool_result block', T, async () => {
     const first = await client.chat.completions.create({
-      model: 'claude', messages: user('weather? mock:tools'), tools: [weatherTool],
+      model: 'claude', messages: user('weather? mock:tools'), tools: [WEATHER_TOOL],
     });
     const call = first.choices[0].message.tool_calls[0];
     const second = await client.chat.completions.create({
       model: 'claude',
-      tools: [weatherTool],
+      tools: [WEATHER_TOOL],
       messages: [
         ...user('weather? mock:tools'),
         first.choices[0].message,

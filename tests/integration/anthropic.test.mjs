@@ -5,10 +5,10 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startAnthropicMock, DEFAULT_TEXT, TOOL_PREFACE, TOOL_INPUT, FORCED_INPUT, OPENAI_USAGE,
+  startAnthropicMock, anthropicModel, DEFAULT_TEXT, TOOL_PREFACE, TOOL_INPUT, FORCED_INPUT, OPENAI_USAGE, WEATHER_TOOL,
 } from '../fixtures/anthropic_upstream.mjs';
 import {
-  startGateway, GATEWAY_DEFAULTS, UPSTREAM_KEY, UPSTREAM_KEY_ENV, postJson, chatBody, marker, readSSE,
+  startGateway, GATEWAY_DEFAULTS, UPSTREAM_KEY, postJson, chatBody, marker, readSSE,
   assertChunks, assertCompletion, assertError,
 } from '../fixtures/gateway.mjs';
 
@@ -18,30 +18,14 @@ const MAX_OUTPUT = 777;
 let mock;
 let gw;
 
-function anthropicProvider(apiBase, overrides = {}) {
-  return {
-    type: 'anthropic',
-    api_base: apiBase,
-    model: 'claude-mock',
-    api_key: `env::${UPSTREAM_KEY_ENV}`,
-    connect_timeout_ms: 2000,
-    first_byte_timeout_ms: 3000,
-    total_timeout_ms: 10000,
-    ...overrides,
-  };
-}
-
 before(async () => {
   mock = await startAnthropicMock();
   gw = await startGateway({
     config: {
       gateway: { ...GATEWAY_DEFAULTS },
       models: {
-        claude: { max_output_tokens: MAX_OUTPUT, routing: ['primary'], providers: { primary: anthropicProvider(mock.url) } },
-        claude_versioned: {
-          routing: ['primary'],
-          providers: { primary: anthropicProvider(mock.url, { api_version: '2099-01-01' }) },
-        },
+        claude: anthropicModel(mock.url, { max_output_tokens: MAX_OUTPUT }),
+        claude_versioned: anthropicModel(mock.url, {}, { api_version: '2099-01-01' }),
       },
     },
   });
@@ -57,10 +41,6 @@ const stream = (body) => fetch(gw.baseURL + CHAT, {
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify({ ...body, stream: true }),
 });
-const weatherTool = {
-  type: 'function',
-  function: { name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
-};
 
 describe('what the Anthropic upstream receives', () => {
   test('POST /v1/messages with x-api-key, anthropic-version and a translated body', T, async () => {
@@ -113,7 +93,7 @@ describe('what the Anthropic upstream receives', () => {
         { role: 'tool', tool_call_id: 'toolu_2', content: '22C' },
         { role: 'user', content: [{ type: 'text', text: `so? ${m}` }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0K' } }] },
       ],
-      tools: [weatherTool],
+      tools: [WEATHER_TOOL],
       tool_choice: 'required',
       parallel_tool_calls: false,
     });
@@ -136,7 +116,7 @@ describe('what the Anthropic upstream receives', () => {
         ],
       },
     ]);
-    assert.deepEqual(sent.tools, [{ name: 'get_weather', description: 'Weather now', input_schema: weatherTool.function.parameters }]);
+    assert.deepEqual(sent.tools, [{ name: 'get_weather', description: WEATHER_TOOL.function.description, input_schema: WEATHER_TOOL.function.parameters }]);
     assert.deepEqual(sent.tool_choice, { type: 'any', disable_parallel_tool_use: true });
   });
 });
@@ -157,7 +137,7 @@ describe('answers in OpenAI shapes', () => {
   });
 
   test('non-streamed tool call', T, async () => {
-    const c = assertCompletion(await post(chatBody('weather? mock:tools', { tools: [weatherTool] }, 'claude')), { model: 'claude' });
+    const c = assertCompletion(await post(chatBody('weather? mock:tools', { tools: [WEATHER_TOOL] }, 'claude')), { model: 'claude' });
     const ch = c.choices[0];
     assert.equal(ch.finish_reason, 'tool_calls');
     assert.equal(ch.message.content, TOOL_PREFACE);
@@ -209,7 +189,7 @@ describe('answers in OpenAI shapes', () => {
   });
 
   test('streamed tool call: deltas with index, id, name and arguments', T, async () => {
-    const sse = await readSSE(await stream(chatBody('weather? mock:tools', { tools: [weatherTool] }, 'claude')));
+    const sse = await readSSE(await stream(chatBody('weather? mock:tools', { tools: [WEATHER_TOOL] }, 'claude')));
     assert.equal(sse.done, true, JSON.stringify(sse.events));
     assert.equal(sse.content, TOOL_PREFACE);
     const deltas = sse.chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);

@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import {
   startAnthropicMock, anthropicModel, DEFAULT_TEXT, TOOL_PREFACE, TOOL_INPUT, OPENAI_USAGE, WEATHER_TOOL,
 } from '../fixtures/anthropic_upstream.mjs';
-import { startGateway, GATEWAY_DEFAULTS, sdkError } from '../fixtures/gateway.mjs';
+import { startGateway, GATEWAY_DEFAULTS, runTollgate, sdkError } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 10_000 };
 let mock;
@@ -30,6 +30,11 @@ after(async () => {
   await gw?.stop();
   await mock?.close();
 });
+
+// The billed model's prices and the mock's usage (17 prompt tokens, cache reads and writes
+// included, and 4 completion tokens): 17 x 0.000001 + 4 x 0.000002 USD.
+const PRICES = { input_cost_per_token: 0.000001, output_cost_per_token: 0.000002 };
+const COST = 0.000025;
 
 const user = (content) => [{ role: 'user', content }];
 
@@ -115,5 +120,41 @@ describe('an Anthropic-backed model via the OpenAI SDK', () => {
   test('Anthropic 429 -> RateLimitError', T, async () => {
     const err = await sdkError(() => client.chat.completions.create({ model: 'claude', messages: user('x mock:status=429') }));
     assert.ok(err instanceof OpenAI.RateLimitError, String(err));
+  });
+});
+
+describe('billing of an Anthropic-backed model', () => {
+  let billed;
+  const admin = async (...args) => {
+    const r = await runTollgate(['admin', '--config', billed.configPath, ...args], { env: { XDG_DATA_HOME: billed.dataHome } });
+    assert.equal(r.code, 0, `admin ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  before(async () => {
+    billed = await startGateway({
+      config: { gateway: { ...GATEWAY_DEFAULTS, auth: 'required' }, models: { claude: anthropicModel(mock.url, PRICES) } },
+    });
+  });
+  after(() => billed?.stop());
+
+  test('whole and streamed answers are charged for Anthropic usage, cache tokens included', { timeout: 20_000 }, async () => {
+    await admin('teams', 'create', 'payer', '--balance', '1');
+    const key = (await admin('keys', 'create', '--team', 'payer', '--name', 'sdk')).trim();
+    const payer = new OpenAI({ baseURL: `${billed.baseURL}/v1`, apiKey: key, maxRetries: 0, timeout: 8000 });
+    const c = await payer.chat.completions.create({ model: 'claude', messages: user('hello') });
+    assert.equal(c.usage['tollgate::cost'], COST);
+    const stream = await payer.chat.completions.create({
+      model: 'claude', messages: user('hello'), stream: true, stream_options: { include_usage: true },
+    });
+    let cost;
+    for await (const chunk of stream) {
+      if (chunk.usage) cost = chunk.usage['tollgate::cost'];
+    }
+    assert.equal(cost, COST);
+    // A stream whose client did not ask for usage is billed all the same.
+    for await (const chunk of await payer.chat.completions.create({ model: 'claude', messages: user('hello'), stream: true })) {
+      assert.equal(chunk.usage ?? undefined, undefined);
+    }
+    assert.equal(JSON.parse(await admin('teams', 'show', 'payer', '--json')).balance, 0.999925);
   });
 });

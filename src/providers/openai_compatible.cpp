@@ -108,6 +108,8 @@ Result<openai::ChoiceDelta> parseDelta(const Value& c, int position) {
   return choice;
 }
 
+}  // namespace
+
 std::string upstreamMessage(const std::string& body) {
   rapidjson::Document doc;
   if (!json::parse(doc, body)) {
@@ -127,8 +129,6 @@ std::string upstreamMessage(const std::string& body) {
   constexpr std::size_t kMaxEcho = 200;
   return text::printable(body, kMaxEcho);
 }
-
-}  // namespace
 
 std::string chatPath(const config::Provider& provider) {
   return provider.api_base.path + "/chat/completions";
@@ -226,9 +226,12 @@ Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep)
 }
 
 Error translateUpstreamError(int status, const std::string& body) {
-  const std::string detail = upstreamMessage(body);
+  return errorForStatus(status, upstreamMessage(body));
+}
+
+Error errorForStatus(int status, std::string_view detail) {
   const std::string message =
-      detail.empty() ? "upstream returned HTTP " + std::to_string(status) : detail;
+      detail.empty() ? "upstream returned HTTP " + std::to_string(status) : std::string(detail);
   if (status == 429) {
     return Error{ErrorKind::UpstreamRateLimited, message, ""};
   }

@@ -40,6 +40,14 @@ Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep)
 /// Our error for an upstream's non-2xx answer.
 Error translateUpstreamError(int status, const std::string& body);
 
+/// The message of an upstream's error body: its `error.message` (or string `error`, or
+/// `message`), else a bounded printable excerpt of the body.
+std::string upstreamMessage(const std::string& body);
+
+/// Our error for a non-2xx status whose upstream message is `detail` (not relayed for 401 and
+/// 403, whose text may quote the credentials).
+Error errorForStatus(int status, std::string_view detail);
+
 /// The adapter of provider type "openai".
 const Adapter& openAiAdapter();
 

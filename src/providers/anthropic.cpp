@@ -1,0 +1,229 @@
+#include "providers/anthropic.hpp"
+
+#include <rapidjson/document.h>
+
+#include <chrono>
+
+#include "core/json.hpp"
+
+namespace tollgate::providers::anthropic {
+namespace {
+
+using rapidjson::Value;
+
+Error badUpstream(std::string what) {
+  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
+}
+
+std::int64_t now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A block's `input` as the arguments text of a tool call.
+std::string inputText(const Value& block) {
+  const Value* input = json::member(block, "input");
+  return input != nullptr && input->IsObject() ? json::serialize(*input) : std::string("{}");
+}
+
+}  // namespace
+
+std::int64_t promptTokens(const Value& usage) {
+  return json::intMember(usage, "input_tokens").value_or(0) +
+         json::intMember(usage, "cache_creation_input_tokens").value_or(0) +
+         json::intMember(usage, "cache_read_input_tokens").value_or(0);
+}
+
+std::string_view finishReason(std::string_view stop_reason, bool json) {
+  if (stop_reason == "max_tokens" || stop_reason == "model_context_window_exceeded") {
+    return "length";
+  }
+  if (stop_reason == "tool_use") {
+    return json ? "stop" : "tool_calls";
+  }
+  if (stop_reason == "refusal") {
+    return "content_filter";
+  }
+  return "stop";  // end_turn, stop_sequence, pause_turn, and any later addition.
+}
+
+Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool json,
+                                        std::int64_t created) {
+  openai::Completion c;
+  if (keep.response) {
+    c.raw_response_json = body;  // Before the in-place parse rewrites it.
+  }
+  rapidjson::Document doc;
+  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
+    return badUpstream("a body that is not a JSON object");
+  }
+  if (const Value* err = json::member(doc, "error"); err != nullptr && err->IsObject()) {
+    return errorOfType(502, json::stringMember(*err, "type").value_or(""),
+                       json::stringMember(*err, "message").value_or(""));
+  }
+  const Value* content = json::member(doc, "content");
+  if (content == nullptr || !content->IsArray()) {
+    return badUpstream("a message without a content array");
+  }
+  c.id = std::string(json::stringMember(doc, "id").value_or(""));
+  c.created = created;
+  openai::Choice choice;
+  std::string text;
+  bool has_text = false;
+  for (const Value& block : content->GetArray()) {
+    const std::string_view type = json::stringMember(block, "type").value_or("");
+    if (type == "text") {
+      text.append(json::stringMember(block, "text").value_or(""));
+      has_text = true;
+    } else if (type == "tool_use" && json) {
+      text.append(inputText(block));
+      has_text = true;
+    } else if (type == "tool_use") {
+      choice.tool_calls.push_back(openai::ToolCall{
+          std::string(json::stringMember(block, "id").value_or("")),
+          std::string(json::stringMember(block, "name").value_or("")), inputText(block)});
+    }
+    // thinking, redacted_thinking and server tool blocks have no place in our message.
+  }
+  if (has_text || choice.tool_calls.empty()) {
+    choice.content = std::move(text);
+  }
+  choice.finish_reason = finishReason(json::stringMember(doc, "stop_reason").value_or(""), json);
+  c.choices.push_back(std::move(choice));
+  if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
+    openai::Usage usage;
+    usage.prompt_tokens = promptTokens(*u);
+    usage.completion_tokens = json::intMember(*u, "output_tokens").value_or(0);
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    c.usage = usage;
+    if (keep.usage) {
+      c.raw_usage_json = json::serialize(*u);
+    }
+  }
+  return c;
+}
+
+Error errorOfType(int status, std::string_view type, std::string_view message) {
+  const std::string detail(message);
+  if (type == "overloaded_error" || (type.empty() && status == 529)) {
+    return Error{ErrorKind::UpstreamUnavailable,
+                 detail.empty() ? "the upstream provider is overloaded" : detail, ""};
+  }
+  if (type == "rate_limit_error") {
+    return errorForStatus(429, detail);
+  }
+  if (type == "authentication_error" || type == "permission_error") {
+    // Never relayed: the text may quote the credentials.
+    return errorForStatus(type == "permission_error" ? 403 : 401, "");
+  }
+  if (type == "invalid_request_error" || type == "not_found_error" || type == "request_too_large") {
+    return Error{ErrorKind::UpstreamInvalidRequest, detail, ""};
+  }
+  if (type == "timeout_error") {
+    return Error{ErrorKind::UpstreamTimeout, detail, ""};
+  }
+  if (type == "api_error" || type == "billing_error") {
+    // billing_error (402) is the operator's account, not the client's request: another
+    // provider may still answer.
+    return Error{ErrorKind::UpstreamError, detail, ""};
+  }
+  return errorForStatus(status, detail);
+}
+
+Error translateError(int status, const std::string& body) {
+  rapidjson::Document doc;
+  if (!json::parse(doc, body)) {
+    if (const Value* err = json::member(doc, "error"); err != nullptr && err->IsObject()) {
+      return errorOfType(status, json::stringMember(*err, "type").value_or(""),
+                         json::stringMember(*err, "message").value_or(""));
+    }
+  }
+  return errorOfType(status, "", upstreamMessage(body));
+}
+
+namespace {
+
+/// Sent in place of a request that cannot be translated (see request()).
+constexpr std::string_view kUntranslatable = R"({"messages":[]})";
+
+class AnthropicExchange final : public Exchange {
+ public:
+  AnthropicExchange(const openai::ChatRequest& request, const config::Provider& provider,
+                    const openai::ResponseMeta& meta)
+      : provider_(provider),
+        meta_(meta),
+        json_(wantsJson(request)),
+        stream_(request.stream),
+        created_(now()),
+        body_(buildMessagesBody(request, provider)),
+        decoder_(meta, json_, created_) {}
+
+  UpstreamRequest request() override {
+    UpstreamRequest r;
+    r.path = messagesPath(provider_);
+    // An untranslatable request must still be sent (request() cannot fail): an empty message
+    // list, which Anthropic refuses without generating, and our own error is what the client
+    // gets from error(), completion() or event().
+    r.body = body_ ? std::move(body_).value() : std::string(kUntranslatable);
+    r.headers.emplace_back("Accept", stream_ ? "text/event-stream" : "application/json");
+    if (!provider_.api_key.empty()) {
+      r.headers.emplace_back("x-api-key", provider_.api_key);
+    }
+    if (!provider_.api_version.empty()) {
+      r.headers.emplace_back("anthropic-version", provider_.api_version);
+    }
+    return r;
+  }
+
+  Result<std::string> completion(std::string& body) override {
+    if (!body_) {
+      return body_.error();
+    }
+    auto c =
+        parseMessage(body, {meta_.include_raw_usage, meta_.include_raw_response}, json_, created_);
+    if (!c) {
+      return std::move(c).error();
+    }
+    usage_ = c->usage;
+    return openai::encodeCompletion(*c, meta_);
+  }
+
+  Result<bool> event(std::string_view name, std::string& data, std::string& out) override {
+    if (!body_) {
+      return body_.error();
+    }
+    return decoder_.event(name, data, out, usage_);
+  }
+
+  Error error(int status, const std::string& body) override {
+    return body_ ? translateError(status, body) : body_.error();
+  }
+
+ private:
+  const config::Provider& provider_;
+  const openai::ResponseMeta& meta_;
+  bool json_;
+  bool stream_;
+  std::int64_t created_;
+  Result<std::string> body_;
+  StreamDecoder decoder_;
+};
+
+class AnthropicAdapter final : public Adapter {
+ public:
+  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request,
+                                 const config::Provider& provider,
+                                 const openai::ResponseMeta& meta) const override {
+    return std::make_unique<AnthropicExchange>(request, provider, meta);
+  }
+};
+
+}  // namespace
+
+const Adapter& anthropicAdapter() {
+  static const AnthropicAdapter adapter;
+  return adapter;
+}
+
+}  // namespace tollgate::providers::anthropic

@@ -1,0 +1,313 @@
+// Our chat-completions request as an Anthropic Messages API body (see anthropic.hpp for the
+// choices where the wires differ).
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/json.hpp"
+#include "openai/fields.hpp"
+#include "providers/anthropic.hpp"
+#include "providers/anthropic_tools.hpp"
+
+namespace tollgate::providers::anthropic {
+namespace {
+
+using rapidjson::Value;
+
+constexpr double kMaxTemperature = 1.0;
+constexpr std::string_view kDataPrefix = "data:";
+constexpr std::string_view kBase64Marker = ";base64,";
+
+enum class Role { None, User, Assistant };
+
+Error refuse(std::string_view param, std::string message) {
+  return openai::invalidValue(param, std::move(message));
+}
+
+/// Writes one {"type":"text","text":…} block; empty text is skipped (Anthropic refuses it).
+void textBlock(json::Writer& w, const Value& text) {
+  if (text.GetStringLength() == 0) {
+    return;
+  }
+  w.startObject();
+  w.field("type", "text");
+  copy(w, "text", text);
+  w.endObject();
+}
+
+/// An image_url part as an image block: a data: URL inline (base64), any other URL by reference.
+std::optional<Error> imageBlock(json::Writer& w, const Value& part) {
+  const Value* image = json::member(part, "image_url");
+  const Value* url = image != nullptr && image->IsObject() ? json::member(*image, "url") : image;
+  if (!isString(url)) {
+    return refuse("messages", "an image_url part needs image_url.url, a string");
+  }
+  const std::string_view u = json::view(*url);
+  w.startObject();
+  w.field("type", "image");
+  w.key("source");
+  w.startObject();
+  if (u.substr(0, kDataPrefix.size()) == kDataPrefix) {
+    const std::size_t marker = u.find(kBase64Marker);
+    if (marker == std::string_view::npos) {
+      return refuse("messages", "an image data: URL must be base64 (data:<media type>;base64,…)");
+    }
+    w.field("type", "base64");
+    w.field("media_type", u.substr(kDataPrefix.size(), marker - kDataPrefix.size()));
+    w.field("data", u.substr(marker + kBase64Marker.size()));
+  } else {
+    w.field("type", "url");
+    w.field("url", u);
+  }
+  w.endObject();
+  w.endObject();
+  return std::nullopt;
+}
+
+/// A message's `content` (a string or an array of parts) as content blocks.
+std::optional<Error> contentBlocks(json::Writer& w, const Value* content, bool images) {
+  if (content == nullptr || content->IsNull()) {
+    return std::nullopt;
+  }
+  if (content->IsString()) {
+    textBlock(w, *content);
+    return std::nullopt;
+  }
+  if (!content->IsArray()) {
+    return refuse("messages", "a message's content must be a string or an array of parts");
+  }
+  for (const Value& part : content->GetArray()) {
+    const Value* type = json::member(part, "type");
+    const Value* text = json::member(part, "text");
+    const Value* refusal = json::member(part, "refusal");
+    if (equals(type, "text") && isString(text)) {
+      textBlock(w, *text);
+    } else if (equals(type, "refusal") && isString(refusal)) {
+      textBlock(w, *refusal);
+    } else if (images && equals(type, "image_url")) {
+      if (auto e = imageBlock(w, part)) {
+        return e;
+      }
+    } else {
+      return refuse("messages", "an Anthropic provider accepts text" +
+                                    std::string(images ? " and image_url" : "") +
+                                    " content parts only here");
+    }
+  }
+  return std::nullopt;
+}
+
+/// Assistant tool_calls as tool_use blocks; the arguments must be a JSON object.
+std::optional<Error> toolUseBlocks(json::Writer& w, const Value& calls) {
+  if (!calls.IsArray()) {
+    return refuse("messages", "tool_calls must be an array");
+  }
+  for (const Value& call : calls.GetArray()) {
+    const Value* fn = json::member(call, "function");
+    const Value* id = json::member(call, "id");
+    const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
+    const Value* args = fn != nullptr ? json::member(*fn, "arguments") : nullptr;
+    if (!isString(id) || !isString(name)) {
+      return refuse("messages", "a tool call needs an id and a function name");
+    }
+    rapidjson::Document input;
+    const std::string text = isString(args) ? std::string(json::view(*args)) : std::string();
+    const bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
+    if (!blank && (json::parse(input, text) || !input.IsObject())) {
+      return refuse("messages", "the arguments of tool call '" + std::string(json::view(*id)) +
+                                    "' must be a JSON object to be sent to an Anthropic model");
+    }
+    w.startObject();
+    w.field("type", "tool_use");
+    copy(w, "id", *id);
+    copy(w, "name", *name);
+    w.key("input");
+    if (blank) {
+      w.startObject();
+      w.endObject();
+    } else {
+      w.value(input);
+    }
+    w.endObject();
+  }
+  return std::nullopt;
+}
+
+/// A tool message as a tool_result block.
+std::optional<Error> toolResultBlock(json::Writer& w, const Value& message) {
+  const Value* id = json::member(message, "tool_call_id");
+  if (!isString(id)) {
+    return refuse("messages", "a tool message needs tool_call_id, a string");
+  }
+  w.startObject();
+  w.field("type", "tool_result");
+  copy(w, "tool_use_id", *id);
+  const Value* content = json::member(message, "content");
+  if (content != nullptr && content->IsString()) {
+    copy(w, "content", *content);
+  } else if (content != nullptr && content->IsArray()) {
+    w.key("content");
+    w.startArray();
+    if (auto e = contentBlocks(w, content, true)) {
+      return e;
+    }
+    w.endArray();
+  }
+  w.endObject();
+  return std::nullopt;
+}
+
+/// Whether a user or assistant message yields at least one block (Anthropic refuses empty
+/// messages; an assistant's `content: ""` beside its tool calls is common).
+bool hasBlocks(const Value& message) {
+  const Value* content = json::member(message, "content");
+  const Value* calls = json::member(message, "tool_calls");
+  if (calls != nullptr && calls->IsArray() && !calls->Empty()) {
+    return true;
+  }
+  if (content == nullptr || content->IsNull()) {
+    return false;
+  }
+  if (content->IsString()) {
+    return content->GetStringLength() > 0;
+  }
+  if (!content->IsArray()) {
+    return true;  // Refused when written.
+  }
+  return std::any_of(content->Begin(), content->End(), [](const Value& part) {
+    const Value* text = json::member(part, "text");
+    return !isString(text) || text->GetStringLength() > 0;
+  });
+}
+
+/// Writes `messages`, merging consecutive messages of one role (Anthropic requires turns to
+/// alternate; tool results travel in user turns). System and developer texts are collected.
+std::optional<Error> writeMessages(json::Writer& w, const Value& messages,
+                                   std::vector<const Value*>& system) {
+  Role open = Role::None;
+  w.key("messages");
+  w.startArray();
+  for (const Value& m : messages.GetArray()) {
+    const Value* r = json::member(m, "role");
+    const std::string_view role = isString(r) ? json::view(*r) : std::string_view();
+    if (role == "system" || role == "developer") {
+      system.push_back(json::member(m, "content"));
+      continue;
+    }
+    Role next = Role::None;
+    if (role == "user" || role == "tool") {
+      next = Role::User;
+    } else if (role == "assistant") {
+      next = Role::Assistant;
+    } else {
+      return refuse("messages", "an Anthropic provider does not accept messages of role '" +
+                                    std::string(role) + "'");
+    }
+    if (role != "tool" && !hasBlocks(m)) {
+      continue;
+    }
+    if (next != open) {
+      if (open != Role::None) {
+        w.endArray();
+        w.endObject();
+      }
+      w.startObject();
+      w.field("role", next == Role::User ? "user" : "assistant");
+      w.key("content");
+      w.startArray();
+      open = next;
+    }
+    if (role == "tool") {
+      if (auto e = toolResultBlock(w, m)) {
+        return e;
+      }
+      continue;
+    }
+    if (auto e = contentBlocks(w, json::member(m, "content"), next == Role::User)) {
+      return e;
+    }
+    if (const Value* calls = json::member(m, "tool_calls"); calls != nullptr && !calls->IsNull()) {
+      if (auto e = toolUseBlocks(w, *calls)) {
+        return e;
+      }
+    }
+  }
+  if (open != Role::None) {
+    w.endArray();
+    w.endObject();
+  }
+  w.endArray();
+  return std::nullopt;
+}
+
+/// The top-level `system`: the one system text as a string, otherwise text blocks in order.
+std::optional<Error> writeSystem(json::Writer& w, const std::vector<const Value*>& system) {
+  if (system.empty()) {
+    return std::nullopt;
+  }
+  w.key("system");
+  if (system.size() == 1 && isString(system[0])) {
+    w.value(*system[0]);
+    return std::nullopt;
+  }
+  w.startArray();
+  for (const Value* content : system) {
+    if (auto e = contentBlocks(w, content, false)) {
+      return e;
+    }
+  }
+  w.endArray();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string messagesPath(const config::Provider& provider) {
+  return provider.api_base.path + "/messages";
+}
+
+Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
+                                      const config::Provider& provider) {
+  const Value& body = request.body;
+  json::Writer w;
+  w.startObject();
+  w.field("model", provider.model);
+  w.field("max_tokens", request.max_completion_tokens.value_or(provider.default_max_tokens));
+  const Value* messages = json::member(body, "messages");
+  if (messages == nullptr || !messages->IsArray()) {
+    return refuse("messages", "messages must be an array");
+  }
+  std::vector<const Value*> system;
+  if (auto e = writeMessages(w, *messages, system)) {
+    return std::move(*e);
+  }
+  if (auto e = writeSystem(w, system)) {
+    return std::move(*e);
+  }
+  if (auto e = writeTools(w, body)) {
+    return std::move(*e);
+  }
+  if (const Value* stop = json::member(body, "stop"); stop != nullptr && stop->IsArray()) {
+    copy(w, "stop_sequences", *stop);
+  }
+  if (const Value* t = json::member(body, "temperature"); t != nullptr && t->IsNumber()) {
+    w.field("temperature", std::min(t->GetDouble(), kMaxTemperature));
+  }
+  if (const Value* p = json::member(body, "top_p"); p != nullptr && p->IsNumber()) {
+    copy(w, "top_p", *p);
+  }
+  if (const Value* user = json::member(body, "user"); isString(user)) {
+    w.key("metadata");
+    w.startObject();
+    copy(w, "user_id", *user);
+    w.endObject();
+  }
+  if (request.stream) {
+    w.field("stream", true);
+  }
+  w.endObject();
+  return w.take();
+}
+
+}  // namespace tollgate::providers::anthropic

@@ -88,7 +88,11 @@ asio::awaitable<Attempt> attempt(http::RequestContext& ctx, const config::Provid
                             "provider '" + provider.name + "' cannot serve this endpoint", ""},
                       std::nullopt};
   }
-  providers::UpstreamRequest upstream_request = exchange->request();
+  auto built = exchange->request();
+  if (!built) {
+    co_return Attempt{std::move(built).error(), std::nullopt};
+  }
+  providers::UpstreamRequest upstream_request = std::move(built).value();
   upstream_request.headers.emplace_back("X-Request-Id", ctx.request_id);
   upstream_request.deadline = limits.deadline;
   upstream_request.first_body_deadline = limits.first_body;

@@ -28,8 +28,9 @@ class Exchange {
  public:
   virtual ~Exchange() = default;
 
-  /// The request to send; called once.
-  virtual UpstreamRequest request() = 0;
+  /// The request to send; called once. An error when the request cannot be said on this wire
+  /// (e.g. a content part it has no block for): nothing is sent, and another provider may serve it.
+  virtual Result<UpstreamRequest> request() = 0;
 
   /// A whole 2xx answer as our `chat.completion` body. `body` may be modified (parsed in place).
   virtual Result<std::string> completion(std::string& body) = 0;
@@ -96,7 +97,7 @@ class Registry {
   std::map<config::ProviderType, const Adapter*> adapters_;
 };
 
-/// Every built-in adapter: OpenAI-compatible and dummy. Lives for the whole process.
+/// Every built-in adapter: OpenAI-compatible, Anthropic and dummy. Lives for the whole process.
 const Registry& builtinAdapters();
 
 }  // namespace tollgate::providers

@@ -144,9 +144,6 @@ Error translateError(int status, const std::string& body) {
 
 namespace {
 
-/// Sent in place of a request that cannot be translated (see request()).
-constexpr std::string_view kUntranslatable = R"({"messages":[]})";
-
 class AnthropicExchange final : public Exchange {
  public:
   AnthropicExchange(const openai::ChatRequest& request, const config::Provider& provider,
@@ -159,13 +156,13 @@ class AnthropicExchange final : public Exchange {
         body_(buildMessagesBody(request, provider)),
         decoder_(meta, json_, created_) {}
 
-  UpstreamRequest request() override {
+  Result<UpstreamRequest> request() override {
+    if (!body_) {
+      return body_.error();  // Nothing is sent.
+    }
     UpstreamRequest r;
     r.path = messagesPath(provider_);
-    // An untranslatable request must still be sent (request() cannot fail): an empty message
-    // list, which Anthropic refuses without generating, and our own error is what the client
-    // gets from error(), completion() or event().
-    r.body = body_ ? std::move(body_).value() : std::string(kUntranslatable);
+    r.body = std::move(body_).value();
     r.headers.emplace_back("Accept", stream_ ? "text/event-stream" : "application/json");
     if (!provider_.api_key.empty()) {
       r.headers.emplace_back("x-api-key", provider_.api_key);
@@ -177,9 +174,6 @@ class AnthropicExchange final : public Exchange {
   }
 
   Result<std::string> completion(std::string& body) override {
-    if (!body_) {
-      return body_.error();
-    }
     auto c =
         parseMessage(body, {meta_.include_raw_usage, meta_.include_raw_response}, json_, created_);
     if (!c) {
@@ -190,15 +184,10 @@ class AnthropicExchange final : public Exchange {
   }
 
   Result<bool> event(std::string_view name, std::string& data, std::string& out) override {
-    if (!body_) {
-      return body_.error();
-    }
     return decoder_.event(name, data, out, usage_);
   }
 
-  Error error(int status, const std::string& body) override {
-    return body_ ? translateError(status, body) : body_.error();
-  }
+  Error error(int status, const std::string& body) override { return translateError(status, body); }
 
  private:
   const config::Provider& provider_;

@@ -148,7 +148,7 @@ class DummyExchange final : public Exchange {
   }
 
   /// The in-process transport answers with this request's body and content type.
-  UpstreamRequest request() override {
+  Result<UpstreamRequest> request() override {
     UpstreamRequest r;
     r.content_type = stream_ ? kEventStream : "application/json";
     r.body = std::move(answer_);

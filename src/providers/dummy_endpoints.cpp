@@ -48,7 +48,7 @@ class PreparedExchange final : public Exchange {
     audio_ms_ = audio_ms;
   }
 
-  UpstreamRequest request() override {
+  Result<UpstreamRequest> request() override {
     UpstreamRequest r;
     r.content_type = content_type_;
     r.body = std::move(body_);

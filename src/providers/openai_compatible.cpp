@@ -260,7 +260,7 @@ class OpenAiExchange final : public Exchange {
                  const openai::ResponseMeta& meta)
       : request_(request), provider_(provider), meta_(meta), rewriter_(meta) {}
 
-  UpstreamRequest request() override {
+  Result<UpstreamRequest> request() override {
     UpstreamRequest r;
     r.path = chatPath(provider_);
     r.body = buildChatBody(request_, provider_);

@@ -41,7 +41,7 @@ class EmbeddingExchange final : public WholeExchange {
   EmbeddingExchange(const openai::EmbeddingRequest& request, const config::Provider& provider)
       : request_(request), provider_(provider) {}
 
-  UpstreamRequest request() override {
+  Result<UpstreamRequest> request() override {
     return jsonRequest(provider_, "/embeddings", buildEmbeddingBody(request_, provider_));
   }
 
@@ -60,7 +60,7 @@ class RerankExchange final : public WholeExchange {
   RerankExchange(const openai::RerankRequest& request, const config::Provider& provider)
       : request_(request), provider_(provider) {}
 
-  UpstreamRequest request() override {
+  Result<UpstreamRequest> request() override {
     return jsonRequest(provider_, "/rerank", buildRerankBody(request_, provider_));
   }
 
@@ -98,7 +98,7 @@ class TranscriptionExchange final : public WholeExchange {
                         const config::Provider& provider)
       : request_(request), provider_(provider) {}
 
-  UpstreamRequest request() override {
+  Result<UpstreamRequest> request() override {
     const std::string boundary = "tollgate-" + ids::uuidV7();
     std::string head;
     appendField(head, boundary, "model", provider_.model);

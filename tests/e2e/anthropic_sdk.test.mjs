@@ -20,7 +20,8 @@ before(async () => {
     config: {
       gateway: { ...GATEWAY_DEFAULTS },
       models: {
-        claude: anthropicModel(mock.url),
+        // The SDK retries the error cases: without this the breaker would open after 5 failures.
+        claude: anthropicModel(mock.url, {}, { circuit_breaker: { failures: 0 } }),
       },
     },
   });

@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   provider.type = config::ProviderType::OpenAI;
   provider.model = "whisper-1";
   const auto exchange = providers::openAiTranscription(*request, provider);
-  const providers::UpstreamRequest sent = exchange->request();
+  const providers::UpstreamRequest sent = exchange->request().value();
   check(sent.attachment.has_value() && sent.attachment->source == &spool);
   Spool upstream;
   check(upstream.append(sent.body));

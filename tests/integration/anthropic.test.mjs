@@ -15,6 +15,7 @@ import {
 const T = { timeout: 10_000 };
 const CHAT = '/v1/chat/completions';
 const MAX_OUTPUT = 777;
+const NO_BREAKER = { circuit_breaker: { failures: 0 } };
 let mock;
 let gw;
 
@@ -24,7 +25,9 @@ before(async () => {
     config: {
       gateway: { ...GATEWAY_DEFAULTS },
       models: {
-        claude: anthropicModel(mock.url, { max_output_tokens: MAX_OUTPUT }),
+        // The error cases fail the provider on purpose, more than the breaker's default 5 times
+        // in a row: it stays closed here (breakers have their own tests in routing.test.mjs).
+        claude: anthropicModel(mock.url, { max_output_tokens: MAX_OUTPUT }, NO_BREAKER),
         claude_versioned: anthropicModel(mock.url, {}, { api_version: '2099-01-01' }),
       },
     },
@@ -200,6 +203,12 @@ describe('answers in OpenAI shapes', () => {
     assert.ok(sse.chunks.some((c) => c.choices[0]?.finish_reason === 'tool_calls'));
   });
 
+  test('an error event with the first events is a plain error: nothing had reached the client', T, async () => {
+    const res = await stream(chatBody('hi mock:error-first', {}, 'claude'));
+    assert.equal(res.status, 502);
+    assert.equal((await res.json()).error.code, 'upstream_unavailable');
+  });
+
   test('an error event mid-stream ends the stream with our error, no [DONE]', T, async () => {
     const sse = await readSSE(await stream(chatBody('hi mock:stream-error', {}, 'claude')));
     assert.equal(sse.done, false);
@@ -237,7 +246,8 @@ describe('errors', () => {
     assert.equal(body.error.code, 'upstream_unavailable');
   });
 
-  test('tool call arguments that are not a JSON object: our 400, naming messages', T, async () => {
+  test('tool call arguments that are not a JSON object: our 400, naming messages, nothing sent', T, async () => {
+    const sent = mock.requests.length;
     const r = await post({
       model: 'claude',
       messages: [
@@ -247,5 +257,6 @@ describe('errors', () => {
       ],
     });
     assertError(r, { status: 400, code: 'invalid_value', param: 'messages' });
+    assert.equal(mock.requests.length, sent);
   });
 });

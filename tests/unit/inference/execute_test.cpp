@@ -337,7 +337,7 @@ class FakeAdapter final : public providers::Adapter {
   class Exchange final : public providers::Exchange {
    public:
     explicit Exchange(const config::Provider& p) : provider_(p) {}
-    providers::UpstreamRequest request() override {
+    Result<providers::UpstreamRequest> request() override {
       providers::UpstreamRequest r;
       r.method = "PUT";
       r.path = "/fake/" + provider_.name;

@@ -13,9 +13,10 @@ rapidjson::Document parse(const std::string& s) {
   return d;
 }
 
-const ResponseMeta kMeta{
-    "gpt_4o_mini", "0190a0b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b", "auto", false, false, false,
-    std::nullopt,  ""};
+const ResponseMeta kMeta{"gpt_4o_mini", "0190a0b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b",
+                         "auto",        false,
+                         false,         false,
+                         std::nullopt,  ""};
 
 TEST(EncodeCompletion, HasTheSpecShape) {
   Completion c;

@@ -8,7 +8,7 @@ namespace {
 using Kind = ChunkRewriter::Kind;
 
 openai::ResponseMeta meta(bool include_usage = false) {
-  return openai::ResponseMeta{"gpt_4o_mini", "ep-1",        "auto",      false,
+  return openai::ResponseMeta{"gpt_4o_mini", "ep-1",        "auto",       false,
                               false,         include_usage, std::nullopt, ""};
 }
 

@@ -77,7 +77,15 @@ void SseParser::processLine(std::string_view line, std::vector<SseEvent>& out) {
 std::string sseData(std::string_view payload) {
   std::string out;
   out.reserve(payload.size() + 8);
-  out.append("data: ").append(payload).append("\n\n");
+  out.append("data: ").append(payload);
+  // A line break inside the JSON (an upstream's event kept raw for tollgate::include_raw_response
+  // may have them) would end the event early. In valid JSON a raw CR or LF can only be whitespace
+  // between tokens, so a space says the same.
+  for (std::size_t i = out.find_first_of("\r\n", 6); i != std::string::npos;
+       i = out.find_first_of("\r\n", i + 1)) {
+    out[i] = ' ';
+  }
+  out.append("\n\n");
   return out;
 }
 

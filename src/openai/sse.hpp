@@ -38,7 +38,7 @@ class SseParser {
   bool last_was_cr_ = false;
 };
 
-/// `data: <payload>\n\n`. The payload must not contain line breaks (compact JSON does not).
+/// `data: <payload>\n\n` for a JSON payload: its line breaks (whitespace) become spaces.
 std::string sseData(std::string_view payload);
 
 /// The end-of-stream marker `data: [DONE]\n\n`.

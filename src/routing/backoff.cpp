@@ -82,8 +82,10 @@ std::optional<Millis> parseRetryAfter(std::string_view value,
   if (!when) {
     return std::nullopt;
   }
-  const auto at = std::chrono::system_clock::from_time_t(*when);
-  return at <= now ? Millis(0) : std::chrono::duration_cast<Millis>(at - now);
+  // In whole seconds: a date centuries ahead does not fit the clock's nanoseconds.
+  constexpr std::time_t kDay = 24 * 3600;
+  const std::time_t now_s = std::chrono::system_clock::to_time_t(now);
+  return *when <= now_s ? Millis(0) : Millis(std::min(*when - now_s, kDay) * 1000);
 }
 
 std::optional<Millis> retryDelay(int retry, Millis max_delay, std::optional<Millis> retry_after,

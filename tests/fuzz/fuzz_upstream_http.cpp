@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(reader.status() >= 200 || reader.status() < 100);
         const auto wait = tollgate::routing::parseRetryAfter(
             reader.header("Retry-After"), std::chrono::system_clock::from_time_t(784111777));
-        check(!wait || (wait->count() >= 0 && *wait <= std::chrono::hours(24 * 365 * 300)));
+        check(!wait || (wait->count() >= 0 && *wait <= std::chrono::hours(24)));
         continue;
       }
     } else {

@@ -12,6 +12,7 @@
 #include "fuzz_check.hpp"
 #include "openai/chat_response.hpp"
 #include "openai/embedding_response.hpp"
+#include "openai/sse.hpp"
 #include "providers/openai_compatible.hpp"
 #include "providers/openai_stream.hpp"
 
@@ -55,7 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(!fast || (*fast != Kind::Chunk && *fast != Kind::UsageOnly) || slow);
   if (auto& chunk = slow) {
     if (chunk->has_value()) {
-      checkJson(openai::encodeChunk(**chunk, meta));
+      const std::string encoded = openai::encodeChunk(**chunk, meta);
+      checkJson(encoded);
+      // One event, however the upstream's kept raw chunk was broken into lines.
+      const std::string framed = openai::sseData(encoded);
+      check(framed.find_first_of("\r\n") == framed.size() - 2);
     }
   } else {
     checkJson(errorBody(chunk.error()));

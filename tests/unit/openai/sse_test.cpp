@@ -60,5 +60,10 @@ TEST(SseWriter, FormatsDataEvents) {
   EXPECT_EQ(kSseDone, "data: [DONE]\n\n");
 }
 
+TEST(SseWriter, LineBreaksInTheJsonNeverEndTheEventEarly) {
+  // An upstream's chunk kept raw may span lines; between JSON tokens they are whitespace.
+  EXPECT_EQ(sseData("{\"a\":\r\n{\"b\":\n1}}"), "data: {\"a\":  {\"b\": 1}}\n\n");
+}
+
 }  // namespace
 }  // namespace tollgate::openai

@@ -104,6 +104,7 @@ TEST(RetryAfter, DelaySecondsAndHttpDates) {
   EXPECT_EQ(parseRetryAfter("99999999999999999999", now), std::optional(Millis(24h)));
   EXPECT_EQ(parseRetryAfter("Sun, 06 Nov 1994 08:49:47 GMT", now), std::optional(Millis(10s)));
   EXPECT_EQ(parseRetryAfter("Sun, 06 Nov 1994 08:49:00 GMT", now), std::optional(0ms));
+  EXPECT_EQ(parseRetryAfter("Fri, 31 Dec 9999 23:59:59 GMT", now), std::optional(Millis(24h)));
   for (std::string_view bad :
        {"", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:47 UTC", "Sun, 06 Foo 1994 08:49:47 GMT",
         "Sun, 36 Nov 1994 08:49:47 GMT", "Sunday, 06-Nov-94 08:49:37 GMT"}) {

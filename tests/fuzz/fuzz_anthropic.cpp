@@ -1,0 +1,103 @@
+// The Anthropic adapter on arbitrary bytes: as a whole Messages answer, as an SSE stream of named
+// events (decoded one after the other, as one stream), as an error body, and as a client's chat
+// request translated for Anthropic. Invariants: what it accepts becomes valid JSON and UTF-8 for
+// the client (every streamed chunk too), a refusal is a valid error body, and an accepted request
+// becomes a Messages body that is valid JSON with the provider's model and alternating turns.
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "core/text.hpp"
+#include "fuzz_check.hpp"
+#include "openai/chat_request.hpp"
+#include "openai/sse.hpp"
+#include "providers/anthropic.hpp"
+
+namespace {
+
+using tollgate::fuzz::check;
+
+void checkJson(const std::string& text) {
+  rapidjson::Document doc;
+  check(tollgate::text::isValidUtf8(text));
+  check(!tollgate::json::parse(doc, text));
+}
+
+/// Every `data: …\n\n` event of `out` holds valid JSON.
+void checkEvents(const std::string& out) {
+  std::size_t at = 0;
+  while (at < out.size()) {
+    check(out.compare(at, 6, "data: ") == 0);
+    const std::size_t end = out.find("\n\n", at);
+    check(end != std::string::npos);
+    checkJson(out.substr(at + 6, end - at - 6));
+    at = end + 2;
+  }
+}
+
+/// The request body's messages alternate between user and assistant turns.
+void checkMessages(const std::string& body) {
+  rapidjson::Document doc;
+  check(!tollgate::json::parse(doc, body) && doc.IsObject());
+  check(tollgate::json::stringMember(doc, "model").value_or("") == "claude-fuzz");
+  const rapidjson::Value* messages = tollgate::json::member(doc, "messages");
+  check(messages != nullptr && messages->IsArray());
+  std::string_view previous;
+  for (const rapidjson::Value& m : messages->GetArray()) {
+    const std::string_view role = tollgate::json::stringMember(m, "role").value_or("");
+    check((role == "user" || role == "assistant") && role != previous);
+    previous = role;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace tollgate;
+  namespace anthropic = providers::anthropic;
+  const std::string input(reinterpret_cast<const char*>(data), size);
+  const openai::ResponseMeta meta{"m", "e", "auto", true, true, true, std::nullopt, "v"};
+
+  std::string whole = input;
+  if (auto c = anthropic::parseMessage(whole, {true, true}, (size & 1) != 0, 1)) {
+    checkJson(openai::encodeCompletion(*c, meta));
+  } else {
+    checkJson(errorBody(c.error()));
+  }
+  checkJson(errorBody(anthropic::translateError(529, input)));
+
+  openai::SseParser parser;
+  std::vector<openai::SseEvent> events;
+  if (parser.feed(input, events)) {
+    anthropic::StreamDecoder decoder(meta, (size & 2) != 0, 1);
+    std::optional<openai::Usage> usage;
+    for (openai::SseEvent& ev : events) {
+      std::string out;
+      auto step = decoder.event(ev.event, ev.data, out, usage);
+      checkEvents(out);
+      if (!step) {
+        checkJson(errorBody(step.error()));
+        break;
+      }
+      if (*step) {
+        break;
+      }
+    }
+  }
+
+  std::string request_text = input;
+  if (auto request = openai::decodeChatRequest(request_text)) {
+    config::Provider provider;
+    provider.type = config::ProviderType::Anthropic;
+    provider.model = "claude-fuzz";
+    if (auto body = anthropic::buildMessagesBody(*request, provider)) {
+      checkMessages(*body);
+    } else {
+      checkJson(errorBody(body.error()));
+    }
+  }
+  return 0;
+}

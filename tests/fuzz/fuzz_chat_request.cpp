@@ -22,9 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     config::Provider provider;
     provider.model = "upstream-model";
     std::string upstream = providers::buildChatBody(*req, provider);
-    check(text::isValidUtf8(upstream));
-    rapidjson::Document doc;
-    check(!json::parse(doc, upstream));
+    fuzz::checkJson(upstream);
     auto again = openai::decodeChatRequest(upstream);
     check(again.ok());
     check(again->model == provider.model);
@@ -32,10 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(again->include_usage == req->stream);
     check(again->max_completion_tokens == req->max_completion_tokens);
   } else {
-    const std::string error = errorBody(req.error());
-    check(text::isValidUtf8(error));
-    rapidjson::Document doc;
-    check(!json::parse(doc, error));
+    fuzz::checkJson(errorBody(req.error()));
   }
   return 0;
 }

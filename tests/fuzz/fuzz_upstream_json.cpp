@@ -19,12 +19,7 @@
 namespace {
 
 using tollgate::fuzz::check;
-
-void checkJson(const std::string& text) {
-  rapidjson::Document doc;
-  check(tollgate::text::isValidUtf8(text));
-  check(!tollgate::json::parse(doc, text));
-}
+using tollgate::fuzz::checkJson;
 
 }  // namespace
 

@@ -30,6 +30,10 @@ describe('retries, breakers, failover and deadlines', () => {
   let gw;
   const attempts = (upstream) => mock.requests.filter((r) => r.body?.model === upstream);
   const chat = (m, extra = {}) => postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', extra, m));
+  const streamChat = (m) => fetch(`${gw.baseURL}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(chatBody('hi', { stream: true }, m)),
+  });
 
   before(async () => {
     mock = await startMock();
@@ -114,10 +118,7 @@ describe('retries, breakers, failover and deadlines', () => {
   });
 
   test('a stream cut before its first event fails over; the client sees one clean stream', T, async () => {
-    const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(chatBody('hi', { stream: true }, 'cut')),
-    });
+    const res = await streamChat('cut');
     assert.equal(res.status, 200);
     const sse = await readSSE(res);
     assert.ok(sse.done);
@@ -128,10 +129,7 @@ describe('retries, breakers, failover and deadlines', () => {
 
   test('a stream stalled before its first event fails over after streaming_first_token_ms', T, async () => {
     const t0 = Date.now();
-    const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(chatBody('hi', { stream: true }, 'stalled')),
-    });
+    const res = await streamChat('stalled');
     assert.equal(res.status, 200);
     const sse = await readSSE(res);
     assert.ok(sse.done);
@@ -142,10 +140,7 @@ describe('retries, breakers, failover and deadlines', () => {
   });
 
   test('a stream that fails after its first event ends with the error event; nothing else is tried', T, async () => {
-    const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(chatBody('hi', { stream: true }, 'midway')),
-    });
+    const res = await streamChat('midway');
     assert.equal(res.status, 200);
     const sse = await readSSE(res);
     assert.ok(!sse.done);

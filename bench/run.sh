@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Tollgate load benchmark: mock upstream direct vs nginx reverse proxy vs Tollgate.
+# Tollgate load benchmark: mock upstream direct vs nginx reverse proxy vs Tollgate (and Tollgate's
+# Anthropic path: the same requests translated to and from the mock's Anthropic Messages API).
 # See bench/README.md for what every figure means. Run from anywhere:
 #   bench/run.sh                      # default: 3 runs, 20 s RSS soak, ~4-5 minutes
 #   BENCH_SOAK=60 bench/run.sh        # 60 s RSS soak per proxy
@@ -294,6 +295,8 @@ BODY_DIRECT="$WORK/body-direct.json"        # model gpt-4o-mini (what the upstre
 BODY_TOLLGATE="$WORK/body-tollgate.json"    # model bench_model (same length)
 BODY_DIRECT_SSE="$WORK/body-direct-stream.json"
 BODY_TOLLGATE_SSE="$WORK/body-tollgate-stream.json"
+BODY_CLAUDE="$WORK/body-claude.json"          # model bench_claude (Tollgate's Anthropic provider)
+BODY_CLAUDE_SSE="$WORK/body-claude-stream.json"
 SRC_BODY="$BENCH/chat_request.json"
 grep -q '"model":"gpt-4o-mini"' "$SRC_BODY" || die "chat_request.json must contain \"model\":\"gpt-4o-mini\""
 grep -q '"stream":false' "$SRC_BODY" || die "chat_request.json must contain \"stream\":false"
@@ -301,6 +304,8 @@ tr -d '\n' <"$SRC_BODY" >"$BODY_DIRECT"
 sed 's/"model":"gpt-4o-mini"/"model":"bench_model"/' "$BODY_DIRECT" >"$BODY_TOLLGATE"
 sed 's/"stream":false/"stream":true/' "$BODY_DIRECT" >"$BODY_DIRECT_SSE"
 sed 's/"stream":false/"stream":true/' "$BODY_TOLLGATE" >"$BODY_TOLLGATE_SSE"
+sed 's/"model":"bench_model"/"model":"bench_claude"/' "$BODY_TOLLGATE" >"$BODY_CLAUDE"
+sed 's/"model":"bench_model"/"model":"bench_claude"/' "$BODY_TOLLGATE_SSE" >"$BODY_CLAUDE_SSE"
 log "request body: $(wc -c <"$BODY_DIRECT") bytes"
 
 # Embeddings: 16 inputs of about 200 characters, float vectors asked for.
@@ -434,6 +439,18 @@ api_base = "http://127.0.0.1:$upstream/v1"
 model = "gpt-4o-mini"
 api_key = "env::BENCH_UPSTREAM_KEY"
 
+# The same request through the Anthropic adapter: translated to POST /v1/messages, and the
+# Message (or its named SSE events) translated back to chat.completion (chunks).
+[models.bench_claude]
+input_cost_per_token = 0.00000015
+output_cost_per_token = 0.0000006
+routing = ["mock"]
+[models.bench_claude.providers.mock]
+type = "anthropic"
+api_base = "http://127.0.0.1:$upstream/v1"
+model = "claude-sonnet-4-5"
+api_key = "env::BENCH_UPSTREAM_KEY"
+
 [models.bench_embedding]
 endpoint = "embedding"
 input_cost_per_token = 0.00000002
@@ -495,9 +512,9 @@ EOF
 stop_target() { ((${#T_STOP[@]})) && stop_pids root "${T_STOP[@]}"; T_STOP=(); return 0; }
 
 # Sanity: one request must succeed with the expected body before measuring.
-check_path() { # check_path LABEL
+check_path() { # check_path LABEL [BODY] (default T_BODY)
   local r
-  run_capture "$WORK/out.txt" timeout 20 taskset -c "$LOAD_CPU" "$LOADGEN" ttfb --port "$T_PORT" --body "$T_BODY" \
+  run_capture "$WORK/out.txt" timeout 20 taskset -c "$LOAD_CPU" "$LOADGEN" ttfb --port "$T_PORT" --body "${2:-$T_BODY}" \
     --count 1 --warmup 0 --expect "$T_EXPECT" --marker "" --max-seconds 10
   r=$(cat "$WORK/out.txt")
   [[ $(kv measured "$r") == 1 ]] || { log "$1: sanity request failed: $r"; return 1; }
@@ -520,13 +537,15 @@ med() { median "${VALS["$1|$2"]:-}"; }
 maxval() { tr ' ' '\n' <<<"${VALS["$1|$2"]:-}" | grep -E '^-?[0-9.]+$' | sort -g | tail -n1 | grep . || echo "-"; }
 calc() { awk "BEGIN { x = $1; printf \"%.${2:-2}f\", x }"; }
 
-# What run_wrk sends: chat (T_BODY), embed (16 inputs) or upload (10 MiB transcriptions).
+# What run_wrk sends: chat (T_BODY), anth (the chat request to bench_claude, Tollgate only),
+# embed (16 inputs) or upload (10 MiB transcriptions).
 wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
   local direct=1
   [[ $1 == tollgate* ]] && direct=0
   W_TYPE=application/json
   case $2 in
     chat) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC="" ;;
+    anth) W_PATH=/v1/chat/completions W_BODY=$BODY_CLAUDE W_METRIC=anth_ ;;
     embed)
       W_PATH=/v1/embeddings W_METRIC=embed_
       ((direct)) && W_BODY=$BODY_EMBED_DIRECT || W_BODY=$BODY_EMBED_TOLLGATE
@@ -616,22 +635,32 @@ run_ttfb() { # run_ttfb TARGET RUN
   log "  $target stream TTFB: p50 $(kv ttfb_p50_us "$out") us, p99 $(kv ttfb_p99_us "$out") us"
 }
 
-run_stream_rate() { # run_stream_rate TARGET RUN: streams at a fixed rate, timed to their last byte
+# What run_stream_rate sends: openai (T_BODY) or anth (the streamed request to bench_claude,
+# Tollgate only). Sets S_BODY, S_LAT (prefix of the last-byte metrics), S_CPU, S_NAME.
+stream_kind() { # stream_kind KIND
+  case $1 in
+    openai) S_BODY=$T_BODY S_LAT=ttlb S_CPU=cpustream S_NAME=streams ;;
+    anth) S_BODY=$BODY_CLAUDE_SSE S_LAT=anth_ttlb S_CPU=anth_stream_cpu S_NAME="Anthropic streams" ;;
+  esac
+}
+
+run_stream_rate() { # run_stream_rate TARGET RUN [KIND]: streams at a fixed rate, timed to their last byte
   local target=$1 run=$2 out bad
+  stream_kind "${3:-openai}"
   phase_begin "$target"
   run_capture "$WORK/out.txt" timeout $((STREAM_DUR + 30)) taskset -c "$LOAD_CPU" "$LOADGEN" rate \
-    --port "$T_PORT" --body "$T_BODY" --rate "$STREAM_RATE" --conns "$STREAM_CONNS" \
+    --port "$T_PORT" --body "$S_BODY" --rate "$STREAM_RATE" --conns "$STREAM_CONNS" \
     --duration "$STREAM_DUR" --warmup 1 --drain 2 --expect "$T_EXPECT" \
     --watch "$(tr ' ' ',' <<<"$T_PIDS")"
-  phase_end "$target" "run $run streams at a fixed rate"
+  phase_end "$target" "run $run $S_NAME at a fixed rate"
   out=$(cat "$WORK/out.txt")
-  [[ $out == RESULT* ]] || { WARN+=("$target run $run: streaming fixed-rate test produced no result"); return 0; }
+  [[ $out == RESULT* ]] || { WARN+=("$target run $run: $S_NAME fixed-rate test produced no result"); return 0; }
   bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))
-  ((bad == 0)) || WARN+=("$target run $run: streaming fixed-rate test had $bad failed/unsent streams (achieved $(kv achieved_rps "$out")/s)")
-  add "$target" ttlb50 "$(calc "$(kv p50_us "$out") / 1000" 3)"
-  add "$target" ttlb99 "$(calc "$(kv p99_us "$out") / 1000" 3)"
-  add "$target" cpustream "$(kv cpu_us_per_req "$out")"
-  log "  $target streams @${STREAM_RATE}/s: last byte p50 $(kv p50_us "$out") us, p99 $(kv p99_us "$out") us, $(kv cpu_us_per_req "$out") us CPU/stream"
+  ((bad == 0)) || WARN+=("$target run $run: $S_NAME fixed-rate test had $bad failed/unsent streams (achieved $(kv achieved_rps "$out")/s)")
+  add "$target" "${S_LAT}50" "$(calc "$(kv p50_us "$out") / 1000" 3)"
+  add "$target" "${S_LAT}99" "$(calc "$(kv p99_us "$out") / 1000" 3)"
+  add "$target" "$S_CPU" "$(kv cpu_us_per_req "$out")"
+  log "  $target $S_NAME @${STREAM_RATE}/s: last byte p50 $(kv p50_us "$out") us, p99 $(kv p99_us "$out") us, $(kv cpu_us_per_req "$out") us CPU/stream"
 }
 
 run_soak() { # run_soak TARGET
@@ -658,6 +687,12 @@ declare -A SOAK_SAMPLES=()
 
 # ------------------------------------------------------------------ main loop
 
+# warm-up (not recorded): connections, upstream pool, allocator
+warm_up() { # warm_up BODY: 1 s of wrk at 64 connections
+  BENCH_BODY="$1" run_capture /dev/null timeout 30 taskset -c "$LOAD_CPU" wrk -t1 -c64 -d1s \
+    -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/v1/chat/completions"
+}
+
 ACTIVE=()
 for t in $TARGETS; do
   if [[ $t == tollgate* && ! -x $TOLLGATE_BIN ]]; then
@@ -682,12 +717,20 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
     stop_target
     return 0
   fi
-  # warm-up (not recorded): connections, upstream pool, allocator
-  BENCH_BODY="$T_BODY" run_capture /dev/null timeout 30 taskset -c "$LOAD_CPU" wrk -t1 -c64 -d1s \
-    -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/v1/chat/completions"
+  warm_up "$T_BODY"
   run_wrk "$t" 16 "$run"
   run_wrk "$t" 64 "$run"
   run_rate "$t" "$run"
+  # The Anthropic path (Tollgate only: nginx cannot translate, and direct has nothing to):
+  # the same request to bench_claude, whose provider speaks Anthropic's Messages API.
+  if [[ $t == tollgate* ]]; then
+    if check_path "$t (anthropic json)" "$BODY_CLAUDE"; then
+      warm_up "$BODY_CLAUDE"
+      run_wrk "$t" 64 "$run" anth
+    else
+      WARN+=("$t run $run: Anthropic JSON path failed its sanity request")
+    fi
+  fi
   run_wrk "$t" 64 "$run" embed
   run_upload "$t" "$run"
   stop_target
@@ -698,6 +741,13 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
     run_stream_rate "$t" "$run"
   else
     WARN+=("$t run $run: streaming path failed its sanity request")
+  fi
+  if [[ $t == tollgate* ]]; then
+    if check_path "$t (anthropic stream)" "$BODY_CLAUDE_SSE"; then
+      run_stream_rate "$t" "$run" anth
+    else
+      WARN+=("$t run $run: Anthropic streaming path failed its sanity request")
+    fi
   fi
   stop_target
 }
@@ -766,17 +816,14 @@ fi
 ELAPSED=$(($(date +%s) - START_TS))
 has() { [[ " ${ACTIVE[*]} " == *" $1 "* && -z ${BROKEN[$1]:-} ]]; }
 cell() { if has "$1"; then med "$1" "$2"; else echo "-"; fi; }
-ratio() { # tollgate/nginx
-  local n g
-  n=$(cell nginx "$1"); g=$(cell tollgate "$1")
-  [[ $n == - || $g == - ]] && { echo "-"; return; }
-  awk -v n="$n" -v g="$g" 'BEGIN { if (n == 0) print "-"; else printf "%.2f", g / n }'
+divide() { # divide NUM DEN: NUM/DEN to two decimals; "-" if either is "-" or DEN is 0
+  [[ $1 == - || $2 == - ]] && { echo "-"; return; }
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "-"; else printf "%.2f", a / b }'
 }
-keyratio() { # tollgate_auth/tollgate
-  local o k
-  o=$(cell tollgate "$1"); k=$(cell tollgate_auth "$1")
-  [[ $o == - || $k == - ]] && { echo "-"; return; }
-  awk -v o="$o" -v k="$k" 'BEGIN { if (o == 0) print "-"; else printf "%.2f", k / o }'
+ratio() { divide "$(cell tollgate "$1")" "$(cell nginx "$1")"; }          # tollgate/nginx
+keyratio() { divide "$(cell tollgate_auth "$1")" "$(cell tollgate "$1")"; } # tollgate_auth/tollgate
+anthratio() { # anthratio TARGET ANTH_METRIC OPENAI_METRIC: Anthropic path / OpenAI path of one target
+  divide "$(cell "$1" "$2")" "$(cell "$1" "$3")"
 }
 delta() { # tollgate - nginx, ms
   local n g
@@ -838,6 +885,23 @@ REPORT="$OUT/results.md"
   echo "direct = client -> mock upstream; its CPU/RSS figures are the mock nginx worker's (it shares CPU $LOAD_CPU with the client)."
   echo "nginx/tollgate CPU figures sum every process of the proxy; RSS figures are the process that used the most CPU (the one serving requests)."
   echo
+  if has tollgate || has tollgate_auth; then
+    echo "Anthropic path: the same requests to bench_claude (type \"anthropic\": POST /v1/messages upstream, answers translated); anth/openai = this path / the OpenAI-compatible path of the same target, same run."
+    echo
+    printf '| %-42s | %9s | %-11s | %9s | %-11s |\n' "metric (Anthropic path)" "tollgate" "anth/openai" "with key" "anth/openai"
+    printf '|%s|%s|%s|%s|%s|\n' "--------------------------------------------" "----------:" "-------------" "----------:" "-------------"
+    arow() { # arow LABEL ANTH_METRIC OPENAI_METRIC FORMAT
+      printf '| %-42s | %9s | %-11s | %9s | %-11s |\n' "$1" "$(fmt "$4" "$(cell tollgate "$2")")" \
+        "$(anthratio tollgate "$2" "$3")" "$(fmt "$4" "$(cell tollgate_auth "$2")")" "$(anthratio tollgate_auth "$2" "$3")"
+    }
+    arow "req/s @64 conns" anth_rps64 rps64 %.0f
+    arow "CPU busy @64 conns (%)" anth_util64 util64 %.0f
+    arow "CPU us/req @64 conns" anth_cpu64 cpu64 %.1f
+    arow "CPU us/stream @${STREAM_RATE} streams/s" anth_stream_cpu cpustream %.1f
+    arow "stream last byte p50 @${STREAM_RATE}/s (ms)" anth_ttlb50 ttlb50 %.3f
+    arow "stream last byte p99 @${STREAM_RATE}/s (ms)" anth_ttlb99 ttlb99 %.3f
+    echo
+  fi
   echo "Targets (tollgate vs nginx):"
   target_line() { printf '  %-52s %s\n' "$1" "$2"; }
   verdict() { # verdict AWK-EXPR-over-n,g METRIC
@@ -878,6 +942,22 @@ REPORT="$OUT/results.md"
       target_line "with a key: RSS flat over ${SOAK}s soak" "$v (${g} KiB; samples ${SOAK_SAMPLES[tollgate_auth]:-} KiB)"
     fi
   fi
+  anthverdict() { # anthverdict TARGET ANTH_METRIC OPENAI_METRIC: Anthropic path <= 1.2x OpenAI path
+    local a o
+    a=$(cell "$1" "$2"); o=$(cell "$1" "$3")
+    [[ $a == - || $o == - ]] && { echo "n/a"; return; }
+    awk -v a="$a" -v o="$o" -v r="$(anthratio "$1" "$2" "$3")" 'BEGIN { printf "%s (%sx)", (a <= 1.2 * o) ? "PASS" : "FAIL", r }'
+  }
+  for t in tollgate tollgate_auth; do
+    has "$t" || continue
+    if [[ $t == tollgate ]]; then
+      target_line "Anthropic path CPU us/req @64 <= 1.2x OpenAI path" "$(anthverdict "$t" anth_cpu64 cpu64)"
+      target_line "Anthropic path CPU us/stream <= 1.2x OpenAI path" "$(anthverdict "$t" anth_stream_cpu cpustream)"
+    else
+      target_line "with a key: Anthropic CPU us/req @64 <= 1.2x OpenAI" "$(anthverdict "$t" anth_cpu64 cpu64)"
+      target_line "with a key: Anthropic CPU us/stream <= 1.2x OpenAI" "$(anthverdict "$t" anth_stream_cpu cpustream)"
+    fi
+  done
   if ((SOAK > 0)) && has tollgate && [[ $(med tollgate soak_growth_kb) != - ]]; then
     g=$(med tollgate soak_growth_kb)
     s=$(med tollgate soak_start)

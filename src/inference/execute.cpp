@@ -161,6 +161,7 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
   co_await asio::this_coro::throw_if_cancelled(false);
   const Clock::time_point deadline = requestDeadline(plan, stream);
   Error last{ErrorKind::UpstreamUnavailable, "no provider could answer", ""};
+  std::optional<std::chrono::milliseconds> last_retry_after;  // The last failure's Retry-After.
   bool stop = false;
   for (const Route& route : plan.routes) {
     ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
@@ -174,11 +175,13 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
         const auto now = Clock::now();
         if (now >= deadline) {
           last = deadlinePassed(plan, stream);
+          last_retry_after.reset();
           stop = true;
           break;
         }
         if (!breaker.allow(now)) {
           last = breakerOpen(provider);
+          last_retry_after.reset();
           break;
         }
         const auto ttft = route.timeouts.streaming_first_token;
@@ -204,6 +207,7 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
           co_return;
         }
         last = std::move(a.result).error();
+        last_retry_after = a.retry_after;
         if (co_await clientLeft()) {
           breaker.abandoned();
           stop = true;
@@ -241,7 +245,15 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
   ctx.status = last.status();
   ctx.error_code = errorSpec(last.kind).code;
   co_await settlement.settle(Produced{ctx.status, std::nullopt, 0, 0, 0});
-  co_await out.sendError(last);
+  // A rate-limited answer passes on the upstream's Retry-After (whole seconds, rounded up), which
+  // the OpenAI SDKs honour before they retry.
+  http::Response answer = http::Response::error(last);
+  if (last.kind == ErrorKind::UpstreamRateLimited && last_retry_after) {
+    constexpr std::int64_t kMsPerSecond = 1000;
+    answer.header("Retry-After",
+                  std::to_string((last_retry_after->count() + kMsPerSecond - 1) / kMsPerSecond));
+  }
+  co_await out.send(std::move(answer));
 }
 
 asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,

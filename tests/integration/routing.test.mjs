@@ -47,6 +47,7 @@ describe('retries, breakers, failover and deadlines', () => {
           down: model(base, ['b mock:status=503', 'b-ok'], retries(1, 50)),
           polite: model(base, ['c mock:fail-first=1 mock:status=429 mock:retry-after=1'], retries(2, 2000)),
           impatient: model(base, ['d mock:status=429 mock:retry-after=30', 'd-ok'], retries(3, 500)),
+          limited: model(base, ['k mock:status=429 mock:retry-after=30'], retries(3, 500)),
           refused: model(base, ['e mock:status=400', 'e-ok'], retries(3, 50)),
           broken: model(base, ['f mock:status=500', 'f-ok'], {},
             { circuit_breaker: { failures: 2, cooldown_ms: 1500 } }),
@@ -91,6 +92,13 @@ describe('retries, breakers, failover and deadlines', () => {
     assert.equal(attempts('d mock:status=429 mock:retry-after=30').length, 1);
     assert.equal(attempts('d-ok').length, 1);
     assert.ok(Date.now() - t0 < 2000);
+  });
+
+  test("when the last provider is rate-limited, the client gets 429 with the upstream's Retry-After", T, async () => {
+    const r = await chat('limited');
+    assertError(r, { status: 429, code: 'upstream_rate_limited' });
+    assert.equal(r.headers.get('retry-after'), '30');
+    assert.equal(attempts('k mock:status=429 mock:retry-after=30').length, 1);
   });
 
   test("the client's own mistake is neither retried nor failed over", T, async () => {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -59,12 +60,14 @@ class FakeTransport final : public providers::Transport {
 class MemoryWriter final : public http::ResponseWriter {
  public:
   int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   bool streamed = false;
   bool ended = false;
 
   asio::awaitable<bool> send(http::Response r) override {
     status = r.status;
+    headers = r.headers;
     body = std::move(r.body);
     co_return true;
   }
@@ -576,6 +579,20 @@ TEST_F(Execute, AFunctionSendsItsVariantsDefaultsAndFallsBackToItsFallbackVarian
   EXPECT_EQ(r->ctx.variant, "b");
   EXPECT_EQ(r->settled.routes,
             (std::vector<std::pair<std::string, std::string>>{{"r", "a"}, {"s", "b"}}));
+}
+
+TEST_F(Execute, AFinalRateLimitPassesOnTheUpstreamsRetryAfter) {
+  transport_.scripts["x"] = {std::nullopt, 429, "application/json", R"({"error":"slow down"})"};
+  transport_.scripts["y"] = {std::nullopt, 429, "application/json", R"({"error":"slow down"})"};
+  transport_.headers["y"] = {{"retry-after", "7"}};
+  auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(r->out.status, 429);
+  // Retry-After 7 s is more than max_delay_ms (5): no retry of y, and the client is told.
+  EXPECT_EQ(tried(), (std::vector<std::string>{"x", "x", "x", "y"}));
+  const auto h = std::find_if(r->out.headers.begin(), r->out.headers.end(),
+                              [](const auto& kv) { return kv.first == "Retry-After"; });
+  ASSERT_NE(h, r->out.headers.end());
+  EXPECT_EQ(h->second, "7");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
 #include "inference/plan.hpp"
+#include "inference/variant_request.hpp"
 #include "openai/chat_request.hpp"
 
 namespace tollgate::api {
@@ -46,11 +47,10 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
       body_bytes};
   std::optional<money::Pico> max_cost = 0;
   for (const inference::Route& route : plan->routes) {
-    const auto limit = request->max_completion_tokens
-                           ? request->max_completion_tokens
-                           : (route.variant != nullptr ? route.variant->max_tokens : std::nullopt);
     const auto cost = billing::maxCost(
-        billing::chatBound(body_bytes, request->media_parts, limit, *route.model), *route.model);
+        billing::chatBound(body_bytes, request->media_parts,
+                           inference::outputLimit(*request, route.variant), *route.model),
+        *route.model);
     max_cost = cost && max_cost ? std::optional(std::max(*cost, *max_cost)) : std::nullopt;
   }
   auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, std::move(team_id), max_cost,

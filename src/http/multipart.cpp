@@ -42,19 +42,6 @@ bool isBcharNoSpace(char c) {
          std::string_view("'()+_,-./:=?").find(c) != std::string_view::npos;
 }
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string lowerCase(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
@@ -179,7 +166,8 @@ std::size_t partialDelimiterLength(std::string_view data, std::string_view delim
 // UTF-8.
 std::optional<std::string> decodeExtValue(std::string_view s) {
   constexpr std::string_view kCharset = "utf-8'";
-  if (s.size() < kCharset.size() || !equalsIgnoreCase(s.substr(0, kCharset.size()), kCharset)) {
+  if (s.size() < kCharset.size() ||
+      !text::equalsIgnoreCase(s.substr(0, kCharset.size()), kCharset)) {
     return std::nullopt;
   }
   s.remove_prefix(kCharset.size());
@@ -197,7 +185,7 @@ std::optional<std::string> decodeExtValue(std::string_view s) {
 // The head of a part from its Content-Disposition value `value` and Content-Type.
 Result<PartHead> parseDisposition(std::string_view value, std::string content_type) {
   std::size_t i = 0;
-  if (!equalsIgnoreCase(readToken(value, i), "form-data")) {
+  if (!text::equalsIgnoreCase(readToken(value, i), "form-data")) {
     return malformed("a part's Content-Disposition is not form-data");
   }
   std::optional<std::vector<Parameter>> parameters = parseParameters(value.substr(i));
@@ -246,7 +234,7 @@ Result<std::string> multipartBoundary(std::string_view content_type) {
     ++i;
     subtype = readToken(content_type, i);
   }
-  if (!equalsIgnoreCase(type, "multipart") || !equalsIgnoreCase(subtype, "form-data")) {
+  if (!text::equalsIgnoreCase(type, "multipart") || !text::equalsIgnoreCase(subtype, "form-data")) {
     return invalidContentType("the Content-Type is not " + std::string(kFormData));
   }
   const std::optional<std::vector<Parameter>> parameters = parseParameters(content_type.substr(i));
@@ -513,12 +501,12 @@ std::optional<Error> MultipartParser::headerLine(std::string_view line) {
     return malformed("a part's header name is not a token");
   }
   const std::string_view value = trimOws(line.substr(colon + 1));
-  if (equalsIgnoreCase(name, "content-disposition")) {
+  if (text::equalsIgnoreCase(name, "content-disposition")) {
     if (disposition_) {
       return malformed("a part has two Content-Disposition headers");
     }
     disposition_.emplace(value);
-  } else if (equalsIgnoreCase(name, "content-type")) {
+  } else if (text::equalsIgnoreCase(name, "content-type")) {
     if (content_type_) {
       return malformed("a part has two Content-Type headers");
     }

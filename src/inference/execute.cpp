@@ -127,20 +127,10 @@ asio::awaitable<Attempt> attempt(http::RequestContext& ctx, const config::Provid
   co_return Attempt{std::move(relayed), std::nullopt};
 }
 
-/// When the whole request must be over: the first route's total time limit, from now.
-Clock::time_point requestDeadline(const Plan& plan, bool stream) {
+/// The first route's total time limit (zero: none); the deadline of the whole request.
+std::chrono::milliseconds totalLimit(const Plan& plan, bool stream) {
   const config::Timeouts& t = plan.routes.front().timeouts;
-  const auto total = stream ? t.streaming_total : t.non_streaming_total;
-  return total.count() > 0 ? Clock::now() + total : Clock::time_point::max();
-}
-
-Error deadlinePassed(const Plan& plan, bool stream) {
-  const config::Timeouts& t = plan.routes.front().timeouts;
-  const auto total = stream ? t.streaming_total : t.non_streaming_total;
-  return Error{
-      ErrorKind::UpstreamTimeout,
-      "no provider answered within the model's " + std::to_string(total.count()) + " ms time limit",
-      ""};
+  return stream ? t.streaming_total : t.non_streaming_total;
 }
 
 Error breakerOpen(const config::Provider& provider) {
@@ -148,6 +138,129 @@ Error breakerOpen(const config::Provider& provider) {
                "upstream provider '" + provider.name +
                    "' is skipped for now: it failed repeatedly (its circuit breaker is open)",
                ""};
+}
+
+/// What the breaker learns from an attempt that reached the client with `status`: a stream that
+/// failed after its first byte ended with an error event (502 or 504), so the provider failed
+/// though nothing can be tried again. A 503 is ours (billing).
+void recordAnswered(routing::CircuitBreaker& breaker, int status) {
+  if (status == kStatusBadGateway || status == kStatusGatewayTimeout) {
+    breaker.failed(Clock::now());
+  } else {
+    breaker.succeeded();
+  }
+}
+
+/// What the breaker learns from an attempt that failed with `e` before reaching the client.
+void recordFailed(routing::CircuitBreaker& breaker, const Error& e) {
+  if (providerFailed(e)) {
+    breaker.failed(Clock::now());
+  } else if (e.kind == ErrorKind::UpstreamInvalidRequest) {
+    breaker.succeeded();  // It answered: it works.
+  } else {
+    breaker.abandoned();  // Shutting down, or no adapter: nothing learnt of the provider.
+  }
+}
+
+/// The failure the client gets when nothing answers, and the Retry-After that came with it.
+struct Failure {
+  Error error{ErrorKind::UpstreamUnavailable, "no provider could answer", ""};
+  std::optional<std::chrono::milliseconds> retry_after;
+};
+
+/// What one request shares across its attempts.
+struct Run {
+  http::RequestContext& ctx;
+  const Plan& plan;
+  const StartExchange& start;
+  bool stream;
+  Clock::time_point deadline;
+  const Upstreams& up;
+  Settlement& settlement;
+  http::ResponseWriter& out;
+  Failure last;
+};
+
+/// After one provider's tries: an answer reached the client, or the next provider may be tried,
+/// or nothing more may be (the client left, the deadline passed, the request is at fault).
+enum class Next { Answered, Provider, Stop };
+
+/// `provider`'s first attempt and its retries.
+asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Provider& provider) {
+  http::RequestContext& ctx = run.ctx;
+  routing::CircuitBreaker& breaker = run.up.breakers.of(provider);
+  for (int retry = 0;; ++retry) {
+    if (co_await clientLeft()) {
+      co_return Next::Stop;
+    }
+    const auto now = Clock::now();
+    if (now >= run.deadline) {
+      run.last = Failure{
+          Error{ErrorKind::UpstreamTimeout,
+                "no provider answered within the model's " +
+                    std::to_string(totalLimit(run.plan, run.stream).count()) + " ms time limit",
+                ""},
+          std::nullopt};
+      co_return Next::Stop;
+    }
+    if (!breaker.allow(now)) {
+      run.last = Failure{breakerOpen(provider), std::nullopt};
+      co_return Next::Provider;
+    }
+    const auto ttft = route.timeouts.streaming_first_token;
+    const Limits limits{run.deadline, run.stream && ttft.count() > 0
+                                          ? std::min(run.deadline, now + ttft)
+                                          : Clock::time_point::max()};
+    ctx.provider = provider.name;
+    ++ctx.attempts;
+    ctx.attempt_started = now;
+    Attempt a = co_await attempt(ctx, provider, route, run.start, run.stream, limits, run.up,
+                                 run.settlement, run.out);
+    ctx.upstream +=
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - ctx.attempt_started);
+    ctx.attempt_started = {};
+    if (a.result) {
+      recordAnswered(breaker, *a.result);
+      ctx.status = *a.result;
+      co_return Next::Answered;
+    }
+    run.last = Failure{std::move(a.result).error(), a.retry_after};
+    const Error& e = run.last.error;
+    if (co_await clientLeft()) {
+      breaker.abandoned();
+      co_return Next::Stop;
+    }
+    recordFailed(breaker, e);
+    if (!worthFallingBack(e)) {
+      co_return Next::Stop;
+    }
+    if (!worthRetrying(e) || retry >= route.retries.num_retries) {
+      co_return Next::Provider;
+    }
+    const auto delay = routing::retryDelay(retry, route.retries.max_delay, a.retry_after, jitter());
+    if (!delay || Clock::now() + *delay >= run.deadline) {
+      co_return Next::Provider;  // Asked to wait longer than allowed: another may answer sooner.
+    }
+    co_await sleepFor(*delay);
+  }
+}
+
+/// Every route's providers in order, until one answers; false when none did (see run.last).
+asio::awaitable<bool> answered(Run& run) {
+  for (const Route& route : run.plan.routes) {
+    run.ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
+    for (const config::Provider& provider : route.model->providers) {
+      switch (co_await tryProvider(run, route, provider)) {
+        case Next::Answered:
+          co_return true;
+        case Next::Stop:
+          co_return false;
+        case Next::Provider:
+          break;
+      }
+    }
+  }
+  co_return false;
 }
 
 }  // namespace
@@ -159,99 +272,30 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
   // operations that fail (the relay then settles what the client was sent) rather than as an
   // exception that would skip the settlement, and no provider is tried once it has come.
   co_await asio::this_coro::throw_if_cancelled(false);
-  const Clock::time_point deadline = requestDeadline(plan, stream);
-  Error last{ErrorKind::UpstreamUnavailable, "no provider could answer", ""};
-  std::optional<std::chrono::milliseconds> last_retry_after;  // The last failure's Retry-After.
-  bool stop = false;
-  for (const Route& route : plan.routes) {
-    ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
-    for (const config::Provider& provider : route.model->providers) {
-      routing::CircuitBreaker& breaker = up.breakers.of(provider);
-      for (int retry = 0; !stop; ++retry) {
-        if (co_await clientLeft()) {
-          stop = true;
-          break;
-        }
-        const auto now = Clock::now();
-        if (now >= deadline) {
-          last = deadlinePassed(plan, stream);
-          last_retry_after.reset();
-          stop = true;
-          break;
-        }
-        if (!breaker.allow(now)) {
-          last = breakerOpen(provider);
-          last_retry_after.reset();
-          break;
-        }
-        const auto ttft = route.timeouts.streaming_first_token;
-        const Limits limits{deadline, stream && ttft.count() > 0 ? std::min(deadline, now + ttft)
-                                                                 : Clock::time_point::max()};
-        ctx.provider = provider.name;
-        ++ctx.attempts;
-        ctx.attempt_started = now;
-        Attempt a =
-            co_await attempt(ctx, provider, route, start, stream, limits, up, settlement, out);
-        ctx.upstream += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
-                                                                              ctx.attempt_started);
-        ctx.attempt_started = {};
-        if (a.result) {
-          // A stream that failed after its first byte ended with an error event (502 or 504):
-          // the provider failed, though nothing can be tried again. A 503 is ours (billing).
-          if (*a.result == kStatusBadGateway || *a.result == kStatusGatewayTimeout) {
-            breaker.failed(Clock::now());
-          } else {
-            breaker.succeeded();
-          }
-          ctx.status = *a.result;
-          co_return;
-        }
-        last = std::move(a.result).error();
-        last_retry_after = a.retry_after;
-        if (co_await clientLeft()) {
-          breaker.abandoned();
-          stop = true;
-          break;
-        }
-        if (providerFailed(last)) {
-          breaker.failed(Clock::now());
-        } else if (last.kind == ErrorKind::UpstreamInvalidRequest) {
-          breaker.succeeded();  // It answered: it works.
-        } else {
-          breaker.abandoned();  // Shutting down, or no adapter: nothing learnt of the provider.
-        }
-        if (!worthFallingBack(last)) {
-          stop = true;
-          break;
-        }
-        if (!worthRetrying(last) || retry >= route.retries.num_retries) {
-          break;
-        }
-        const auto delay =
-            routing::retryDelay(retry, route.retries.max_delay, a.retry_after, jitter());
-        if (!delay || Clock::now() + *delay >= deadline) {
-          break;  // Asked to wait longer than allowed: another provider may answer sooner.
-        }
-        co_await sleepFor(*delay);
-      }
-      if (stop) {
-        break;
-      }
-    }
-    if (stop) {
-      break;
-    }
+  const auto total = totalLimit(plan, stream);
+  Run run{ctx,
+          plan,
+          start,
+          stream,
+          total.count() > 0 ? Clock::now() + total : Clock::time_point::max(),
+          up,
+          settlement,
+          out,
+          Failure{}};
+  if (co_await answered(run)) {
+    co_return;
   }
-  ctx.status = last.status();
-  ctx.error_code = errorSpec(last.kind).code;
+  const Failure& last = run.last;
+  ctx.status = last.error.status();
+  ctx.error_code = errorSpec(last.error.kind).code;
   co_await settlement.settle(Produced{ctx.status, std::nullopt, 0, 0, 0});
   // A rate-limited answer passes on the upstream's Retry-After (whole seconds, rounded up), which
   // the OpenAI SDKs honour before they retry.
-  http::Response answer = http::Response::error(last);
-  if (last.kind == ErrorKind::UpstreamRateLimited && last_retry_after) {
+  http::Response answer = http::Response::error(last.error);
+  if (last.error.kind == ErrorKind::UpstreamRateLimited && last.retry_after) {
     constexpr std::int64_t kMsPerSecond = 1000;
     answer.header("Retry-After",
-                  std::to_string((last_retry_after->count() + kMsPerSecond - 1) / kMsPerSecond));
+                  std::to_string((last.retry_after->count() + kMsPerSecond - 1) / kMsPerSecond));
   }
   co_await out.send(std::move(answer));
 }

@@ -39,6 +39,14 @@ void prependSystem(rapidjson::Document& body, const std::string& prompt) {
 
 }  // namespace
 
+std::optional<std::int64_t> outputLimit(const openai::ChatRequest& request,
+                                        const config::Variant* variant) {
+  if (request.max_completion_tokens || variant == nullptr) {
+    return request.max_completion_tokens;
+  }
+  return variant->max_tokens;
+}
+
 openai::ChatRequest withVariant(const openai::ChatRequest& request,
                                 const config::Variant& variant) {
   openai::ChatRequest r;
@@ -46,8 +54,7 @@ openai::ChatRequest withVariant(const openai::ChatRequest& request,
   r.model = request.model;
   r.stream = request.stream;
   r.include_usage = request.include_usage;
-  r.max_completion_tokens =
-      request.max_completion_tokens ? request.max_completion_tokens : variant.max_tokens;
+  r.max_completion_tokens = outputLimit(request, &variant);
   r.service_tier = request.service_tier;
   r.episode_id = request.episode_id;
   r.variant_name = request.variant_name;

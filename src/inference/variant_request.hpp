@@ -2,10 +2,18 @@
 // none, and its system prompt as the first message. The client's own values always win.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 #include "config/config.hpp"
 #include "openai/chat_request.hpp"
 
 namespace tollgate::inference {
+
+/// The output limit `request` is sent with under `variant` (nullptr: a plain model): the
+/// client's own, else the variant's max_tokens.
+std::optional<std::int64_t> outputLimit(const openai::ChatRequest& request,
+                                        const config::Variant* variant);
 
 /// `request` as `variant` sends it. Its strings may point into the body the original was decoded
 /// from, which must outlive it too.

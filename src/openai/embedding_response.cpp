@@ -1,7 +1,9 @@
 #include "openai/embedding_response.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -334,6 +336,10 @@ class EmbeddingListReader {
     const auto decoded = base64ToFloats(text);
     if (!decoded) {
       return fail("an embedding that is not base64 of float32 values");
+    }
+    // Infinities and NaNs have no JSON number: no embedding holds them.
+    if (!std::all_of(decoded->begin(), decoded->end(), [](float f) { return std::isfinite(f); })) {
+      return fail("an embedding holding a value that is not a finite number");
     }
     // Base64 is passed through as it came (its alphabet needs no escaping).
     vector_ = meta_.base64 ? "\"" + std::string(text) + "\"" : vectorJson(*decoded, false);

@@ -297,6 +297,9 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"embedding_holds_null", R"({"data":[{"embedding":[null]}]})"},
         Malformed{"embedding_bad_base64", R"({"data":[{"embedding":"AAC*Pw=="}]})"},
         Malformed{"embedding_three_bytes", R"({"data":[{"embedding":"AAAA"}]})"},
+        // float32 -inf and NaN, in base64: no JSON number can say them.
+        Malformed{"embedding_base64_infinity", R"({"data":[{"embedding":"AACA/w=="}]})"},
+        Malformed{"embedding_base64_nan", R"({"data":[{"embedding":"AADAfw=="}]})"},
         Malformed{"second_item_bad", R"({"data":[{"embedding":[1]},{"embedding":true}]})"}),
     [](const testing::TestParamInfo<Malformed>& info) { return info.param.name; });
 

@@ -372,8 +372,10 @@ asio::awaitable<Status> HttpCall::readHead() {
 
 asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
   if (armed_ == Armed::None) {
+    // Without a first-bytes limit of its own (a whole answer, most streams), the whole answer's
+    // deadline is armed once, not re-armed after the first piece.
     conn_->tcp().expires_at(first_body_deadline_);
-    armed_ = Armed::FirstBytes;
+    armed_ = first_body_deadline_ < deadline_ ? Armed::FirstBytes : Armed::Whole;
   }
   for (;;) {
     std::size_t written = 0;

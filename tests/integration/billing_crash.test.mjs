@@ -2,11 +2,13 @@
 // store engine: every answer the client received in full has exactly one charged spend row
 // (matched by the X-Request-Id of the response), and the balance moved by exactly the sum of the
 // rows' costs, to the pico-USD, with nothing left reserved once a gateway has started again.
+// The slow tier `kill-loops` (fixtures/tiers.mjs).
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { ENGINES } from '../fixtures/engines.mjs';
+import { skipTier } from '../fixtures/tiers.mjs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, standardConfig, closedPort, runTollgate, chatBody, sleep,
@@ -66,7 +68,7 @@ async function load(gw, key) {
 }
 
 for (const engine of ENGINES) {
-  describe(`billing survives SIGKILL on ${engine.name}`, { skip: engine.skip }, () => {
+  describe(`billing survives SIGKILL on ${engine.name}`, { skip: skipTier('kill-loops') || engine.skip }, () => {
     let store;
     let mock;
     let config;

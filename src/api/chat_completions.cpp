@@ -37,7 +37,7 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
                             std::nullopt,
                             ""};
   // Admit: hold the most this request can cost on its team's balance (not for a dryrun): for a
-  // function, the most any of its variants can cost.
+  // function, the most any of its variants can cost as it is sent (its system prompt included).
   const config::Model& model = *plan->model;
   std::string team_id = billedTeam(s, ctx, request->dryrun);
   // Named, not a temporary in the co_await expression: GCC 12 mishandles those in coroutines.
@@ -48,8 +48,9 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
   std::optional<money::Pico> max_cost = 0;
   for (const inference::Route& route : plan->routes) {
     const auto cost = billing::maxCost(
-        billing::chatBound(body_bytes, request->media_parts,
-                           inference::outputLimit(*request, route.variant), *route.model),
+        billing::chatBound(body_bytes + inference::variantPromptBytes(route.variant),
+                           request->media_parts, inference::outputLimit(*request, route.variant),
+                           *route.model),
         *route.model);
     max_cost = cost && max_cost ? std::optional(std::max(*cost, *max_cost)) : std::nullopt;
   }

@@ -1,5 +1,6 @@
 #include "billing/charge.hpp"
 
+#include <algorithm>
 #include <boost/asio/this_coro.hpp>
 
 #include "billing/pricing.hpp"
@@ -91,12 +92,18 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
     usage = *produced.usage;
   } else if (model_->cost_per_audio_second == 0 &&
              (produced.chunks > 0 || produced.answer_bytes > 0)) {
-    // The answer reached the client (in part) without usage: estimate it, and say so in the row.
-    // A model priced per audio second is charged for its seconds below, not for guessed tokens.
+    // The answer reached the client (in part) without its final usage: estimate it, never below
+    // the counts reported so far, and say so in the row. A model priced per audio second is
+    // charged for its seconds below, not for guessed tokens.
     estimated = true;
     usage.prompt_tokens = estimateTokens(facts_.body_bytes);
     usage.completion_tokens =
         produced.chunks > 0 ? produced.chunks : estimateTokens(produced.answer_bytes);
+    if (produced.interim_usage) {
+      usage.prompt_tokens = std::max(usage.prompt_tokens, produced.interim_usage->prompt_tokens);
+      usage.completion_tokens =
+          std::max(usage.completion_tokens, produced.interim_usage->completion_tokens);
+    }
   }
   // A client that hung up cancels the handler; what it was sent is still charged, and the row
   // says that the client left.

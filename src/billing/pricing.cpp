@@ -13,11 +13,8 @@ TokenBound chatBound(std::size_t body_bytes, std::int64_t media_parts,
   if (model.max_input_tokens > 0) {
     b.prompt = std::min(b.prompt, model.max_input_tokens);
   }
-  b.completion = model.max_output_tokens > 0 ? model.max_output_tokens : kDefaultOutputBound;
-  if (request_limit) {
-    b.completion = model.max_output_tokens > 0 ? std::min(*request_limit, model.max_output_tokens)
-                                               : *request_limit;
-  }
+  b.completion =
+      config::outputTokenLimit(request_limit, model.max_output_tokens, model.default_max_tokens);
   return b;
 }
 

@@ -12,8 +12,6 @@
 
 namespace tollgate::billing {
 
-/// The output bound of a request that sets no limit, for a model that declares none.
-inline constexpr std::int64_t kDefaultOutputBound = 4096;
 /// Estimates when usage is missing: one token per this many bytes of the request body, or of a
 /// whole answer's body; one token per streamed chunk relayed.
 inline constexpr std::int64_t kBytesPerEstimatedToken = 4;
@@ -32,9 +30,8 @@ inline constexpr std::int64_t kMediaPartTokens = 32'768;
 /// The bound of a chat request: the prompt has at most one token per byte of the request body
 /// (a tokenizer never makes more than one token of a byte, and the JSON around each message is
 /// longer than a chat template's tokens) plus kMediaPartTokens per content part that is not text,
-/// and no more than the model's max_input_tokens when set; the completion at most the request's
-/// limit, the model's max_output_tokens, or kDefaultOutputBound, the smallest of those that are
-/// set.
+/// and no more than the model's max_input_tokens when set; the completion at most the output
+/// limit sent upstream with it (config::outputTokenLimit).
 TokenBound chatBound(std::size_t body_bytes, std::int64_t media_parts,
                      std::optional<std::int64_t> request_limit, const config::Model& model);
 

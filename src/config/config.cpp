@@ -355,8 +355,8 @@ std::string tableToJson(const toml::table& table) {
 Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& env) {
   r.allowOnly({"display_name", "owned_by", "created", "endpoint", "is_active", "security",
                "input_cost_per_token", "output_cost_per_token", "cost_per_audio_second",
-               "max_input_tokens", "max_output_tokens", "input_modalities", "output_modalities",
-               "model_info", "routing", "providers", "retries", "timeouts"});
+               "max_input_tokens", "max_output_tokens", "default_max_tokens", "input_modalities",
+               "output_modalities", "model_info", "routing", "providers", "retries", "timeouts"});
   Model m;
   m.id = id;
   m.display_name = r.string("display_name").value_or(id);
@@ -391,6 +391,17 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
   constexpr std::int64_t kMaxTokens = std::numeric_limits<std::int32_t>::max();
   m.max_input_tokens = r.integer("max_input_tokens", 0, kMaxTokens).value_or(0);
   m.max_output_tokens = r.integer("max_output_tokens", 0, kMaxTokens).value_or(0);
+  m.default_max_tokens = m.max_output_tokens > 0 ? m.max_output_tokens : kDefaultMaxTokens;
+  if (const auto d = r.integer("default_max_tokens", 1, kMaxTokens)) {
+    if (m.endpoint != Endpoint::Chat) {
+      r.fail("default_max_tokens", "applies only to chat models");
+    }
+    if (m.max_output_tokens > 0 && *d > m.max_output_tokens) {
+      r.fail("default_max_tokens",
+             "must not exceed max_output_tokens (" + std::to_string(m.max_output_tokens) + ")");
+    }
+    m.default_max_tokens = *d;
+  }
   m.input_modalities = r.strings("input_modalities").value_or(m.input_modalities);
   m.output_modalities = r.strings("output_modalities").value_or(m.output_modalities);
   if (const toml::table* info = r.table("model_info")) {
@@ -428,14 +439,19 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
       r.fail("routing", "names provider \"" + name + "\", which has no table");
     }
     m.providers.push_back(parseProvider(TableReader(*t, pr.qualified(name), r.file()), name, env));
-    if (m.max_output_tokens > 0) {
-      m.providers.back().default_max_tokens = m.max_output_tokens;
-    }
+    m.providers.back().max_output_tokens = m.max_output_tokens;
+    m.providers.back().default_max_tokens = m.default_max_tokens;
   }
   return m;
 }
 
 }  // namespace
+
+std::int64_t outputTokenLimit(std::optional<std::int64_t> requested, std::int64_t max_output_tokens,
+                              std::int64_t default_max_tokens) {
+  const std::int64_t limit = requested.value_or(default_max_tokens);
+  return max_output_tokens > 0 ? std::min(limit, max_output_tokens) : limit;
+}
 
 ConfigError::ConfigError(std::string file, std::string key, std::string reason)
     : std::runtime_error(file + ": " + key + ": " + reason),

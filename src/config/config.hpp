@@ -59,6 +59,17 @@ struct Timeouts {
   Millis streaming_total{0};
 };
 
+/// The output limit of a chat request that sets none, for a model that declares neither
+/// `default_max_tokens` nor `max_output_tokens`.
+inline constexpr std::int64_t kDefaultMaxTokens = 4096;
+
+/// The output limit sent upstream with a chat request that asked for `requested` tokens at most
+/// (nullopt: no limit), and so the output side of its hold: `requested`, or with no limit asked
+/// for the model's `default_max_tokens`, no more than its `max_output_tokens` when it declares
+/// one (> 0). An upstream is never sent a request without a limit.
+std::int64_t outputTokenLimit(std::optional<std::int64_t> requested, std::int64_t max_output_tokens,
+                              std::int64_t default_max_tokens);
+
 struct Provider {
   std::string name;
   ProviderType type = ProviderType::Dummy;
@@ -67,9 +78,9 @@ struct Provider {
   std::string api_key;  ///< Resolved from the environment; empty when none.
   /// Anthropic: the `anthropic-version` header sent with every request.
   std::string api_version;
-  /// The output limit sent when the client sets none (Anthropic requires one): the model's
-  /// max_output_tokens, or 4096 when the model declares none.
-  std::int64_t default_max_tokens = 4096;
+  /// The model's output limits (see outputTokenLimit), copied here for the adapters.
+  std::int64_t max_output_tokens = 0;
+  std::int64_t default_max_tokens = kDefaultMaxTokens;
   Millis connect_timeout{5'000};
   Millis first_byte_timeout{60'000};
   Millis total_timeout{600'000};
@@ -92,6 +103,8 @@ struct Model {
   money::Pico cost_per_audio_second = 0;  ///< Transcription models: USD per second of audio.
   std::int64_t max_input_tokens = 0;
   std::int64_t max_output_tokens = 0;
+  /// Chat models: the output limit of a request that sets none (outputTokenLimit).
+  std::int64_t default_max_tokens = kDefaultMaxTokens;
   std::vector<std::string> input_modalities{"text"};
   std::vector<std::string> output_modalities{"text"};
   std::string model_info_json = "{}";  ///< Free-form object, as compact JSON.

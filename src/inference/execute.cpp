@@ -288,7 +288,7 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
   const Failure& last = run.last;
   ctx.status = last.error.status();
   ctx.error_code = errorSpec(last.error.kind).code;
-  co_await settlement.settle(Produced{ctx.status, std::nullopt, 0, 0, 0});
+  co_await settlement.settle(Produced{ctx.status, std::nullopt, 0, 0, 0, std::nullopt});
   // A rate-limited answer passes on the upstream's Retry-After (whole seconds, rounded up), which
   // the OpenAI SDKs honour before they retry.
   http::Response answer = http::Response::error(last.error);

@@ -41,7 +41,7 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
                                          Settlement& settlement, http::ResponseWriter& out) {
   std::int64_t chunks = 0;  // Relayed to the client: what a stream without usage is charged.
   const auto produced = [&](int status) {
-    return Produced{status, exchange.usage(), chunks, 0, 0};
+    return Produced{status, exchange.usage(), chunks, 0, 0, exchange.interimUsage()};
   };
   bool started = false;  // Whether the head has gone to the client.
   openai::SseParser parser;
@@ -144,8 +144,8 @@ asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
   if (!body) {
     co_return std::move(body).error();
   }
-  if (!co_await settlement.settle(
-          Produced{kStatusOk, exchange.usage(), 0, body->size(), exchange.audioMs()})) {
+  if (!co_await settlement.settle(Produced{kStatusOk, exchange.usage(), 0, body->size(),
+                                           exchange.audioMs(), std::nullopt})) {
     const Error e = chargeNotRecorded();
     co_await out.sendError(e);
     co_return e.status();

@@ -22,6 +22,8 @@ struct Produced {
   std::int64_t chunks = 0;             ///< Streams: chunks relayed to the client.
   std::size_t answer_bytes = 0;        ///< Whole answers: the body's size.
   std::int64_t audio_ms = 0;           ///< Transcriptions: the audio's duration, if reported.
+  /// Counts reported before the final usage, which never came (Exchange::interimUsage).
+  std::optional<openai::Usage> interim_usage;
 };
 
 class Settlement {

@@ -1,5 +1,7 @@
 #include "inference/variant_request.hpp"
 
+#include <string_view>
+
 namespace tollgate::inference {
 namespace {
 
@@ -45,6 +47,16 @@ std::optional<std::int64_t> outputLimit(const openai::ChatRequest& request,
     return request.max_completion_tokens;
   }
   return variant->max_tokens;
+}
+
+std::size_t variantPromptBytes(const config::Variant* variant) {
+  // The message prependSystem writes, around the prompt; escaping only makes the prompt longer
+  // in JSON, never adds tokens to it.
+  constexpr std::string_view kSystemMessage = R"({"role":"system","content":""},)";
+  if (variant == nullptr || variant->system_prompt.empty()) {
+    return 0;
+  }
+  return variant->system_prompt.size() + kSystemMessage.size();
 }
 
 openai::ChatRequest withVariant(const openai::ChatRequest& request,

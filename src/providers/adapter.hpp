@@ -45,14 +45,19 @@ class Exchange {
   /// The Content-Type of the body completion() returns.
   virtual std::string_view contentType() const { return "application/json"; }
 
-  /// The usage the upstream reported, once it has.
+  /// The usage the upstream reported, once it says it is final.
   const std::optional<openai::Usage>& usage() const { return usage_; }
+
+  /// Counts the upstream reported before its final usage (Anthropic's message_start): a stream
+  /// cut before the final usage is charged at least these.
+  const std::optional<openai::Usage>& interimUsage() const { return interim_usage_; }
 
   /// Seconds of audio the answer covers, in milliseconds (transcriptions); 0 otherwise.
   std::int64_t audioMs() const { return audio_ms_; }
 
  protected:
   std::optional<openai::Usage> usage_;
+  std::optional<openai::Usage> interim_usage_;
   std::int64_t audio_ms_ = 0;
 };
 

@@ -184,7 +184,9 @@ class AnthropicExchange final : public Exchange {
   }
 
   Result<bool> event(std::string_view name, std::string& data, std::string& out) override {
-    return decoder_.event(name, data, out, usage_);
+    auto done = decoder_.event(name, data, out, usage_);
+    interim_usage_ = decoder_.reportedUsage();
+    return done;
   }
 
   Error error(int status, const std::string& body) override { return translateError(status, body); }

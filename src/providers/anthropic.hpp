@@ -70,9 +70,14 @@ class StreamDecoder {
 
   /// Decodes one event (`data` parsed in place) and appends our SSE events to `out`. True after
   /// `message_stop`. Malformed or misplaced events are UpstreamError; an `error` event is its
-  /// translation. `usage` receives the usage as it grows.
+  /// translation. `usage` receives the final usage, once Anthropic says it is final (with
+  /// `message_delta`, or at `message_stop`).
   Result<bool> event(std::string_view name, std::string& data, std::string& out,
                      std::optional<openai::Usage>& usage);
+
+  /// The counts reported so far, final or not: `message_start`'s are not (its output count is
+  /// 1 however long the answer then is). nullopt before any.
+  std::optional<openai::Usage> reportedUsage() const;
 
  private:
   void emit(openai::Chunk& c, std::string& out, const std::string& raw);
@@ -85,6 +90,7 @@ class StreamDecoder {
   bool started_ = false;
   int tools_ = 0;           ///< Tool blocks seen so far: the next one's OpenAI index.
   int tool_block_ = -1;     ///< Anthropic's index of the open tool_use block, or -1.
+  bool reported_ = false;   ///< Whether any usage has been reported.
   std::int64_t input_ = 0;  ///< Prompt tokens, cache reads and writes included.
   std::int64_t output_ = 0;
   std::string content_head_;  ///< A content chunk up to its escaped text (see emitContent).

@@ -273,7 +273,14 @@ Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
   json::Writer w;
   w.startObject();
   w.field("model", provider.model);
-  w.field("max_tokens", request.max_completion_tokens.value_or(provider.default_max_tokens));
+  const std::int64_t max_tokens = config::outputTokenLimit(
+      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
+  if (max_tokens == 0) {
+    return refuse("max_tokens",
+                  "an Anthropic provider generates at least 1 token: max_tokens "
+                  "and max_completion_tokens must be at least 1 for this model");
+  }
+  w.field("max_tokens", max_tokens);
   const Value* messages = json::member(body, "messages");
   if (messages == nullptr || !messages->IsArray()) {
     return refuse("messages", "messages must be an array");

@@ -66,6 +66,13 @@ void StreamDecoder::emitContent(std::string_view text, std::string& out) {
   out += content_tail_;
 }
 
+std::optional<openai::Usage> StreamDecoder::reportedUsage() const {
+  if (!reported_) {
+    return std::nullopt;
+  }
+  return openai::Usage{input_, output_, input_ + output_};
+}
+
 Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std::string& out,
                                   std::optional<openai::Usage>& usage) {
   const std::string raw = meta_.include_raw_response ? data : std::string();
@@ -94,10 +101,11 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     }
     started_ = true;
     id_ = json::stringMember(*message, "id").value_or("");
+    // Not final: a stream cut before message_delta is charged at least these (reportedUsage).
     if (const Value* u = json::member(*message, "usage"); u != nullptr && u->IsObject()) {
+      reported_ = true;
       input_ = promptTokens(*u);
       output_ = json::intMember(*u, "output_tokens").value_or(0);
-      usage = openai::Usage{input_, output_, input_ + output_};
     }
     openai::ChoiceDelta d;
     d.content = "x";
@@ -203,6 +211,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
         input_ = promptTokens(*u);
       }
       output_ = json::intMember(*u, "output_tokens").value_or(output_);
+      reported_ = true;
       usage = openai::Usage{input_, output_, input_ + output_};
       if (meta_.include_raw_usage) {
         raw_usage_ = json::serialize(*u);

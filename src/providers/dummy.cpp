@@ -63,7 +63,7 @@ struct Echo {
   openai::Usage usage;
 };
 
-Echo echo(const openai::ChatRequest& request) {
+Echo echo(const openai::ChatRequest& request, const config::Provider& provider) {
   Echo e;
   const Value& messages = request.body["messages"];  // Present: the decoder requires it.
   e.pieces = tokens(lastUserText(messages));
@@ -72,9 +72,10 @@ Echo echo(const openai::ChatRequest& request) {
       e.usage.prompt_tokens += static_cast<std::int64_t>(tokens(*c).size());
     }
   }
-  if (request.max_completion_tokens &&
-      static_cast<std::size_t>(*request.max_completion_tokens) < e.pieces.size()) {
-    e.pieces.resize(static_cast<std::size_t>(*request.max_completion_tokens));
+  const auto limit = static_cast<std::size_t>(config::outputTokenLimit(
+      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens));
+  if (limit < e.pieces.size()) {
+    e.pieces.resize(limit);
     e.finish_reason = "length";
   }
   e.usage.completion_tokens = static_cast<std::int64_t>(e.pieces.size());
@@ -135,9 +136,10 @@ std::string streamBody(Echo e, const std::string& id, std::int64_t created,
 /// The answer is already in our wire format: passed through untouched.
 class DummyExchange final : public Exchange {
  public:
-  DummyExchange(const openai::ChatRequest& request, const openai::ResponseMeta& meta)
+  DummyExchange(const openai::ChatRequest& request, const config::Provider& provider,
+                const openai::ResponseMeta& meta)
       : stream_(request.stream) {
-    Echo e = echo(request);
+    Echo e = echo(request, provider);
     usage_ = e.usage;
     const std::string id = "chatcmpl-" + ids::uuidV7();
     const std::int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
@@ -187,9 +189,10 @@ class LoopbackTransport final : public Transport {
 
 class DummyAdapter final : public Adapter {
  public:
-  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request, const config::Provider&,
+  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request,
+                                 const config::Provider& provider,
                                  const openai::ResponseMeta& meta) const override {
-    return std::make_unique<DummyExchange>(request, meta);
+    return std::make_unique<DummyExchange>(request, provider, meta);
   }
   std::unique_ptr<Exchange> embed(const openai::EmbeddingRequest& request,
                                   const config::Provider&) const override {

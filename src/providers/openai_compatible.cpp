@@ -145,9 +145,10 @@ std::string buildChatBody(const openai::ChatRequest& request, const config::Prov
       w.value(m.value);
     }
   }
-  if (request.max_completion_tokens) {
-    w.field("max_completion_tokens", *request.max_completion_tokens);
-  }
+  // Always a limit, the one the hold covers: an upstream left without one may bill any length.
+  w.field("max_completion_tokens",
+          config::outputTokenLimit(request.max_completion_tokens, provider.max_output_tokens,
+                                   provider.default_max_tokens));
   if (request.stream) {
     // Usage is always asked for, so a streamed request can be billed; the relay drops the usage
     // chunk when the client did not ask for it.

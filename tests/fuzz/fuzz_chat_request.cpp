@@ -28,7 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(again->model == provider.model);
     check(again->stream == req->stream);
     check(again->include_usage == req->stream);
-    check(again->max_completion_tokens == req->max_completion_tokens);
+    // Always sent, and the limit the hold covers.
+    check(again->max_completion_tokens == config::outputTokenLimit(req->max_completion_tokens,
+                                                                   provider.max_output_tokens,
+                                                                   provider.default_max_tokens));
   } else {
     fuzz::checkJson(errorBody(req.error()));
   }

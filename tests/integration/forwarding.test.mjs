@@ -122,11 +122,13 @@ describe('request forwarding', () => {
     assert.ok(!('max_tokens' in up.body));
   });
 
-  test('no optional fields: no invented sampling parameters', T, async () => {
+  test('no optional fields: no invented sampling parameters, and the output limit the hold covers', T, async () => {
     const { up } = await forwarded(chatBody('hi'));
-    for (const k of ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'seed', 'tools', 'n']) {
+    for (const k of ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'tools', 'n']) {
       assert.ok(!(k in up.body) || up.body[k] === null, `gateway invented ${k}=${JSON.stringify(up.body[k])}`);
     }
+    // mock_model's max_output_tokens: an upstream is never left to bill an answer of any length.
+    assert.equal(up.body.max_completion_tokens, 500);
   });
 
   test('upstream Authorization is the provider api_key (env::), not the client key', T, async () => {

@@ -32,13 +32,16 @@ TEST(ChatBound, EachPartThatIsNotTextAddsItsOwnBoundWithinTheInputLimit) {
 
 TEST(ChatBound, CompletionIsTheSmallestLimitSet) {
   config::Model m = priced("0", "0");
-  EXPECT_EQ(chatBound(1, 0, std::nullopt, m).completion, kDefaultOutputBound);
+  EXPECT_EQ(chatBound(1, 0, std::nullopt, m).completion, config::kDefaultMaxTokens);
   EXPECT_EQ(chatBound(1, 0, 10, m).completion, 10);
   EXPECT_EQ(chatBound(1, 0, 0, m).completion, 0);
   m.max_output_tokens = 500;
   EXPECT_EQ(chatBound(1, 0, std::nullopt, m).completion, 500);
   EXPECT_EQ(chatBound(1, 0, 100, m).completion, 100);
   EXPECT_EQ(chatBound(1, 0, 100'000, m).completion, 500);
+  m.default_max_tokens = 50;
+  EXPECT_EQ(chatBound(1, 0, std::nullopt, m).completion, 50);
+  EXPECT_EQ(chatBound(1, 0, 400, m).completion, 400);
 }
 
 TEST(MaxCost, ExactAtTheSmallestPrices) {

@@ -205,6 +205,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "[models.echo]\nmodel_info={a=" + std::string(130, '[') + std::string(130, ']') +
                     "}\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n",
                 "models.echo.model_info", "deeper than 128"},
+        BadCase{"default_above_max",
+                "[models.echo]\nmax_output_tokens=100\ndefault_max_tokens=101\nrouting=[\"l\"]\n"
+                "[models.echo.providers.l]\ntype=\"dummy\"\n",
+                "models.echo.default_max_tokens", "must not exceed max_output_tokens (100)"},
+        BadCase{"default_zero",
+                "[models.echo]\ndefault_max_tokens=0\nrouting=[\"l\"]\n"
+                "[models.echo.providers.l]\ntype=\"dummy\"\n",
+                "models.echo.default_max_tokens", ""},
+        BadCase{"default_on_embedding",
+                "[models.echo]\nendpoint=\"embedding\"\ndefault_max_tokens=10\nrouting=[\"l\"]\n"
+                "[models.echo.providers.l]\ntype=\"dummy\"\n",
+                "models.echo.default_max_tokens", "only to chat models"},
         BadCase{"pool_idle_on_dummy",
                 "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n"
                 "pool_idle_timeout_ms=100\n",
@@ -524,6 +536,7 @@ model = "echo"
   EXPECT_EQ(p.api_base.host, "api.anthropic.com");
   EXPECT_EQ(p.api_base.path, "/v1");
   EXPECT_EQ(p.api_version, "2023-06-01");
+  EXPECT_EQ(p.max_output_tokens, 8192);
   EXPECT_EQ(p.default_max_tokens, 8192);
   EXPECT_EQ(p.breaker.failures, 2);
   EXPECT_EQ(p.breaker.cooldown, Millis(15000));

@@ -79,6 +79,23 @@ TEST(AnthropicRequest, OutputLimitAndStreamAndTemperatureClamp) {
   EXPECT_DOUBLE_EQ(d["temperature"].GetDouble(), 1.0);
 }
 
+TEST(AnthropicRequest, ALimitOfZeroIsRefusedForAnthropicNeedsOneToken) {
+  const Error e = refusal(R"({"model":"m","messages":[{"role":"user","content":"hi"}],
+      "max_completion_tokens":0})");
+  EXPECT_EQ(e.kind, ErrorKind::InvalidValue);
+  EXPECT_EQ(e.param, "max_tokens");
+}
+
+TEST(AnthropicRequest, TheModelsMaxOutputTokensCapsTheClientsLimit) {
+  config::Provider p = provider();
+  p.max_output_tokens = 500;
+  std::string text = R"({"model":"m","messages":[{"role":"user","content":"hi"}],
+      "max_tokens":9000})";
+  auto body = buildMessagesBody(decode(text), p);
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ(parsed(*body)["max_tokens"].GetInt(), 500);
+}
+
 TEST(AnthropicRequest, SystemAndDeveloperGoToTheTop) {
   auto d = upstreamBody(R"({"model":"m","messages":[{"role":"system","content":"be brief"},
       {"role":"user","content":"hi"}]})");

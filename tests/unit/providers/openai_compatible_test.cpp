@@ -41,6 +41,25 @@ TEST(BuildChatBody, ForwardsKnownFieldsOnly) {
   }
 }
 
+TEST(BuildChatBody, AlwaysSendsTheOutputLimitTheHoldCovers) {
+  // No limit from the client: the model's default_max_tokens (4096 unless configured).
+  auto d = upstreamBody(R"({"model":"m","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(d["max_completion_tokens"].GetInt(), config::kDefaultMaxTokens);
+  d = upstreamBody(R"({"model":"m","messages":[{"role":"user"}],"max_tokens":0})");
+  EXPECT_EQ(d["max_completion_tokens"].GetInt(), 0);
+  config::Provider capped = provider();
+  capped.max_output_tokens = 100;
+  capped.default_max_tokens = 60;
+  std::string request = R"({"model":"m","messages":[{"role":"user"}],"max_tokens":5000})";
+  auto req = openai::decodeChatRequest(request);
+  ASSERT_TRUE(req.ok());
+  d.Parse(buildChatBody(*req, capped).c_str());
+  EXPECT_EQ(d["max_completion_tokens"].GetInt(), 100);
+  req->max_completion_tokens.reset();
+  d.Parse(buildChatBody(*req, capped).c_str());
+  EXPECT_EQ(d["max_completion_tokens"].GetInt(), 60);
+}
+
 TEST(BuildChatBody, StreamingAlwaysAsksForUsage) {
   const auto d = upstreamBody(R"({"model":"m","messages":[{"role":"user"}],"stream":true,
       "stream_options":{"include_usage":false}})");

@@ -1,0 +1,141 @@
+// The hold bounds what the upstream can bill, so a charge is always the priced usage: against a
+// mock upstream that uses every token it is not denied (mock:bill-max), the gateway sends the
+// output limit its hold covers (the client's, capped by the model's max_output_tokens, else the
+// model's default_max_tokens) and holds for a function variant's system prompt; each row's cost
+// is then its tokens at the model's prices, whole and streamed. And an Anthropic stream cut
+// before its final usage is charged for what was relayed, not message_start's one output token.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ENGINES } from '../fixtures/engines.mjs';
+import { startMock, billMaxUsage } from '../fixtures/mock_upstream.mjs';
+import { startAnthropicMock, anthropicModel, OPENAI_USAGE } from '../fixtures/anthropic_upstream.mjs';
+import {
+  startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, adminOf,
+} from '../fixtures/gateway.mjs';
+
+const IN_PICO = 1_000_000n; // 0.000001 USD a prompt token
+const OUT_PICO = 2_000_000n; // 0.000002 USD a completion token
+const PRICES = { input_cost_per_token: 0.000001, output_cost_per_token: 0.000002 };
+const VARIANT_PROMPT = 'Answer as a pirate would. '.repeat(820); // about 21 KB
+const STREAMED = { stream: true, stream_options: { include_usage: true } };
+
+const pico = (usd) => BigInt(Math.round(usd * 1e12));
+const priced = (row) => BigInt(row.prompt_tokens) * IN_PICO + BigInt(row.completion_tokens) * OUT_PICO;
+
+describe('holds bound the upstream: every charge is the priced usage', () => {
+  let mock;
+  let anthropic;
+  let store;
+  let gw;
+  let key;
+  let cases = 0;
+  const { keyFor, spend } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
+  const model = (limits) => ({
+    ...PRICES, ...limits, routing: ['primary'], providers: { primary: openaiProvider(mock.url) },
+  });
+
+  /** Sends `body`; returns the answer, the upstream's copy of the request and its spend row. */
+  async function billed(body) {
+    const tag = `case${++cases}`;
+    const r = await postJson(gw.baseURL, '/v1/chat/completions', { ...body, 'tollgate::tags': { case: tag } },
+      { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(r.status, 200, r.text);
+    if (body.model === 'claude') {
+      return { r, row: (await spend('bounds', '--tag', `case=${tag}`))[0] };
+    }
+    const sent = mock.requests.filter((q) => q.url === '/v1/chat/completions').at(-1).body;
+    const rows = await spend('bounds', '--tag', `case=${tag}`);
+    assert.equal(rows.length, 1);
+    return { r, sent, row: rows[0] };
+  }
+
+  /** The row is the upstream's whole usage, charged at the model's prices, nothing capped. */
+  function assertPricedUsage(sent, row) {
+    const usage = billMaxUsage(sent);
+    assert.equal(row.prompt_tokens, usage.prompt_tokens);
+    assert.equal(row.completion_tokens, usage.completion_tokens);
+    assert.equal(row.estimated, false);
+    assert.equal(pico(row.cost), priced(row), `charged ${row.cost} USD for ${row.prompt_tokens} + ${row.completion_tokens} tokens`);
+  }
+
+  before(async () => {
+    mock = await startMock();
+    anthropic = await startAnthropicMock();
+    store = await ENGINES[0].start();
+    gw = await startGateway({
+      config: {
+        gateway: { ...GATEWAY_DEFAULTS, auth: 'required' },
+        storage: store.storage,
+        models: {
+          no_limits: model({}),
+          capped: model({ max_output_tokens: 100 }),
+          short_default: model({ default_max_tokens: 50 }),
+          piratical: model({}),
+          claude: anthropicModel(anthropic.url, PRICES),
+        },
+        functions: {
+          pirate: { variants: { long_prompt: { model: 'piratical', weight: 1, system_prompt: VARIANT_PROMPT } } },
+        },
+      },
+      env: store.env,
+    });
+    key = await keyFor('bounds', '100');
+  });
+  after(async () => {
+    await gw?.stop();
+    await mock?.close();
+    await anthropic?.close();
+    store?.stop();
+  });
+
+  for (const [name, extra] of [['whole', {}], ['streamed', STREAMED]]) {
+    test(`no limit anywhere: the upstream is sent the default 4096 and charged for all of it (${name})`, async () => {
+      const { sent, row } = await billed(chatBody('mock:bill-max', extra, 'no_limits'));
+      assert.equal(sent.max_completion_tokens, 4096);
+      assertPricedUsage(sent, row);
+    });
+
+    test(`the model's max_output_tokens caps a larger client limit (${name})`, async () => {
+      const { sent, row } = await billed(chatBody('mock:bill-max', { max_tokens: 5000, ...extra }, 'capped'));
+      assert.equal(sent.max_completion_tokens, 100);
+      assert.equal(row.completion_tokens, 100);
+      assertPricedUsage(sent, row);
+    });
+
+    test(`a function variant's system prompt is held for and charged (${name})`, async () => {
+      const { r, sent, row } = await billed(chatBody('mock:bill-max', { max_tokens: 10, ...extra }, 'tollgate::function_name::pirate'));
+      assert.match(r.text, /long_prompt/);
+      assert.equal(sent.messages[0].content, VARIANT_PROMPT);
+      assert.ok(row.prompt_tokens > VARIANT_PROMPT.length, `${row.prompt_tokens} prompt tokens`);
+      assertPricedUsage(sent, row);
+    });
+  }
+
+  test("a model's default_max_tokens is sent when the client sets no limit, the client's own otherwise", async () => {
+    let { sent, row } = await billed(chatBody('mock:bill-max', {}, 'short_default'));
+    assert.equal(sent.max_completion_tokens, 50);
+    assertPricedUsage(sent, row);
+    ({ sent, row } = await billed(chatBody('mock:bill-max', { max_completion_tokens: 300 }, 'short_default')));
+    assert.equal(sent.max_completion_tokens, 300);
+    assertPricedUsage(sent, row);
+  });
+
+  test('max_tokens 0 is sent as 0 and holds no output', async () => {
+    const { sent, row } = await billed(chatBody('mock:bill-max', { max_tokens: 0 }, 'no_limits'));
+    assert.equal(sent.max_completion_tokens, 0);
+    assert.equal(row.completion_tokens, 0);
+    assertPricedUsage(sent, row);
+  });
+
+  test('an Anthropic stream cut before its final usage is charged for what was relayed', async () => {
+    const { r, row } = await billed(chatBody('mock:cut=40', STREAMED, 'claude'));
+    const relayed = r.text.split('\n\n').filter((e) => e.includes('"content":"tok "')).length;
+    assert.equal(relayed, 40, r.text);
+    assert.equal(row.estimated, true);
+    assert.ok(row.completion_tokens >= 40, `${row.completion_tokens} completion tokens for 40 relayed`);
+    // message_start's prompt count, which is exact, is not lost to a smaller estimate.
+    assert.ok(row.prompt_tokens >= OPENAI_USAGE.prompt_tokens, `${row.prompt_tokens} prompt tokens`);
+    assert.equal(pico(row.cost), priced(row));
+  });
+});

@@ -1,11 +1,13 @@
 #include "cli/admin.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include "accounts/accounts.hpp"
 #include "core/json.hpp"
@@ -156,8 +158,22 @@ std::string inviteState(const store::Invite& i) {
   return i.expires_at <= store::nowMs() ? "expired" : "pending";
 }
 
+/// What the CLI's amounts are: digits, then at most one point and more digits. parseUsd also
+/// reads TOML's exponents and underscores, for prices in the configuration; an operator typing
+/// `1e6` or `1_000` at a prompt that asks for "10 or 0.25" has more likely made a mistake.
+bool plainDecimal(std::string_view text) {
+  const std::size_t point = text.find('.');
+  const auto digits = [](std::string_view part) {
+    return !part.empty() &&
+           std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return point == std::string_view::npos
+             ? digits(text)
+             : digits(text.substr(0, point)) && digits(text.substr(point + 1));
+}
+
 money::Pico usd(const std::string& text) {
-  const auto amount = money::parseUsd(text);
+  const auto amount = plainDecimal(text) ? money::parseUsd(text) : std::nullopt;
   if (!amount) {
     throw UserError(
         "an amount must be a decimal number of USD such as 10 or 0.25, at most 12 "

@@ -130,6 +130,10 @@ std::optional<Error> checkRequestFraming(const http::request_header<>& head) {
   if (http11 && hosts == 0) {
     return malformed("an HTTP/1.1 request needs a Host header");
   }
+  // Which key would pay is ambiguous: refused as a second Host is, not resolved by picking one.
+  if (head.count(http::field::authorization) > 1) {
+    return malformed("more than one Authorization header");
+  }
   return std::nullopt;
 }
 

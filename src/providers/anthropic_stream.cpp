@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <array>
+#include <limits>
 
 #include "core/json.hpp"
 #include "openai/sse.hpp"
@@ -23,6 +24,12 @@ constexpr std::string_view kMarker = "\"content\":\"x\"";
 
 Error badEvent(std::string what) {
   return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
+}
+
+/// A content block's index: present, and a position (-1 marks "no open tool block", and a
+/// client must never see a negative tool call index).
+bool validIndex(std::optional<std::int64_t> index) {
+  return index && *index >= 0 && *index <= std::numeric_limits<int>::max();
 }
 
 /// A RapidJSON output stream appending to a string.
@@ -129,7 +136,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (type == "content_block_start") {
     const Value* block = json::member(doc, "content_block");
     const auto index = json::intMember(doc, "index");
-    if (block == nullptr || !block->IsObject() || !index) {
+    if (block == nullptr || !block->IsObject() || !validIndex(index)) {
       return badEvent("a content_block_start event without an index and a content_block");
     }
     const std::string_view kind = json::stringMember(*block, "type").value_or("");
@@ -157,7 +164,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (type == "content_block_delta") {
     const Value* delta = json::member(doc, "delta");
     const auto index = json::intMember(doc, "index");
-    if (delta == nullptr || !delta->IsObject() || !index) {
+    if (delta == nullptr || !delta->IsObject() || !validIndex(index)) {
       return badEvent("a content_block_delta event without an index and a delta");
     }
     const std::string_view kind = json::stringMember(*delta, "type").value_or("");

@@ -280,6 +280,13 @@ for (const engine of ENGINES) {
       assert.equal((await admin('teams', 'topup', 'acme', '0.0000000000001')).code, 1);
       assert.equal((await admin('teams', 'topup', 'nobody', '5')).code, 1);
       assert.equal((await admin('teams', 'topup', 'acme', '9999999')).code, 1, 'a balance past the int64 range is refused');
+      // Only what the message says ("such as 10 or 0.25"): no exponents, underscores or bare points.
+      for (const amount of ['1e6', '1E2', '1_000', '.5', '5.', '+5', ' 5', '0x10']) {
+        const r = await admin('teams', 'topup', 'acme', amount);
+        assert.equal(r.code, 1, `topup ${amount}`);
+        assert.match(r.stderr, /such as 10 or 0\.25/);
+      }
+      assert.equal((await admin('teams', 'create', 'exponent', '--balance', '1e6')).code, 1);
       assert.equal((await admin('spend', 'summary', '--team', 'acme', '--by', 'week')).code, 1);
       assert.equal((await admin('spend', 'list', '--team', 'acme', '--since', 'yesterday')).code, 1);
       assert.equal((await admin('spend', 'list', '--team', 'acme', '--tag', 'novalue')).code, 1);

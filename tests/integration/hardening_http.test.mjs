@@ -96,6 +96,7 @@ describe('request smuggling: ambiguous framing is refused and the connection clo
     ['HTTP/1.0 with Transfer-Encoding', `POST ${CHAT} HTTP/1.0\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
     ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\n\r\n'],
     ['two Host headers', 'GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n'],
+    ['two Authorization headers', 'GET /v1/models HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer sk-a\r\nAuthorization: Bearer sk-b\r\n\r\n'],
   ]) {
     test(`${name} -> 400 and close`, T, async () => {
       const { responses, closed } = await exchange(head + SMUGGLED);

@@ -52,6 +52,8 @@ TEST(RequestReader, RefusesAmbiguousFraming) {
            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
            "GET / HTTP/1.1\r\n\r\n",
            "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer x\r\nauthorization: Bearer "
+           "y\r\n\r\n",
        }) {
     boost::beast::flat_buffer buffer;
     append(buffer, head + smuggled);

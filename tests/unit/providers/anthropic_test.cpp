@@ -611,6 +611,14 @@ TEST(AnthropicStream, MalformedEventsAreBadGateways) {
       {{"message_start", start}, {"content_block_delta", R"({"type":"content_block_delta","index":3,
         "delta":{"type":"input_json_delta","partial_json":"{"}})"}},
       {{"message_start", start}, {"content_block_start", R"({"type":"content_block_start"})"}},
+      // No tool block is open: a delta claiming index -1 must not pass as one.
+      {{"message_start", start},
+       {"content_block_delta", R"({"type":"content_block_delta","index":-1,
+        "delta":{"type":"input_json_delta","partial_json":"{"}})"}},
+      {{"message_start", start}, {"content_block_start", R"({"type":"content_block_start",
+        "index":-1,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}})"}},
+      {{"message_start", start}, {"content_block_start", R"({"type":"content_block_start",
+        "index":4294967296,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}})"}},
       {{"message_start", start}, {"message_delta", R"({"type":"message_delta"})"}},
       {{"message_start", start}, {"error", R"({"type":"error"})"}},
   };

@@ -46,12 +46,14 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
       billing::spendTags(std::move(request->tags), req.header("User-Agent")), request->stream,
       body_bytes};
   std::optional<money::Pico> max_cost = 0;
+  facts.bound = {};
   for (const inference::Route& route : plan->routes) {
-    const auto cost = billing::maxCost(
-        billing::chatBound(body_bytes + inference::variantPromptBytes(route.variant),
-                           request->media_parts, inference::outputLimit(*request, route.variant),
-                           *route.model),
-        *route.model);
+    const billing::TokenBound bound = billing::chatBound(
+        body_bytes + inference::variantPromptBytes(route.variant), request->media_parts,
+        inference::outputLimit(*request, route.variant), *route.model);
+    facts.bound.prompt = std::max(facts.bound.prompt, bound.prompt);
+    facts.bound.completion = std::max(facts.bound.completion, bound.completion);
+    const auto cost = billing::maxCost(bound, *route.model);
     max_cost = cost && max_cost ? std::optional(std::max(*cost, *max_cost)) : std::nullopt;
   }
   auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, std::move(team_id), max_cost,

@@ -55,8 +55,8 @@ awaitable<void> embeddings(const Services& s, http::RequestContext& ctx, http::R
   billing::RequestFacts facts{
       "embedding", ids::uuidV7(),
       billing::spendTags(std::move(request->tags), req.header("User-Agent")), false, body_bytes};
-  const auto max_cost =
-      billing::maxCost(billing::embeddingBound(body_bytes, request->inputs, model), model);
+  facts.bound = billing::embeddingBound(body_bytes, request->inputs, model);
+  const auto max_cost = billing::maxCost(facts.bound, model);
   auto charge = co_await billing::Charge::admit(
       s.ledger, ctx, model, billedTeam(s, ctx, request->dryrun), max_cost, std::move(facts));
   if (!charge) {

@@ -32,8 +32,8 @@ awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Reque
   billing::RequestFacts facts{
       "rerank", ids::uuidV7(),
       billing::spendTags(std::move(request->tags), req.header("User-Agent")), false, body_bytes};
-  const auto max_cost = billing::maxCost(
-      billing::rerankBound(body_bytes, request->query.size(), request->texts.size()), model);
+  facts.bound = billing::rerankBound(body_bytes, request->query.size(), request->texts.size());
+  const auto max_cost = billing::maxCost(facts.bound, model);
   auto charge = co_await billing::Charge::admit(
       s.ledger, ctx, model, billedTeam(s, ctx, request->dryrun), max_cost, std::move(facts));
   if (!charge) {

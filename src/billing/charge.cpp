@@ -89,7 +89,14 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   openai::Usage usage;
   bool estimated = false;
   if (produced.usage) {
+    // Counts above what the request could use are not what it used: clamped, and flagged.
     usage = *produced.usage;
+    if (usage.prompt_tokens > facts_.bound.prompt ||
+        usage.completion_tokens > facts_.bound.completion) {
+      usage.prompt_tokens = std::min(usage.prompt_tokens, facts_.bound.prompt);
+      usage.completion_tokens = std::min(usage.completion_tokens, facts_.bound.completion);
+      estimated = true;
+    }
   } else if (model_->cost_per_audio_second == 0 &&
              (produced.chunks > 0 || produced.answer_bytes > 0)) {
     // The answer reached the client (in part) without its final usage: estimate it, never below

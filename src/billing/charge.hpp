@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "billing/ledger.hpp"
+#include "billing/pricing.hpp"
 #include "billing/tags.hpp"
 #include "core/result.hpp"
 #include "http/request_context.hpp"
@@ -27,6 +28,9 @@ struct RequestFacts {
   /// Transcriptions: the audio's duration when the upstream does not report it (a WAV header's,
   /// or estimated from the file's size).
   std::int64_t audio_estimate_ms = 0;
+  /// The most tokens the request can use, as its hold counts them (for a function, the largest
+  /// over its variants): reported counts above these are clamped to them, and the row flagged.
+  TokenBound bound = kNoTokenBound;
 };
 
 class Charge final : public inference::Settlement {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "config/config.hpp"
@@ -21,6 +22,10 @@ struct TokenBound {
   std::int64_t prompt = 0;
   std::int64_t completion = 0;
 };
+
+/// No bound (a request whose hold is not counted in tokens).
+inline constexpr TokenBound kNoTokenBound{std::numeric_limits<std::int64_t>::max(),
+                                          std::numeric_limits<std::int64_t>::max()};
 
 /// What a content part that is not text (an image, audio, a file) may add to a prompt beyond
 /// its bytes: more than the largest image any current model counts (gpt-4o-mini's detailed

@@ -253,4 +253,9 @@ std::optional<std::int64_t> intMember(const rapidjson::Value& object, std::strin
   return v->GetInt64();
 }
 
+std::optional<std::int64_t> countMember(const rapidjson::Value& object, std::string_view name) {
+  const auto n = intMember(object, name);
+  return n && *n >= 0 ? n : std::nullopt;
+}
+
 }  // namespace tollgate::json

@@ -114,6 +114,11 @@ std::optional<std::string_view> stringMember(const rapidjson::Value& object, std
 /// The integer at `name`, if it is present and an integer.
 std::optional<std::int64_t> intMember(const rapidjson::Value& object, std::string_view name);
 
+/// The count at `name`: present, an integer, not negative and within int64; nullopt otherwise,
+/// so that a count an upstream wrote wrong (a string, a float, -1, 2^64) is never read as some
+/// other number.
+std::optional<std::int64_t> countMember(const rapidjson::Value& object, std::string_view name);
+
 /// A view of a string value.
 inline std::string_view view(const rapidjson::Value& v) {
   return {v.GetString(), v.GetStringLength()};

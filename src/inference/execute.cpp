@@ -121,7 +121,10 @@ asio::awaitable<Attempt> attempt(http::RequestContext& ctx, const config::Provid
                       std::nullopt};
   }
   auto relayed = co_await relayAnswer(c, *exchange, stream, up.redactor, settlement, out);
-  if (const auto& usage = exchange->usage()) {
+  // A billed answer's settlement has recorded the counts it charged (validated, clamped); an
+  // unbilled one logs what the upstream reported.
+  const auto& usage = exchange->usage();
+  if (usage && ctx.usage.prompt_tokens == 0 && ctx.usage.completion_tokens == 0) {
     ctx.usage = {usage->prompt_tokens, usage->completion_tokens};
   }
   co_return Attempt{std::move(relayed), std::nullopt};

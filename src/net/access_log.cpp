@@ -44,7 +44,7 @@ void AccessLog::write(const http::RequestContext& e) {
                           http::RequestContext::Clock::now() - e.started)));
   w.field("bytes_in", static_cast<std::int64_t>(e.bytes_in));
   w.field("bytes_out", static_cast<std::int64_t>(e.bytes_out));
-  if (e.usage.prompt_tokens + e.usage.completion_tokens > 0) {
+  if (e.usage.prompt_tokens > 0 || e.usage.completion_tokens > 0) {  // No sum: counts may be huge.
     w.field("prompt_tokens", e.usage.prompt_tokens);
     w.field("completion_tokens", e.usage.completion_tokens);
   }

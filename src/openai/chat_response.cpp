@@ -1,5 +1,7 @@
 #include "openai/chat_response.hpp"
 
+#include <limits>
+
 #include "core/json.hpp"
 
 namespace tollgate::openai {
@@ -170,6 +172,14 @@ std::string encodeChunk(const Chunk& c, const ResponseMeta& meta) {
   writeExtras(w, meta, c.raw_usage_json, c.raw_chunk_json);
   w.endObject();
   return w.take();
+}
+
+Usage usageOf(std::int64_t prompt_tokens, std::int64_t completion_tokens) {
+  std::int64_t total = 0;
+  if (__builtin_add_overflow(prompt_tokens, completion_tokens, &total)) {
+    total = std::numeric_limits<std::int64_t>::max();
+  }
+  return Usage{prompt_tokens, completion_tokens, total};
 }
 
 }  // namespace tollgate::openai

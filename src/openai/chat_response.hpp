@@ -17,6 +17,9 @@ struct Usage {
   std::int64_t total_tokens = 0;
 };
 
+/// Usage of two counts (not negative), whose total saturates rather than overflows.
+Usage usageOf(std::int64_t prompt_tokens, std::int64_t completion_tokens);
+
 struct ToolCall {
   std::string id;
   std::string name;

@@ -29,10 +29,19 @@ std::string inputText(const Value& block) {
 
 }  // namespace
 
-std::int64_t promptTokens(const Value& usage) {
-  return json::intMember(usage, "input_tokens").value_or(0) +
-         json::intMember(usage, "cache_creation_input_tokens").value_or(0) +
-         json::intMember(usage, "cache_read_input_tokens").value_or(0);
+std::optional<std::int64_t> promptTokens(const Value& usage) {
+  auto sum = json::countMember(usage, "input_tokens");
+  for (const std::string_view cache : {"cache_creation_input_tokens", "cache_read_input_tokens"}) {
+    const Value* v = json::member(usage, cache);
+    if (v == nullptr || v->IsNull() || !sum) {
+      continue;  // Absent or null: none.
+    }
+    const auto n = json::countMember(usage, cache);
+    if (!n || __builtin_add_overflow(*sum, *n, &*sum)) {
+      sum.reset();
+    }
+  }
+  return sum;
 }
 
 std::string_view finishReason(std::string_view stop_reason, bool json) {
@@ -92,11 +101,12 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
   choice.finish_reason = finishReason(json::stringMember(doc, "stop_reason").value_or(""), json);
   c.choices.push_back(std::move(choice));
   if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
-    openai::Usage usage;
-    usage.prompt_tokens = promptTokens(*u);
-    usage.completion_tokens = json::intMember(*u, "output_tokens").value_or(0);
-    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-    c.usage = usage;
+    // Counts that are not counts leave the usage missing: the charge is estimated, and flagged.
+    const auto prompt = promptTokens(*u);
+    const auto output = json::countMember(*u, "output_tokens");
+    if (prompt && output) {
+      c.usage = openai::usageOf(*prompt, *output);
+    }
     if (keep.usage) {
       c.raw_usage_json = json::serialize(*u);
     }

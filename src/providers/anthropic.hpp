@@ -49,8 +49,9 @@ bool wantsJson(const openai::ChatRequest& request);
 /// Our finish_reason for Anthropic's stop_reason; `json` when the forced JSON tool is in use.
 std::string_view finishReason(std::string_view stop_reason, bool json);
 
-/// The prompt tokens of an Anthropic usage object: input tokens plus cache writes and reads.
-std::int64_t promptTokens(const rapidjson::Value& usage);
+/// The prompt tokens of an Anthropic usage object: input tokens plus cache writes and reads;
+/// nullopt when one of them is not a count (json::countMember) or their sum overflows.
+std::optional<std::int64_t> promptTokens(const rapidjson::Value& usage);
 
 /// A whole Messages answer, parsed in place (`body` is modified), stamped `created`.
 Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool json,
@@ -91,6 +92,7 @@ class StreamDecoder {
   int tools_ = 0;           ///< Tool blocks seen so far: the next one's OpenAI index.
   int tool_block_ = -1;     ///< Anthropic's index of the open tool_use block, or -1.
   bool reported_ = false;   ///< Whether any usage has been reported.
+  bool untrusted_ = false;  ///< Whether a reported count was not a count: usage is then missing.
   std::int64_t input_ = 0;  ///< Prompt tokens, cache reads and writes included.
   std::int64_t output_ = 0;
   std::string content_head_;  ///< A content chunk up to its escaped text (see emitContent).

@@ -74,10 +74,10 @@ void StreamDecoder::emitContent(std::string_view text, std::string& out) {
 }
 
 std::optional<openai::Usage> StreamDecoder::reportedUsage() const {
-  if (!reported_) {
+  if (!reported_ || untrusted_) {
     return std::nullopt;
   }
-  return openai::Usage{input_, output_, input_ + output_};
+  return openai::usageOf(input_, output_);
 }
 
 Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std::string& out,
@@ -111,8 +111,11 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     // Not final: a stream cut before message_delta is charged at least these (reportedUsage).
     if (const Value* u = json::member(*message, "usage"); u != nullptr && u->IsObject()) {
       reported_ = true;
-      input_ = promptTokens(*u);
-      output_ = json::intMember(*u, "output_tokens").value_or(0);
+      const auto prompt = promptTokens(*u);
+      const auto output = json::countMember(*u, "output_tokens");
+      untrusted_ = !prompt || !output;
+      input_ = prompt.value_or(0);
+      output_ = output.value_or(0);
     }
     openai::ChoiceDelta d;
     d.content = "x";
@@ -215,11 +218,19 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
       // Cumulative counts; input counts appear here only when they changed.
       if (json::member(*u, "input_tokens") != nullptr) {
-        input_ = promptTokens(*u);
+        const auto prompt = promptTokens(*u);
+        untrusted_ = untrusted_ || !prompt;
+        input_ = prompt.value_or(input_);
       }
-      output_ = json::intMember(*u, "output_tokens").value_or(output_);
+      if (json::member(*u, "output_tokens") != nullptr) {
+        const auto output = json::countMember(*u, "output_tokens");
+        untrusted_ = untrusted_ || !output;
+        output_ = output.value_or(output_);
+      }
       reported_ = true;
-      usage = openai::Usage{input_, output_, input_ + output_};
+      if (!untrusted_) {
+        usage = openai::usageOf(input_, output_);
+      }
       if (meta_.include_raw_usage) {
         raw_usage_ = json::serialize(*u);
       }
@@ -233,8 +244,12 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     return false;
   }
   if (type == "message_stop") {
-    usage = openai::Usage{input_, output_, input_ + output_};
-    if (meta_.include_usage) {
+    if (untrusted_) {
+      usage.reset();  // Missing, not zero: the charge is estimated, and flagged.
+    } else {
+      usage = openai::usageOf(input_, output_);
+    }
+    if (meta_.include_usage && usage) {
       openai::Chunk c;
       c.usage = usage;
       c.raw_usage_json = raw_usage_;

@@ -31,12 +31,13 @@ std::optional<openai::Usage> parseUsage(const Value& root) {
   if (u == nullptr || !u->IsObject()) {
     return std::nullopt;
   }
-  openai::Usage usage;
-  usage.prompt_tokens = json::intMember(*u, "prompt_tokens").value_or(0);
-  usage.completion_tokens = json::intMember(*u, "completion_tokens").value_or(0);
-  usage.total_tokens =
-      json::intMember(*u, "total_tokens").value_or(usage.prompt_tokens + usage.completion_tokens);
-  return usage;
+  // Both counts, or none to trust: the charge is then estimated (and flagged), never zero.
+  const auto prompt = json::countMember(*u, "prompt_tokens");
+  const auto completion = json::countMember(*u, "completion_tokens");
+  if (!prompt || !completion) {
+    return std::nullopt;
+  }
+  return openai::usageOf(*prompt, *completion);
 }
 
 void parseHead(const Value& root, std::string& id, std::int64_t& created,

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <limits>
 
 #include "core/json.hpp"
 #include "core/text.hpp"
@@ -51,16 +52,22 @@ class Scanner {
  public:
   Scanner(std::string_view text, const ViewStream& in) : text_(text), in_(in) {}
 
-  bool Null() { return scalar(Type::OtherScalar); }
-  bool Bool(bool) { return scalar(Type::OtherScalar); }
+  bool Null() { return notACount() && scalar(Type::OtherScalar); }
+  bool Bool(bool) { return notACount() && scalar(Type::OtherScalar); }
   bool Int(int i) { return integer(i); }
   bool Uint(unsigned i) { return integer(i); }
   bool Int64(std::int64_t i) { return integer(i); }
-  bool Uint64(std::uint64_t) { return scalar(Type::OtherScalar); }
-  bool Double(double) { return scalar(Type::OtherScalar); }
-  bool RawNumber(const char*, SizeType, bool) { return scalar(Type::OtherScalar); }
+  // RapidJSON reports every integer from 2^32 up this way, not only those past int64.
+  bool Uint64(std::uint64_t i) {
+    if (i <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return integer(static_cast<std::int64_t>(i));
+    }
+    return notACount() && scalar(Type::OtherScalar);
+  }
+  bool Double(double) { return notACount() && scalar(Type::OtherScalar); }
+  bool RawNumber(const char*, SizeType, bool) { return notACount() && scalar(Type::OtherScalar); }
   bool String(const char* s, SizeType n, bool) {
-    return text::isValidUtf8({s, n}) && scalar(Type::String);
+    return text::isValidUtf8({s, n}) && notACount() && scalar(Type::String);
   }
   bool Key(const char* s, SizeType n, bool) {
     if (!text::isValidUtf8({s, n})) {
@@ -79,15 +86,12 @@ class Scanner {
       }
       value_begin_ = at;
     } else if (depth_ == 2 && field_ == kUsage) {
-      usage_key_ = key == "prompt_tokens"       ? 0
-                   : key == "completion_tokens" ? 1
-                   : key == "total_tokens"      ? 2
-                                                : -1;
+      usage_key_ = key == "prompt_tokens" ? 0 : key == "completion_tokens" ? 1 : -1;
     }
     return true;
   }
-  bool StartObject() { return open(Type::Object); }
-  bool StartArray() { return open(Type::Array); }
+  bool StartObject() { return notACount() && open(Type::Object); }
+  bool StartArray() { return notACount() && open(Type::Array); }
   bool EndObject(SizeType) { return close(); }
   bool EndArray(SizeType elements) {
     if (depth_ == 2 && field_ == kChoices) {
@@ -100,7 +104,13 @@ class Scanner {
   bool hasError() const { return error_; }
   SizeType choices() const { return choices_; }
   bool sawUsage() const { return spans_[kUsage].type == Type::Object; }
-  const openai::Usage& usage() const { return usage_; }
+  /// The usage object's counts, when both are there and each is a count (json::countMember).
+  std::optional<openai::Usage> usage() const {
+    if (bad_count_ || !prompt_ || !completion_) {
+      return std::nullopt;
+    }
+    return openai::usageOf(*prompt_, *completion_);
+  }
 
  private:
   static int fieldOf(std::string_view key) {
@@ -112,11 +122,22 @@ class Scanner {
     return kFieldCount;
   }
 
+  /// Whether the value now read is one of the usage object's two counts.
+  bool atCount() const { return depth_ == 2 && field_ == kUsage && usage_key_ >= 0; }
+
+  /// Notes a usage count that is not a count (a string, a float, an object, ...); always true.
+  bool notACount() {
+    bad_count_ = bad_count_ || atCount();
+    return true;
+  }
+
   bool integer(std::int64_t v) {
-    if (depth_ == 2 && field_ == kUsage && usage_key_ >= 0) {
-      (usage_key_ == 0   ? usage_.prompt_tokens
-       : usage_key_ == 1 ? usage_.completion_tokens
-                         : usage_.total_tokens) = v;
+    if (atCount()) {
+      if (v < 0) {
+        bad_count_ = true;
+      } else {
+        (usage_key_ == 0 ? prompt_ : completion_) = v;
+      }
     }
     return scalar(Type::Integer);
   }
@@ -168,9 +189,11 @@ class Scanner {
   Type opened_ = Type::None;
   std::array<Span, kFieldCount> spans_{};
   bool error_ = false;
-  int usage_key_ = -1;
+  int usage_key_ = -1;  ///< 0: prompt_tokens, 1: completion_tokens, -1: neither.
   SizeType choices_ = 0;
-  openai::Usage usage_;
+  std::optional<std::int64_t> prompt_;
+  std::optional<std::int64_t> completion_;
+  bool bad_count_ = false;
 };
 
 std::string escaped(std::string_view key, std::string_view value) {
@@ -207,10 +230,7 @@ Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(std::string_view data, std::s
     return Kind::Error;
   }
   if (scan.sawUsage()) {
-    usage = scan.usage();
-    if (scan.span(kUsage).type == Type::Object && scan.usage().total_tokens == 0) {
-      usage->total_tokens = usage->prompt_tokens + usage->completion_tokens;
-    }
+    usage = scan.usage();  // nullopt when not to be trusted: the charge is then estimated.
   }
   const bool keep_usage = meta_.include_usage && scan.sawUsage();
   if (!meta_.include_usage && scan.sawUsage() && scan.choices() == 0) {

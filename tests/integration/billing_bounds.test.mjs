@@ -4,11 +4,13 @@
 // model's default_max_tokens) and holds for a function variant's system prompt; each row's cost
 // is then its tokens at the model's prices, whole and streamed. And an Anthropic stream cut
 // before its final usage is charged for what was relayed, not message_start's one output token.
+// Usage that is not counts is missing (estimated, flagged), never zero; counts past what the
+// request could use are clamped to its bound (flagged), so no answer can poison the aggregates.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
-import { startMock, billMaxUsage } from '../fixtures/mock_upstream.mjs';
+import { startMock, billMaxUsage, HOSTILE_USAGE } from '../fixtures/mock_upstream.mjs';
 import { startAnthropicMock, anthropicModel, OPENAI_USAGE } from '../fixtures/anthropic_upstream.mjs';
 import {
   startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, adminOf,
@@ -30,7 +32,7 @@ describe('holds bound the upstream: every charge is the priced usage', () => {
   let gw;
   let key;
   let cases = 0;
-  const { keyFor, spend } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
+  const { keyFor, spend, ok } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
   const model = (limits) => ({
     ...PRICES, ...limits, routing: ['primary'], providers: { primary: openaiProvider(mock.url) },
   });
@@ -137,5 +139,27 @@ describe('holds bound the upstream: every charge is the priced usage', () => {
     // message_start's prompt count, which is exact, is not lost to a smaller estimate.
     assert.ok(row.prompt_tokens >= OPENAI_USAGE.prompt_tokens, `${row.prompt_tokens} prompt tokens`);
     assert.equal(pico(row.cost), priced(row));
+  });
+
+  test('usage that is not counts, or counts past the bound, is estimated or clamped and flagged', async () => {
+    const rows = [];
+    for (const [i, usage] of HOSTILE_USAGE.entries()) {
+      for (const extra of [{}, STREAMED]) {
+        const body = chatBody(`mock:bad-usage=${i}`, extra, 'no_limits');
+        const { row } = await billed(body);
+        const what = `${usage} ${extra.stream ? 'streamed' : 'whole'}: ${JSON.stringify(row)}`;
+        assert.equal(row.estimated, true, what);
+        assert.ok(row.prompt_tokens > 0 && row.prompt_tokens <= JSON.stringify(body).length + 64, what);
+        assert.ok(row.completion_tokens > 0 && row.completion_tokens <= 4096, what);
+        assert.equal(pico(row.cost), priced(row), what);
+        rows.push(row);
+      }
+    }
+    // The daily aggregates still add up, to the token.
+    const byModel = JSON.parse((await ok('spend', 'summary', '--team', 'bounds', '--by', 'model', '--json')).stdout);
+    const noLimits = byModel.find((g) => g.model === 'no_limits');
+    const all = (await spend('bounds')).filter((r) => r.model === 'no_limits');
+    assert.equal(noLimits.prompt_tokens, all.reduce((a, r) => a + r.prompt_tokens, 0));
+    assert.equal(noLimits.completion_tokens, all.reduce((a, r) => a + r.completion_tokens, 0));
   });
 });

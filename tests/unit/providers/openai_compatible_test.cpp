@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <limits>
+
 namespace tollgate::providers {
 namespace {
 
@@ -93,6 +95,23 @@ TEST(ParseCompletion, ReadsChoicesToolCallsAndUsage) {
   EXPECT_EQ(c->usage->total_tokens, 15);
   EXPECT_TRUE(c->raw_response_json.empty());
   EXPECT_TRUE(c->raw_usage_json.empty());
+}
+
+TEST(ParseCompletion, UsageThatIsNotCountsIsMissing) {
+  for (const std::string usage :
+       {R"({})", R"({"total_tokens":9})", R"({"prompt_tokens":-3,"completion_tokens":1})",
+        R"({"prompt_tokens":2,"completion_tokens":"1"})",
+        R"({"prompt_tokens":2.5,"completion_tokens":1})"}) {
+    const auto c =
+        completion(R"({"choices":[{"index":0,"message":{"content":"x"}}],"usage":)" + usage + "}");
+    ASSERT_TRUE(c.ok()) << usage;
+    EXPECT_FALSE(c->usage) << usage;
+  }
+  const auto huge = completion(R"({"choices":[{"index":0,"message":{"content":"x"}}],)"
+                               R"("usage":{"prompt_tokens":9223372036854775807,)"
+                               R"("completion_tokens":9223372036854775807}})");
+  ASSERT_TRUE(huge.ok());
+  EXPECT_EQ(huge->usage->total_tokens, std::numeric_limits<std::int64_t>::max());
 }
 
 TEST(ParseCompletion, KeepsRawPartsOnRequest) {

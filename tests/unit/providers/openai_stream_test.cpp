@@ -89,11 +89,37 @@ TEST(ChunkRewriter, TheUsageChunkIsKeptOnlyWhenAskedForButAlwaysRead) {
       << kept.out;
 
   // Usage on a chunk that also has choices: the choices go out, the usage only when asked.
-  const std::string both = R"({"choices":[{"index":0,"delta":{}}],"usage":{"prompt_tokens":1}})";
+  const std::string both = R"({"choices":[{"index":0,"delta":{}}],)"
+                           R"("usage":{"prompt_tokens":1,"completion_tokens":2}})";
   const Rewritten partial = rewrite(quiet, both);
   EXPECT_EQ(*partial.kind, Kind::Chunk);
   EXPECT_EQ(partial.out.find("usage"), std::string::npos) << partial.out;
-  EXPECT_EQ(partial.usage->total_tokens, 1);
+  EXPECT_EQ(partial.usage->total_tokens, 3);
+}
+
+TEST(ChunkRewriter, UsageThatIsNotCountsIsMissingNotZero) {
+  // Each is charged as an answer without usage (estimated, flagged), never as 0 tokens.
+  for (const std::string usage : {
+           R"({})",
+           R"({"total_tokens":500})",
+           R"({"prompt_tokens":10})",
+           R"({"prompt_tokens":"10","completion_tokens":5})",
+           R"({"prompt_tokens":10,"completion_tokens":5.5})",
+           R"({"prompt_tokens":-1,"completion_tokens":5})",
+           R"({"prompt_tokens":10,"completion_tokens":18446744073709551615})",
+           R"({"prompt_tokens":10,"completion_tokens":null})",
+           R"({"prompt_tokens":10,"completion_tokens":{"n":5}})",
+       }) {
+    const Rewritten w = rewrite(meta(true), R"({"choices":[],"usage":)" + usage + "}");
+    ASSERT_TRUE(w.kind.ok()) << usage;
+    EXPECT_FALSE(w.usage) << usage;
+  }
+  // Counts from 2^32 up are counts (RapidJSON reports them apart from smaller ones).
+  const Rewritten big = rewrite(
+      meta(true), R"({"choices":[],"usage":{"prompt_tokens":4294967296,"completion_tokens":7}})");
+  ASSERT_TRUE(big.usage);
+  EXPECT_EQ(big.usage->prompt_tokens, 4294967296);
+  EXPECT_EQ(big.usage->total_tokens, 4294967303);
 }
 
 TEST(ChunkRewriter, RawExtrasWhenAskedFor) {

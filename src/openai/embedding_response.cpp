@@ -242,8 +242,17 @@ class EmbeddingListReader {
       w_.endObject();
       at_ = At::Data;
     } else if (at_ == At::Usage) {
-      usage_->prompt_tokens = prompt_tokens_.value_or(0);
-      usage_->total_tokens = total_tokens_.value_or(usage_->prompt_tokens);
+      // The prompt's count (else the total's: an embedding generates nothing), or no usage to
+      // trust: the charge is then estimated and flagged, never 0.
+      const auto count = [](std::optional<std::int64_t> n) {
+        return n && *n >= 0 ? n : std::nullopt;
+      };
+      const auto tokens = count(prompt_tokens_) ? count(prompt_tokens_) : count(total_tokens_);
+      if (tokens) {
+        usage_ = Usage{*tokens, 0, count(total_tokens_).value_or(*tokens)};
+      } else {
+        usage_.reset();
+      }
       at_ = At::Top;
     } else {
       at_ = At::Done;

@@ -19,10 +19,10 @@ Error badUpstream(std::string what) {
 /// meta.{billed_units,tokens}.input_tokens (Cohere).
 std::optional<std::int64_t> reportedTokens(const rapidjson::Value& root) {
   if (const rapidjson::Value* u = json::member(root, "usage"); u != nullptr && u->IsObject()) {
-    if (auto t = json::intMember(*u, "prompt_tokens")) {
+    if (auto t = json::countMember(*u, "prompt_tokens")) {
       return t;
     }
-    if (auto t = json::intMember(*u, "total_tokens")) {
+    if (auto t = json::countMember(*u, "total_tokens")) {
       return t;
     }
   }
@@ -30,7 +30,7 @@ std::optional<std::int64_t> reportedTokens(const rapidjson::Value& root) {
     for (std::string_view part : {"tokens", "billed_units"}) {
       const rapidjson::Value* p = json::member(*m, part);
       if (p != nullptr && p->IsObject()) {
-        if (auto t = json::intMember(*p, "input_tokens")) {
+        if (auto t = json::countMember(*p, "input_tokens")) {
           return t;
         }
       }

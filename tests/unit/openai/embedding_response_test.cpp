@@ -154,6 +154,22 @@ TEST(RewriteEmbeddingList, FloatsAreCopiedDigitForDigit) {
       << *r.body;
 }
 
+TEST(RewriteEmbeddingList, UsageThatIsNotACountIsMissing) {
+  for (const std::string usage : {R"({})", R"({"prompt_tokens":"8"})", R"({"prompt_tokens":-8})",
+                                  R"({"prompt_tokens":8.5})"}) {
+    const Rewritten r = rewrite(R"({"data":[{"embedding":[1.5],"index":0}],"usage":)" + usage + "}",
+                                EmbeddingMeta{"m", false, {}});
+    ASSERT_TRUE(r.body.ok()) << usage;
+    EXPECT_FALSE(r.usage.has_value()) << usage;
+  }
+  // A lone total is the prompt's count: an embedding generates nothing.
+  const Rewritten total = rewrite(R"({"data":[{"embedding":[1.5],"index":0}],)"
+                                  R"("usage":{"total_tokens":6}})",
+                                  EmbeddingMeta{"m", false, {}});
+  ASSERT_TRUE(total.usage.has_value());
+  EXPECT_EQ(total.usage->prompt_tokens, 6);
+}
+
 TEST(RewriteEmbeddingList, MembersMayComeInAnyOrderAndUnknownOnesAreDropped) {
   const std::string upstream =
       R"({"usage":{"total_tokens":9,"extra":{"a":[1,{"b":2}]},"prompt_tokens":8},)"

@@ -373,7 +373,10 @@ INSTANTIATE_TEST_SUITE_P(
         ReportedTokens{"meta_without_tokens", R"(,"meta":{"billed_units":{"search_units":1}})",
                        std::nullopt},
         ReportedTokens{"usage_not_object", R"(,"usage":5)", std::nullopt},
-        ReportedTokens{"usage_tokens_string", R"(,"usage":{"prompt_tokens":"5"})", std::nullopt}),
+        ReportedTokens{"usage_tokens_string", R"(,"usage":{"prompt_tokens":"5"})", std::nullopt},
+        ReportedTokens{"usage_tokens_negative", R"(,"usage":{"prompt_tokens":-5})", std::nullopt},
+        ReportedTokens{"meta_tokens_negative", R"(,"meta":{"tokens":{"input_tokens":-1}})",
+                       std::nullopt}),
     [](const testing::TestParamInfo<ReportedTokens>& info) { return info.param.name; });
 
 struct Malformed {

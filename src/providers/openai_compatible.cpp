@@ -299,12 +299,14 @@ class OpenAiExchange final : public Exchange {
       return std::move(chunk).error();
     }
     openai::Chunk& c = **chunk;
-    if (c.usage) {
+    const bool first_usage = c.usage && !rewriter_.usageRead();
+    if (first_usage) {
       usage_ = c.usage;
+      rewriter_.markUsageRead();
     }
-    if (!meta_.include_usage) {
+    if (!meta_.include_usage || !first_usage) {
       if (c.choices.empty() && c.usage) {
-        return false;  // The usage chunk we asked for on our own account.
+        return false;  // The usage chunk we asked for on our own account, or a repeated one.
       }
       c.usage.reset();
     }

@@ -229,11 +229,13 @@ Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(std::string_view data, std::s
   if (scan.hasError()) {
     return Kind::Error;
   }
-  if (scan.sawUsage()) {
+  const bool first_usage = scan.sawUsage() && !usage_read_;
+  if (first_usage) {
     usage = scan.usage();  // nullopt when not to be trusted: the charge is then estimated.
+    usage_read_ = true;
   }
-  const bool keep_usage = meta_.include_usage && scan.sawUsage();
-  if (!meta_.include_usage && scan.sawUsage() && scan.choices() == 0) {
+  const bool keep_usage = meta_.include_usage && first_usage;
+  if (scan.sawUsage() && !keep_usage && scan.choices() == 0) {
     return Kind::UsageOnly;
   }
   const auto raw = [&](Field f, Type want, std::string_view fallback) {

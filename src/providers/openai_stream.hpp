@@ -21,7 +21,8 @@ class ChunkRewriter {
   /// What one event held besides its bytes.
   enum class Kind {
     Chunk,      ///< Rewritten into `out`.
-    UsageOnly,  ///< The usage chunk (no choices) of a client that did not ask for it: nothing out.
+    UsageOnly,  ///< A usage chunk (no choices) the client did not ask for, or a repeated one
+                ///< (a stream's usage is read once): nothing out.
     Error,      ///< An `{"error":…}` event; decode it on the slow path.
     Other,      ///< Valid JSON the fast path does not take (line breaks between tokens): slow path.
   };
@@ -30,15 +31,22 @@ class ChunkRewriter {
 
   /// Rewrites `data` (one event's data) and appends `data: …\n\n` to `out`, or says why not.
   /// Fails with UpstreamError for text that is not a JSON object within the depth and UTF-8
-  /// rules. `usage` receives the event's usage, when it has one.
+  /// rules. `usage` receives the event's usage, when it has one and is the stream's first: a
+  /// stream reports its usage once, so the client sees one usage chunk, the one charged.
   Result<Kind> rewrite(std::string_view data, std::string& out,
                        std::optional<openai::Usage>& usage);
+
+  /// Whether this stream's usage has been read (by rewrite, or by the caller's slow path, which
+  /// says so with markUsageRead): later usage is dropped.
+  bool usageRead() const { return usage_read_; }
+  void markUsageRead() { usage_read_ = true; }
 
  private:
   const openai::ResponseMeta& meta_;
   std::string after_created_;  ///< `,"model":…,"episode_id":…` (ours, escaped once per stream).
   std::string after_fingerprint_;  ///< `,"service_tier":…`
   rapidjson::Reader reader_;       ///< Reused: its stack is allocated once per stream.
+  bool usage_read_ = false;
 };
 
 }  // namespace tollgate::providers

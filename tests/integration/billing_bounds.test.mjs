@@ -162,4 +162,15 @@ describe('holds bound the upstream: every charge is the priced usage', () => {
     assert.equal(noLimits.prompt_tokens, all.reduce((a, r) => a + r.prompt_tokens, 0));
     assert.equal(noLimits.completion_tokens, all.reduce((a, r) => a + r.completion_tokens, 0));
   });
+
+  test('a stream that reports its usage twice: the client sees one usage chunk, the one charged', async () => {
+    const { r, row } = await billed(chatBody('mock:usage-twice', STREAMED, 'no_limits'));
+    const usages = r.text.split('\n\n').filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6))).filter((c) => c.usage);
+    assert.equal(usages.length, 1, r.text);
+    assert.equal(usages[0].usage.prompt_tokens, row.prompt_tokens);
+    assert.equal(usages[0].usage.completion_tokens, row.completion_tokens);
+    assert.equal(usages[0].usage['tollgate::cost'], row.cost);
+    assert.equal(row.estimated, false);
+  });
 });

@@ -97,6 +97,27 @@ TEST(ChunkRewriter, TheUsageChunkIsKeptOnlyWhenAskedForButAlwaysRead) {
   EXPECT_EQ(partial.usage->total_tokens, 3);
 }
 
+TEST(ChunkRewriter, AStreamsUsageIsReadOnceAndShownOnce) {
+  const auto m = meta(true);  // The rewriter keeps a reference.
+  ChunkRewriter r(m);
+  std::optional<openai::Usage> usage;
+  std::string out;
+  const std::string first = R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}})";
+  const std::string again = R"({"choices":[],"usage":{"prompt_tokens":50,"completion_tokens":20}})";
+  EXPECT_EQ(*r.rewrite(first, out, usage), Kind::Chunk);
+  EXPECT_NE(out.find(R"("prompt_tokens":5)"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(*r.rewrite(again, out, usage), Kind::UsageOnly);
+  EXPECT_TRUE(out.empty()) << out;
+  EXPECT_EQ(usage->prompt_tokens, 5);
+  // With choices, the choices go on without the repeated usage.
+  const std::string both = R"({"choices":[{"index":0,"delta":{"content":"x"}}],)"
+                           R"("usage":{"prompt_tokens":50,"completion_tokens":20}})";
+  EXPECT_EQ(*r.rewrite(both, out, usage), Kind::Chunk);
+  EXPECT_EQ(out.find("usage"), std::string::npos) << out;
+  EXPECT_EQ(usage->total_tokens, 7);
+}
+
 TEST(ChunkRewriter, UsageThatIsNotCountsIsMissingNotZero) {
   // Each is charged as an answer without usage (estimated, flagged), never as 0 tokens.
   for (const std::string usage : {

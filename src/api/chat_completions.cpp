@@ -36,10 +36,14 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
                             request->include_usage,
                             std::nullopt,
                             ""};
-  // Admit: hold the most this request can cost on its team's balance (not for a dryrun): for a
-  // function, the most any of its variants can cost as it is sent (its system prompt included).
+  // Admit: hold the most this request can cost on its team's balance (a dryrun too, which is then
+  // charged nothing): for a function, the most any of its variants can cost as it is sent (its
+  // system prompt included).
+  if (auto refused = noteDryrun(s, ctx, request->dryrun)) {
+    co_return co_await refuse(ctx, *refused, out);
+  }
   const config::Model& model = *plan->model;
-  std::string team_id = billedTeam(s, ctx, request->dryrun);
+  std::string team_id = billedTeam(s, ctx);
   // Named, not a temporary in the co_await expression: GCC 12 mishandles those in coroutines.
   billing::RequestFacts facts{
       "chat", meta.episode_id,

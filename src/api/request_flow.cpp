@@ -23,11 +23,19 @@ Result<inference::Plan> planFor(const config::Config& config, std::string_view m
   return plan;
 }
 
-std::string billedTeam(const Services& s, const http::RequestContext& ctx, bool dryrun) {
-  if (dryrun) {
-    return {};
-  }
+std::string billedTeam(const Services& s, const http::RequestContext& ctx) {
   return ctx.caller.team_id.empty() ? s.open_team_id : ctx.caller.team_id;
+}
+
+std::optional<Error> noteDryrun(const Services& s, http::RequestContext& ctx, bool dryrun) {
+  if (dryrun && !ctx.config.gateway.allow_dryrun) {
+    return Error{ErrorKind::DryrunNotAllowed,
+                 "this gateway does not take tollgate::dryrun requests; send the request without "
+                 "it (it is then billed)",
+                 "tollgate::dryrun"};
+  }
+  ctx.dryrun = dryrun;
+  return std::nullopt;
 }
 
 }  // namespace tollgate::api

@@ -25,7 +25,12 @@ Result<inference::Plan> planFor(const config::Config& config, std::string_view m
                                 config::Endpoint endpoint, std::string_view episode_id = {},
                                 std::string_view variant_name = {});
 
-/// The team billed for the request: the caller's, open mode's team, or none (empty) for a dryrun.
-std::string billedTeam(const Services& s, const http::RequestContext& ctx, bool dryrun);
+/// The team billed for the request: the caller's, or open mode's team (empty: none). A dryrun
+/// is admitted on it as any request is (balance and hold), then charged and recorded nothing.
+std::string billedTeam(const Services& s, const http::RequestContext& ctx);
+
+/// Marks the exchange a dryrun when the request says so; an error when the gateway refuses them
+/// ([gateway] allow_dryrun = false).
+std::optional<Error> noteDryrun(const Services& s, http::RequestContext& ctx, bool dryrun);
 
 }  // namespace tollgate::api

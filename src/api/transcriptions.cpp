@@ -43,8 +43,11 @@ awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, htt
                                             kMsPerSecond / billing::kEstimatedAudioBytesPerSecond);
   const auto max_cost = billing::audioCost(billing::audioBoundMs(request->file.size, wav_ms),
                                            model.cost_per_audio_second);
-  auto charge = co_await billing::Charge::admit(
-      s.ledger, ctx, model, billedTeam(s, ctx, request->dryrun), max_cost, std::move(facts));
+  if (auto refused = noteDryrun(s, ctx, request->dryrun)) {
+    co_return co_await refuse(ctx, *refused, out);
+  }
+  auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, billedTeam(s, ctx), max_cost,
+                                                std::move(facts));
   if (!charge) {
     co_return co_await refuse(ctx, charge.error(), out);
   }

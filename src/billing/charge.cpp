@@ -66,7 +66,7 @@ asio::awaitable<Result<std::unique_ptr<Charge>>> Charge::admit(
 }
 
 std::optional<money::Pricing> Charge::pricing() const {
-  if (ledger_ == nullptr) {
+  if (ledger_ == nullptr || ctx_->dryrun) {
     return std::nullopt;
   }
   return money::Pricing{model_->input_cost_per_token, model_->output_cost_per_token, hold_.amount};
@@ -85,6 +85,9 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   if (ledger_ == nullptr) {
     settled_ = true;
     co_return true;
+  }
+  if (ctx_->dryrun) {
+    co_return true;  // Nothing charged or written; the hold goes back when this Charge ends.
   }
   openai::Usage usage;
   bool estimated = false;

@@ -1,8 +1,9 @@
 // One request's money, from admission to settlement. Admit takes a hold on the team's balance
 // for the most the request can cost (403 insufficient_balance when the balance less what is
 // already held cannot cover it); settle turns the hold into the real charge and a spend row,
-// committed before the answer's last byte; a Charge that ends unsettled releases its hold. An
-// unbilled request (dryrun, or open mode without open_team) gets a Charge that does nothing.
+// committed before the answer's last byte; a Charge that ends unsettled releases its hold. A
+// dryrun is admitted the same way (its hold taken) and settles nothing, so the hold goes back.
+// An unbilled request (open mode without open_team) gets a Charge that does nothing.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>

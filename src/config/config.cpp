@@ -81,9 +81,9 @@ void parseListen(const TableReader& r, Gateway& g) {
 }
 
 Gateway parseGateway(const TableReader& r) {
-  r.allowOnly({"listen", "auth", "open_team", "workers", "max_header_bytes", "max_body_bytes",
-               "max_upload_bytes", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms",
-               "shutdown_timeout_ms"});
+  r.allowOnly({"listen", "auth", "open_team", "allow_dryrun", "workers", "max_header_bytes",
+               "max_body_bytes", "max_upload_bytes", "header_timeout_ms", "body_timeout_ms",
+               "idle_timeout_ms", "shutdown_timeout_ms"});
   Gateway g;
   parseListen(r, g);
   if (const auto auth = r.string("auth")) {
@@ -97,6 +97,7 @@ Gateway parseGateway(const TableReader& r) {
   if (!g.open_team.empty() && g.auth != AuthMode::Open) {
     r.fail("open_team", "applies only with auth = \"open\" (keys name their team otherwise)");
   }
+  g.allow_dryrun = r.boolean("allow_dryrun").value_or(true);
   g.workers = static_cast<unsigned>(r.integer("workers", 0, kMaxWorkers).value_or(0));
   constexpr std::int64_t kMinHeader = 1024;
   constexpr std::int64_t kMaxHeader = 1024 * 1024;

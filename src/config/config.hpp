@@ -147,6 +147,8 @@ struct Gateway {
   AuthMode auth = AuthMode::Required;
   /// Open mode: the team every request is billed to; empty: open requests are not billed.
   std::string open_team;
+  /// Whether requests may set tollgate::dryrun (admitted as billed ones, nothing charged).
+  bool allow_dryrun = true;
   unsigned workers = 0;  ///< 0: one per CPU this process may run on.
   std::size_t max_header_bytes = 16 * 1024;
   std::size_t max_body_bytes = 4 * 1024 * 1024;

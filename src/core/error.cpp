@@ -35,6 +35,7 @@ constexpr std::array kTable{
     Row{ErrorKind::TeamSuspended, {403, kPermission, "team_suspended"}},
     Row{ErrorKind::NotAMember, {403, kPermission, "not_a_member"}},
     Row{ErrorKind::InsufficientBalance, {403, kPermission, "insufficient_balance"}},
+    Row{ErrorKind::DryrunNotAllowed, {403, kPermission, "dryrun_not_allowed"}},
     Row{ErrorKind::ModelNotFound, {404, kInvalidRequest, "model_not_found"}},
     Row{ErrorKind::VariantNotFound, {404, kInvalidRequest, "variant_not_found"}},
     Row{ErrorKind::WrongEndpoint, {400, kInvalidRequest, "model_wrong_endpoint"}},

@@ -23,6 +23,7 @@ enum class ErrorKind {
   TeamSuspended,
   NotAMember,
   InsufficientBalance,
+  DryrunNotAllowed,
   ModelNotFound,
   VariantNotFound,
   WrongEndpoint,

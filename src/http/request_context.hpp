@@ -46,6 +46,7 @@ struct RequestContext {
   std::string provider;  ///< The provider that answered (or last tried).
   std::string variant;   ///< A function's variant that answered (or was last tried).
   int attempts = 0;      ///< Upstream attempts made, retries and fallbacks included.
+  bool dryrun = false;   ///< tollgate::dryrun: admitted as billed, then nothing charged or kept.
 
   // The outcome.
   int status = 0;  ///< What the client effectively saw: an in-stream error's, 499 if it left.

@@ -36,6 +36,9 @@ void AccessLog::write(const http::RequestContext& e) {
   if (e.attempts > 1) {
     w.field("attempts", e.attempts);
   }
+  if (e.dryrun) {
+    w.field("dryrun", true);
+  }
   if (!e.error_code.empty()) {
     w.field("error", e.error_code);
   }

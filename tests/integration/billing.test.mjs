@@ -130,6 +130,29 @@ for (const engine of ENGINES) {
       assert.equal((await team('dry')).balance, 1);
       const bad = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', { 'tollgate::dryrun': true }), { headers: bearer('sk-tollgate-nope-nope') });
       assert.equal(bad.status, 401);
+      // Its hold went back, and the access log names it.
+      assert.equal((await settledTeam('dry')).balance, 1);
+      const line = gw.stderr.split('\n').find((l) => l.includes(r.headers.get('x-request-id')));
+      assert.equal(JSON.parse(line).dryrun, true, line);
+    });
+
+    test('a dryrun is admitted as a billed request is: no inference past an empty balance', async () => {
+      const key = await keyFor('broke', '0.000001');
+      const before = mock.requests.length;
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', { 'tollgate::dryrun': true }), { headers: bearer(key) });
+      assertError(r, { status: 403, type: 'permission_error', code: 'insufficient_balance' });
+      assert.equal(mock.requests.length, before, 'nothing was sent upstream');
+      // An operator may refuse dryruns altogether.
+      const strict = await startGateway({ config: { ...config, gateway: { ...config.gateway, allow_dryrun: false } }, env: store.env });
+      try {
+        const rich = await keyFor('rich', '10');
+        const refused = await postJson(strict.baseURL, '/v1/chat/completions', chatBody('hi', { 'tollgate::dryrun': true }), { headers: bearer(rich) });
+        const e = assertError(refused, { status: 403, type: 'permission_error', code: 'dryrun_not_allowed' });
+        assert.equal(e.param, 'tollgate::dryrun');
+        assertCompletion(await postJson(strict.baseURL, '/v1/chat/completions', chatBody('hi'), { headers: bearer(rich) }));
+      } finally {
+        await strict.stop();
+      }
     });
 
     test('a balance that cannot cover the maximum gets 403 insufficient_balance; a top-up restores access', async () => {

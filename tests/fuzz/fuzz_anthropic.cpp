@@ -58,6 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   std::string whole = input;
   if (auto c = anthropic::parseMessage(whole, {true, true}, (size & 1) != 0, 1)) {
+    fuzz::checkUsage(c->usage);
     checkJson(openai::encodeCompletion(*c, meta));
   } else {
     checkJson(errorBody(c.error()));
@@ -72,6 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (openai::SseEvent& ev : events) {
       std::string out;
       auto step = decoder.event(ev.event, ev.data, out, usage);
+      fuzz::checkUsage(usage);
+      fuzz::checkUsage(decoder.reportedUsage());
       checkEvents(out);
       if (!step) {
         checkJson(errorBody(step.error()));

@@ -1,7 +1,9 @@
 // The invariant checks the fuzz targets use: a violated invariant is a finding like a crash.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "core/json.hpp"
@@ -20,6 +22,20 @@ inline void checkJson(const std::string& text) {
   check(text::isValidUtf8(text));
   rapidjson::Document doc;
   check(!json::parse(doc, text));
+}
+
+/// A usage the gateway would price: counts, never negative, and a total that is their sum or,
+/// when that overflows, the largest int64 (an upstream's own total is never believed).
+template <class Usage>
+void checkUsage(const std::optional<Usage>& usage) {
+  if (!usage) {
+    return;
+  }
+  check(usage->prompt_tokens >= 0 && usage->completion_tokens >= 0);
+  std::int64_t sum = 0;
+  const bool overflows =
+      __builtin_add_overflow(usage->prompt_tokens, usage->completion_tokens, &sum);
+  check(usage->total_tokens == (overflows ? INT64_MAX : sum));
 }
 
 }  // namespace tollgate::fuzz

@@ -1,7 +1,8 @@
 // The OpenAI-compatible adapter on arbitrary upstream bodies, stream events and embedding lists.
 // Invariants: whatever it accepts re-encodes for the client as valid JSON and valid UTF-8 (the
 // splicing chunk rewriter's output too, which also accepts only what the decoder accepts), and
-// an upstream error becomes an error body that is valid JSON.
+// an upstream error becomes an error body that is valid JSON. Usage read from any of them is
+// counts that can be priced (fuzz::checkUsage): negative, fractional or textual counts are none.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -20,6 +21,7 @@ namespace {
 
 using tollgate::fuzz::check;
 using tollgate::fuzz::checkJson;
+using tollgate::fuzz::checkUsage;
 
 }  // namespace
 
@@ -30,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const providers::KeepRaw keep{true, true};
   std::string body = input;
   if (auto completion = providers::parseCompletion(body, keep)) {
+    checkUsage(completion->usage);
     checkJson(openai::encodeCompletion(*completion, meta));
   } else {
     checkJson(errorBody(completion.error()));
@@ -38,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::optional<openai::Usage> usage;
   providers::ChunkRewriter rewriter(meta);
   const auto fast = rewriter.rewrite(input, spliced, usage);
+  checkUsage(usage);
   if (fast && *fast == providers::ChunkRewriter::Kind::Chunk) {
     const std::string prefix = "data: ";
     const std::string suffix = "\n\n";
@@ -68,6 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto rewritten = openai::rewriteEmbeddingList(
             list, openai::EmbeddingMeta{"m", base64, std::nullopt}, usage)) {
       checkJson(*rewritten);
+      check(!usage || usage->prompt_tokens >= 0);
     }
   }
   return 0;

@@ -186,8 +186,8 @@ Propagation Accounts::addMember(const Actor& actor, const std::string& team,
   return awaitGateways(seq);
 }
 
-void Accounts::setRole(const Actor& actor, const std::string& team, const std::string& email,
-                       const std::string& role) {
+Propagation Accounts::setRole(const Actor& actor, const std::string& team, const std::string& email,
+                              const std::string& role) {
   const Role r = requireRole(role);
   store::Transaction tx(store_.connection());
   const Membership m = requireMember(team, email);
@@ -198,7 +198,10 @@ void Accounts::setRole(const Actor& actor, const std::string& team, const std::s
                     ": make another member owner first");
   }
   store_.setRole(m.team.id, m.user.id, std::string(roleName(r)));
+  // A role that may not create keys stops the member's keys; one that may starts them again.
+  const std::int64_t seq = store_.bumpChange();
   tx.commit();
+  return awaitGateways(seq);
 }
 
 Propagation Accounts::removeMember(const Actor& actor, const std::string& team,

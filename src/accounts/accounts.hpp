@@ -64,8 +64,8 @@ class Accounts {
   store::User addUser(const std::string& email, const std::string& display_name);
   Propagation addMember(const Actor& actor, const std::string& team, const std::string& email,
                         const std::string& role);
-  void setRole(const Actor& actor, const std::string& team, const std::string& email,
-               const std::string& role);
+  Propagation setRole(const Actor& actor, const std::string& team, const std::string& email,
+                      const std::string& role);
   Propagation removeMember(const Actor& actor, const std::string& team, const std::string& email);
   std::vector<store::Member> listMembers(const Actor& actor, const std::string& team);
 

@@ -52,6 +52,16 @@ bool allowed(Role role, Action action) {
   return false;
 }
 
+std::vector<std::string> rolesAllowed(Action action) {
+  std::vector<std::string> names;
+  for (const Role r : {Role::Owner, Role::Admin, Role::Member, Role::Viewer}) {
+    if (allowed(r, action)) {
+      names.emplace_back(roleName(r));
+    }
+  }
+  return names;
+}
+
 std::optional<Role> parseRole(std::string_view text) {
   for (std::size_t i = 0; i < kRoleNames.size(); ++i) {
     if (kRoleNames[i] == text) {

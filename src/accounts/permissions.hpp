@@ -4,7 +4,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace tollgate::accounts {
 
@@ -22,6 +24,9 @@ enum class Action {
 
 /// True when `role` may do `action`.
 bool allowed(Role role, Action action);
+
+/// The names of the roles that may do `action`.
+std::vector<std::string> rolesAllowed(Action action);
 
 std::optional<Role> parseRole(std::string_view text);
 std::string_view roleName(Role role);

@@ -39,7 +39,7 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
   // Admit: hold the most this request can cost on its team's balance (a dryrun too, which is then
   // charged nothing): for a function, the most any of its variants can cost as it is sent (its
   // system prompt included).
-  if (auto refused = noteDryrun(s, ctx, request->dryrun)) {
+  if (auto refused = noteDryrun(ctx, request->dryrun)) {
     co_return co_await refuse(ctx, *refused, out);
   }
   const config::Model& model = *plan->model;

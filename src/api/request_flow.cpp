@@ -27,7 +27,7 @@ std::string billedTeam(const Services& s, const http::RequestContext& ctx) {
   return ctx.caller.team_id.empty() ? s.open_team_id : ctx.caller.team_id;
 }
 
-std::optional<Error> noteDryrun(const Services& s, http::RequestContext& ctx, bool dryrun) {
+std::optional<Error> noteDryrun(http::RequestContext& ctx, bool dryrun) {
   if (dryrun && !ctx.config.gateway.allow_dryrun) {
     return Error{ErrorKind::DryrunNotAllowed,
                  "this gateway does not take tollgate::dryrun requests; send the request without "

@@ -31,6 +31,6 @@ std::string billedTeam(const Services& s, const http::RequestContext& ctx);
 
 /// Marks the exchange a dryrun when the request says so; an error when the gateway refuses them
 /// ([gateway] allow_dryrun = false).
-std::optional<Error> noteDryrun(const Services& s, http::RequestContext& ctx, bool dryrun);
+std::optional<Error> noteDryrun(http::RequestContext& ctx, bool dryrun);
 
 }  // namespace tollgate::api

@@ -34,7 +34,7 @@ awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Reque
       billing::spendTags(std::move(request->tags), req.header("User-Agent")), false, body_bytes};
   facts.bound = billing::rerankBound(body_bytes, request->query.size(), request->texts.size());
   const auto max_cost = billing::maxCost(facts.bound, model);
-  if (auto refused = noteDryrun(s, ctx, request->dryrun)) {
+  if (auto refused = noteDryrun(ctx, request->dryrun)) {
     co_return co_await refuse(ctx, *refused, out);
   }
   auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, billedTeam(s, ctx), max_cost,

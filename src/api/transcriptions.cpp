@@ -43,7 +43,7 @@ awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, htt
                                             kMsPerSecond / billing::kEstimatedAudioBytesPerSecond);
   const auto max_cost = billing::audioCost(billing::audioBoundMs(request->file.size, wav_ms),
                                            model.cost_per_audio_second);
-  if (auto refused = noteDryrun(s, ctx, request->dryrun)) {
+  if (auto refused = noteDryrun(ctx, request->dryrun)) {
     co_return co_await refuse(ctx, *refused, out);
   }
   auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, billedTeam(s, ctx), max_cost,

@@ -68,10 +68,10 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
                 "The team of this API key is suspended. Check billing status or ask a team "
                 "owner.");
   }
-  if (!grant->creator_is_member) {
+  if (!grant->creator_may_create) {
     return fail(ErrorKind::NotAMember,
-                "The user who created this API key is no longer a member of its team. Check "
-                "team membership.");
+                "The user who created this API key is no longer a member of its team, or has a "
+                "role that may not create keys. Check team membership and roles.");
   }
   caller.key_public_id = key.public_id;
   caller.team_id = grant->team_id;

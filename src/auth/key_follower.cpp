@@ -34,8 +34,12 @@ void forgetDeadLocalGateways(store::Store& db) {
 
 }  // namespace
 
-KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id)
-    : where_(std::move(where)), keys_(keys), gateway_id_(std::move(gateway_id)) {
+KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id,
+                         std::vector<std::string> key_roles)
+    : where_(std::move(where)),
+      keys_(keys),
+      gateway_id_(std::move(gateway_id)),
+      key_roles_(std::move(key_roles)) {
   db_ = std::make_unique<store::Store>(store::connect(where_));
   db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
   db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, -1});
@@ -63,7 +67,7 @@ void KeyFollower::reload() {
   // The sequence first: the keys read after it are at least that new, so the sequence recorded
   // as applied never claims a change the table does not hold.
   const std::int64_t seq = db_->changeSeq();
-  const std::vector<store::KeyGrant> rows = db_->loadGrants();
+  const std::vector<store::KeyGrant> rows = db_->loadGrants(key_roles_);
   const std::shared_ptr<KeyTable> previous = keys_.latest();
   keys_.publish(std::make_shared<KeyTable>(rows, previous.get()));
   applied_ = seq;

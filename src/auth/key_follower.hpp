@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "auth/key_table.hpp"
 #include "store/store.hpp"
@@ -22,8 +23,10 @@ class KeyFollower {
   static constexpr std::chrono::milliseconds kFlushEvery{2'000};
 
   /// Connects, registers the gateway as `gateway_id`, loads and publishes the first table, then
-  /// follows on a thread. Throws StoreError when the store cannot be reached at start.
-  KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id);
+  /// follows on a thread. `key_roles` are the roles that may create keys: a key works while its
+  /// creator has one. Throws StoreError when the store cannot be reached at start.
+  KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id,
+              std::vector<std::string> key_roles);
   /// Stops following, flushes last-used times and unregisters.
   ~KeyFollower();
   KeyFollower(const KeyFollower&) = delete;
@@ -40,6 +43,7 @@ class KeyFollower {
   store::Location where_;
   KeyDirectory& keys_;
   std::string gateway_id_;
+  std::vector<std::string> key_roles_;
   std::unique_ptr<store::Store> db_;
   std::int64_t applied_ = -1;
   std::atomic<bool> stop_{false};

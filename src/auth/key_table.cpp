@@ -15,7 +15,7 @@ KeyTable::KeyTable(const std::vector<store::KeyGrant>& rows, const KeyTable* pre
     g.team = r.team;
     g.revoked = r.revoked;
     g.team_active = r.team_active;
-    g.creator_is_member = r.creator_is_member;
+    g.creator_may_create = r.creator_may_create;
     if (const Grant* old = previous != nullptr ? previous->find(r.public_id) : nullptr) {
       g.last_used_ms.store(old->last_used_ms.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);

@@ -293,7 +293,7 @@ int members(accounts::Accounts& acc, const std::string& verb, const Args& a) {
                 shown(a.at(0, "TEAM")).c_str());
   } else if (verb == "role") {
     a.expect(3);
-    acc.setRole(op, a.at(0, "TEAM"), a.at(1, "EMAIL"), a.at(2, "ROLE"));
+    reportLagging(acc.setRole(op, a.at(0, "TEAM"), a.at(1, "EMAIL"), a.at(2, "ROLE")));
     std::printf("%s is now %s of %s\n", shown(a.at(1, "EMAIL")).c_str(),
                 shown(a.at(2, "ROLE")).c_str(), shown(a.at(0, "TEAM")).c_str());
   } else if (verb == "remove") {

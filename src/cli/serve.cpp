@@ -79,7 +79,8 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   std::unique_ptr<auth::KeyFollower> follower;
   std::unique_ptr<billing::Ledger> ledger;
   try {
-    follower = std::make_unique<auth::KeyFollower>(setup.location, keys, gateway_id);
+    follower = std::make_unique<auth::KeyFollower>(
+        setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey));
     ledger = std::make_unique<billing::Ledger>(
         setup.location, billing::Ledger::Options{gateway_id, config.storage.spend_retention_days});
   } catch (const std::exception& e) {

@@ -206,13 +206,21 @@ void Store::revokeKey(const std::string& id) {
             {nowMs(), id});
 }
 
-std::vector<KeyGrant> Store::loadGrants() {
+std::vector<KeyGrant> Store::loadGrants(const std::vector<std::string>& key_roles) {
+  // A key authorizes inference while its creator is a member whose role may create keys.
+  std::string roles = "NULL";  // IN (NULL) matches nothing.
+  std::vector<Param> params;
+  for (std::size_t i = 0; i < key_roles.size(); ++i) {
+    roles = (i == 0 ? "$" : roles + ", $") + std::to_string(i + 1);
+    params.emplace_back(key_roles[i]);
+  }
+  const std::string sql =
+      "SELECT k.public_id, k.secret_hash, k.team_id, t.name, k.revoked_at IS NOT NULL, "
+      "t.state = 'active', k.created_by IS NULL OR EXISTS (SELECT 1 FROM members m WHERE "
+      "m.team_id = k.team_id AND m.user_id = k.created_by AND m.role IN (" +
+      roles + ")) FROM api_keys k JOIN teams t ON t.id = k.team_id";
   std::vector<KeyGrant> out;
-  for (const Row& r : c_->query(
-           "SELECT k.public_id, k.secret_hash, k.team_id, t.name, k.revoked_at IS NOT NULL, "
-           "t.state = 'active', k.created_by IS NULL OR EXISTS (SELECT 1 FROM members m WHERE "
-           "m.team_id = k.team_id AND m.user_id = k.created_by) "
-           "FROM api_keys k JOIN teams t ON t.id = k.team_id")) {
+  for (const Row& r : c_->query(sql, params)) {
     // Booleans come back as 1/0 (SQLite) or t/f (PostgreSQL).
     const auto flag = [&](std::size_t i) { return r.text(i) == "1" || r.text(i) == "t"; };
     out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6)});

@@ -74,7 +74,9 @@ struct KeyGrant {
   std::string team;
   bool revoked = false;
   bool team_active = true;
-  bool creator_is_member = true;  ///< True also for keys made by the operator.
+  /// The key's creator is a member whose role may still create keys; true also for the
+  /// operator's keys, which have no creator.
+  bool creator_may_create = true;
 };
 
 /// Part of a team's balance held for one request in flight, by one gateway.
@@ -183,8 +185,9 @@ class Store {
   std::vector<ApiKey> listKeys(const std::optional<std::string>& team_id);
   std::optional<ApiKey> findKey(const std::string& public_id);
   void revokeKey(const std::string& id);
-  /// Every key with what authentication needs to know of its team and creator.
-  std::vector<KeyGrant> loadGrants();
+  /// Every key with what authentication needs to know of its team and creator; `key_roles` are
+  /// the roles that may create keys (the permission table's, given by the caller).
+  std::vector<KeyGrant> loadGrants(const std::vector<std::string>& key_roles);
   /// Records when keys were last used (only moving the time forward).
   void touchKeys(const std::vector<std::pair<std::string, std::int64_t>>& public_id_at);
 

@@ -156,7 +156,7 @@ for (const engine of ENGINES) {
       assert.equal((await models(gw, key)).status, 200);
     });
 
-    test('a key whose creator left the team gets 403 until they are back', async () => {
+    test('a key works while its creator is a member whose role may create keys', async () => {
       await ok('teams', 'create', 'crew');
       await ok('users', 'add', 'lead@example.com', '--name', 'Lead');
       await ok('users', 'add', 'Dev@Example.com');
@@ -166,7 +166,15 @@ for (const engine of ENGINES) {
       assert.equal((await models(gw, key)).status, 200);
       await ok('members', 'remove', 'crew', 'dev@example.com');
       assertError(await models(gw, key), { status: 403, type: 'permission_error', code: 'not_a_member' });
+      // Back as a viewer, a role that may not create keys: the key stays refused.
       await ok('members', 'add', 'crew', 'dev@example.com', '--role', 'viewer');
+      assertError(await models(gw, key), { status: 403, type: 'permission_error', code: 'not_a_member' });
+      await ok('members', 'role', 'crew', 'dev@example.com', 'member');
+      assert.equal((await models(gw, key)).status, 200);
+      // A demotion reaches the running gateway as a revocation does, and a promotion too.
+      await ok('members', 'role', 'crew', 'dev@example.com', 'viewer');
+      assertError(await models(gw, key), { status: 403, type: 'permission_error', code: 'not_a_member' });
+      await ok('members', 'role', 'crew', 'dev@example.com', 'admin');
       assert.equal((await models(gw, key)).status, 200);
     });
 

@@ -1,11 +1,16 @@
 // SQLite engine: WAL (readers never wait for the writer), foreign keys on, a busy timeout so
 // concurrent writers (a gateway and `tollgate admin`) queue instead of failing, FULL sync so a
-// committed transaction survives a power cut.
+// committed transaction survives a power cut. A database file deleted or replaced while the
+// process has it open is noticed before the next transaction, which then fails: SQLite would
+// otherwise write on to the unlinked file, and every charge after it would be lost.
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -20,6 +25,31 @@ constexpr std::chrono::milliseconds kPollInterval{20};
 /// second); statements past this many are prepared for one use.
 constexpr std::size_t kMaxCachedStatements = 64;
 
+/// Whether this process has opened the database at `path` before (and notes that it has now):
+/// if it is missing then, it was deleted under us, and creating an empty one would hide that.
+bool openedBefore(const std::string& path) {
+  static std::mutex mu;
+  static std::set<std::string> opened;
+  const std::lock_guard lock(mu);
+  return !opened.insert(path).second;
+}
+
+/// The file at `path`, by device and inode; nullopt when there is none.
+std::optional<std::pair<dev_t, ino_t>> fileIdentity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  return std::pair{st.st_dev, st.st_ino};
+}
+
+StoreError fileGone(const std::string& path) {
+  return StoreError(StoreError::Kind::Unavailable,
+                    "the database file " + path +
+                        " was deleted or replaced while this process had it open; nothing is "
+                        "billed or recorded until it is back and the gateway is restarted");
+}
+
 /// SQLite numbers its parameters ?1, ?2, …; the shared statements say $1, $2, ….
 std::string sqliteParams(std::string_view sql) {
   std::string out(sql);
@@ -33,7 +63,10 @@ std::string sqliteParams(std::string_view sql) {
 
 class SqliteConnection final : public Connection {
  public:
-  explicit SqliteConnection(const std::string& path) {
+  explicit SqliteConnection(const std::string& path) : path_(path) {
+    if (openedBefore(path) && !fileIdentity(path)) {
+      throw fileGone(path);
+    }
     // Create the file ourselves so that it is never readable by others, even for a moment;
     // SQLite gives its -wal and -shm files the database file's mode. Only when it is new: closing
     // a descriptor of a file drops every POSIX lock this process holds on it, so closing one of
@@ -55,6 +88,7 @@ class SqliteConnection final : public Connection {
       sqlite3_busy_timeout(db_, kBusyTimeoutMs);
       script("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;");
       data_version_ = dataVersion();
+      identity_ = fileIdentity(path);
     } catch (const StoreError&) {
       sqlite3_close(db_);
       throw;
@@ -138,7 +172,12 @@ class SqliteConnection final : public Connection {
     }
   }
 
-  void begin() override { script("BEGIN IMMEDIATE"); }
+  void begin() override {
+    if (fileIdentity(path_) != identity_) {
+      throw fileGone(path_);
+    }
+    script("BEGIN IMMEDIATE");
+  }
   void lockSchema() override {}  // BEGIN IMMEDIATE already holds the only write lock.
 
   bool waitForChange(std::chrono::milliseconds timeout) override {
@@ -197,6 +236,8 @@ class SqliteConnection final : public Connection {
 
   std::int64_t dataVersion() { return query("PRAGMA data_version", {}).at(0).integer(0); }
 
+  std::string path_;
+  std::optional<std::pair<dev_t, ino_t>> identity_;  ///< The file opened, checked at each begin.
   sqlite3* db_ = nullptr;
   std::int64_t data_version_ = 0;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;

@@ -7,11 +7,6 @@
 #include "openai/transcription_request.hpp"
 
 namespace tollgate::api {
-namespace {
-
-constexpr std::int64_t kMsPerSecond = 1000;
-
-}  // namespace
 
 awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, http::Request& req,
                                http::ResponseWriter& out) {
@@ -39,10 +34,10 @@ awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, htt
       "transcription", ids::uuidV7(),
       billing::spendTags(std::move(request->tags), req.header("User-Agent")), false,
       req.spool->size()};
-  facts.audio_estimate_ms = wav_ms.value_or(static_cast<std::int64_t>(request->file.size) *
-                                            kMsPerSecond / billing::kEstimatedAudioBytesPerSecond);
-  const auto max_cost = billing::audioCost(billing::audioBoundMs(request->file.size, wav_ms),
-                                           model.cost_per_audio_second);
+  // The hold bounds the seconds an upstream can report; an answer that reports none (text, srt,
+  // vtt) is charged that bound, flagged estimated.
+  facts.audio_estimate_ms = billing::audioBoundMs(wav_ms, model.max_audio_seconds);
+  const auto max_cost = billing::audioCost(facts.audio_estimate_ms, model.cost_per_audio_second);
   if (auto refused = noteDryrun(ctx, request->dryrun)) {
     co_return co_await refuse(ctx, *refused, out);
   }

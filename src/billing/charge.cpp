@@ -139,8 +139,13 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
       audio_ms = facts_.audio_estimate_ms;
       estimated = true;
     }
+    // More seconds than the hold's bound (nothing sent upstream can limit them): the hold is
+    // charged, and the row flagged.
     const auto audio = audioCost(audio_ms, model_->cost_per_audio_second);
     const auto sum = audio ? money::plus(row.cost, *audio) : std::nullopt;
+    if (!sum || *sum > hold_.amount) {
+      estimated = true;
+    }
     row.cost = sum && *sum < hold_.amount ? *sum : hold_.amount;
   }
   row.tags = facts_.tags;

@@ -26,8 +26,8 @@ struct RequestFacts {
   Tags tags;
   bool streamed = false;
   std::size_t body_bytes = 0;
-  /// Transcriptions: the audio's duration when the upstream does not report it (a WAV header's,
-  /// or estimated from the file's size).
+  /// Transcriptions: the audio's duration when the upstream does not report it: the hold's bound
+  /// (a plain PCM WAV's duration, else the model's max_audio_seconds).
   std::int64_t audio_estimate_ms = 0;
   /// The most tokens the request can use, as its hold counts them (for a function, the largest
   /// over its variants): reported counts above these are clamped to them, and the row flagged.

@@ -35,13 +35,9 @@ TokenBound rerankBound(std::size_t body_bytes, std::size_t query_bytes, std::siz
       0};
 }
 
-std::int64_t audioBoundMs(std::size_t file_bytes, std::optional<std::int64_t> wav_ms) {
+std::int64_t audioBoundMs(std::optional<std::int64_t> wav_ms, std::int64_t max_audio_seconds) {
   constexpr std::int64_t kMsPerSecond = 1000;
-  if (wav_ms) {
-    return *wav_ms;
-  }
-  return (static_cast<std::int64_t>(file_bytes) * kMsPerSecond + kMinAudioBytesPerSecond - 1) /
-         kMinAudioBytesPerSecond;
+  return wav_ms ? *wav_ms : max_audio_seconds * kMsPerSecond;  // At most 2^31 s: no overflow.
 }
 
 std::optional<money::Pico> audioCost(std::int64_t ms, money::Pico per_second) {

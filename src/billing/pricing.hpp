@@ -48,16 +48,11 @@ TokenBound embeddingBound(std::size_t body_bytes, std::size_t inputs, const conf
 /// every document once; one token per byte of each.
 TokenBound rerankBound(std::size_t body_bytes, std::size_t query_bytes, std::size_t documents);
 
-/// Audio of an unknown format is taken to be at least this dense (6 kbit/s, the lowest bit rate
-/// speech codecs use) when bounding its duration: its bytes cannot hold more seconds.
-inline constexpr std::int64_t kMinAudioBytesPerSecond = 750;
-/// Audio whose duration the gateway cannot read is estimated at this rate (128 kbit/s) when the
-/// upstream does not report it.
-inline constexpr std::int64_t kEstimatedAudioBytesPerSecond = 16'000;
-
-/// The most milliseconds of audio a file of `file_bytes` holds: `wav_ms` when its WAV header said,
-/// else its bytes at kMinAudioBytesPerSecond.
-std::int64_t audioBoundMs(std::size_t file_bytes, std::optional<std::int64_t> wav_ms);
+/// The most milliseconds of audio an upstream can report for a file: `wav_ms` when the file is
+/// plain PCM WAV (readWavHeader), whose duration follows from its size; else the model's
+/// `max_audio_seconds`, since a compressed file's bytes bound nothing (an hour of silence fits
+/// in a few hundred KB).
+std::int64_t audioBoundMs(std::optional<std::int64_t> wav_ms, std::int64_t max_audio_seconds);
 
 /// The cost of `ms` milliseconds of audio at `per_second`, rounded up; nullopt on overflow.
 std::optional<money::Pico> audioCost(std::int64_t ms, money::Pico per_second);

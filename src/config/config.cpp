@@ -354,10 +354,26 @@ std::string tableToJson(const toml::table& table) {
 }
 
 Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& env) {
-  r.allowOnly({"display_name", "owned_by", "created", "endpoint", "is_active", "security",
-               "input_cost_per_token", "output_cost_per_token", "cost_per_audio_second",
-               "max_input_tokens", "max_output_tokens", "default_max_tokens", "input_modalities",
-               "output_modalities", "model_info", "routing", "providers", "retries", "timeouts"});
+  r.allowOnly({"display_name",
+               "owned_by",
+               "created",
+               "endpoint",
+               "is_active",
+               "security",
+               "input_cost_per_token",
+               "output_cost_per_token",
+               "cost_per_audio_second",
+               "max_audio_seconds",
+               "max_input_tokens",
+               "max_output_tokens",
+               "default_max_tokens",
+               "input_modalities",
+               "output_modalities",
+               "model_info",
+               "routing",
+               "providers",
+               "retries",
+               "timeouts"});
   Model m;
   m.id = id;
   m.display_name = r.string("display_name").value_or(id);
@@ -388,6 +404,12 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
   m.cost_per_audio_second = r.usd("cost_per_audio_second").value_or(0);
   if (m.cost_per_audio_second != 0 && m.endpoint != Endpoint::Transcription) {
     r.fail("cost_per_audio_second", "applies only to endpoint = \"transcription\"");
+  }
+  if (const auto s = r.integer("max_audio_seconds", 1, std::numeric_limits<std::int32_t>::max())) {
+    if (m.endpoint != Endpoint::Transcription) {
+      r.fail("max_audio_seconds", "applies only to endpoint = \"transcription\"");
+    }
+    m.max_audio_seconds = *s;
   }
   constexpr std::int64_t kMaxTokens = std::numeric_limits<std::int32_t>::max();
   m.max_input_tokens = r.integer("max_input_tokens", 0, kMaxTokens).value_or(0);

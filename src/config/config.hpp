@@ -63,6 +63,9 @@ struct Timeouts {
 /// `default_max_tokens` nor `max_output_tokens`.
 inline constexpr std::int64_t kDefaultMaxTokens = 4096;
 
+/// A transcription model's max_audio_seconds unless configured: an hour.
+inline constexpr std::int64_t kDefaultMaxAudioSeconds = 3600;
+
 /// The output limit sent upstream with a chat request that asked for `requested` tokens at most
 /// (nullopt: no limit), and so the output side of its hold: `requested`, or with no limit asked
 /// for the model's `default_max_tokens`, no more than its `max_output_tokens` when it declares
@@ -101,6 +104,9 @@ struct Model {
   money::Pico input_cost_per_token = 0;  ///< USD per token, exact.
   money::Pico output_cost_per_token = 0;
   money::Pico cost_per_audio_second = 0;  ///< Transcription models: USD per second of audio.
+  /// Transcription models: the most seconds a file is held for when the gateway cannot read its
+  /// duration (anything but plain PCM WAV).
+  std::int64_t max_audio_seconds = kDefaultMaxAudioSeconds;
   std::int64_t max_input_tokens = 0;
   std::int64_t max_output_tokens = 0;
   /// Chat models: the output limit of a request that sets none (outputTokenLimit).

@@ -524,16 +524,17 @@ describe('transcriptions: upstream failures', () => {
 
 describe('transcriptions: billing (cost_per_audio_second)', () => {
   const priced = (format, file, extra = []) => multipart([['model', 'tx_priced'], ['response_format', format], ...extra, { data: file }]);
-  // A file that is not WAV is held at 750 bytes a second: 24,000 bytes hold 32 seconds.
+  // A file that is not plain PCM WAV is held at the model's max_audio_seconds (default 3600).
   const FILE24K = notWav(24_000, 2);
+  const MAX_SECONDS = 3600;
 
   const cases = [
     ['json: the upstream usage seconds', 'json', FILE24K, MOCK_AUDIO_SECONDS, false],
     ['verbose_json: the duration', 'verbose_json', FILE24K, MOCK_VERBOSE_DURATION, false],
     ['text, a WAV file: the header duration', 'text', wav(2.5), 2.5, true],
     ['srt, a WAV file: the header duration', 'srt', wav(1.25), 1.25, true],
-    ['text, not WAV: bytes / 16000', 'text', FILE24K, 1.5, true],
-    ['vtt, not WAV: bytes / 16000', 'vtt', notWav(40_000), 2.5, true],
+    ['text, not WAV: the hold, max_audio_seconds', 'text', FILE24K, MAX_SECONDS, true],
+    ['vtt, not WAV: the hold, max_audio_seconds', 'vtt', notWav(40_000), MAX_SECONDS, true],
   ];
   for (const [name, format, file, seconds, estimated] of cases) {
     test(`${name} -> ${seconds} s x ${AUDIO_PRICE} USD, endpoint transcription`, T, async () => {
@@ -573,8 +574,40 @@ describe('transcriptions: billing (cost_per_audio_second)', () => {
     assert.deepEqual(await spend('tx-dry'), []);
   });
 
+  /** The one spend row of `team` after uploading `file` (its answer a 200). */
+  const billedRow = async (team, format, file, prompt) => {
+    const k = await keyFor(team, '1');
+    const r = await upload(priced(format, file, prompt ? [['prompt', prompt]] : []), { k });
+    assert.equal(r.status, 200, r.text);
+    const rows = await spend(team);
+    assert.equal(rows.length, 1);
+    return rows[0];
+  };
+
+  test('compressed audio in a WAV header is held at max_audio_seconds and charged what the upstream reports', T, async () => {
+    const mp3InWav = wav(0.5);
+    mp3InWav.writeUInt16LE(0x55, 20); // MP3 inside: its bytes hold far more than 0.5 s
+    const row = await billedRow('tx-mp3wav', 'json', mp3InWav, 'mock:seconds=60');
+    assert.equal(row.cost, usd(60 * AUDIO_PRICE));
+    assert.equal(row.estimated, false);
+  });
+
+  test('a WAV header claiming 2 bytes of data is held, and estimated, for all the file holds', T, async () => {
+    const file = wav(2.5);
+    file.writeUInt32LE(2, 40);
+    const row = await billedRow('tx-short-claim', 'text', file);
+    assert.equal(row.cost, usd(2.5 * AUDIO_PRICE));
+    assert.equal(row.estimated, true);
+  });
+
+  test('an upstream reporting more seconds than the hold bounds: the hold is charged, flagged', T, async () => {
+    const row = await billedRow('tx-over', 'json', wav(1), 'mock:seconds=60');
+    assert.equal(row.cost, usd(1 * AUDIO_PRICE));
+    assert.equal(row.estimated, true);
+  });
+
   test('a balance below the file\'s bound -> 403 insufficient_balance, nothing sent upstream', T, async () => {
-    const k = await keyFor('tx-poor', '0.0001'); // one second; the file is bounded at 32
+    const k = await keyFor('tx-poor', '0.0001'); // one second; the file is bounded at 3600
     const before = mock.requests.length;
     const r = await upload(priced('json', FILE24K), { k });
     assertError(r, { status: 403, code: 'insufficient_balance' });

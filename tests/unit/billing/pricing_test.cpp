@@ -94,19 +94,16 @@ TEST(RerankBound, TheBodyAndTheQueryOncePerDocument) {
             (std::int64_t{1} << 31) * 10'001);
 }
 
-TEST(AudioBoundMs, TheWavDurationWhenKnown) {
-  EXPECT_EQ(audioBoundMs(1'000'000, 1234), 1234);
-  EXPECT_EQ(audioBoundMs(0, 0), 0);
+TEST(AudioBoundMs, ThePlainWavDurationWhenKnown) {
+  EXPECT_EQ(audioBoundMs(1234, 3600), 1234);
+  EXPECT_EQ(audioBoundMs(0, 3600), 0);
 }
 
-TEST(AudioBoundMs, ElseTheBytesAtTheLowestBitRateRoundedUp) {
-  static_assert(kMinAudioBytesPerSecond == 750);
-  EXPECT_EQ(audioBoundMs(0, std::nullopt), 0);
-  EXPECT_EQ(audioBoundMs(1, std::nullopt), 2);  // 1.33 ms
-  EXPECT_EQ(audioBoundMs(3, std::nullopt), 4);  // exactly 4 ms
-  EXPECT_EQ(audioBoundMs(750, std::nullopt), 1000);
-  EXPECT_EQ(audioBoundMs(751, std::nullopt), 1002);  // 1001.33 ms
-  EXPECT_EQ(audioBoundMs(25 * 1024 * 1024, std::nullopt), 34'952'534);
+TEST(AudioBoundMs, ElseTheModelsMaximum) {
+  EXPECT_EQ(audioBoundMs(std::nullopt, 3600), 3'600'000);
+  EXPECT_EQ(audioBoundMs(std::nullopt, 1), 1000);
+  // The largest max_audio_seconds the configuration takes does not overflow.
+  EXPECT_EQ(audioBoundMs(std::nullopt, 2'147'483'647), 2'147'483'647'000);
 }
 
 TEST(AudioCost, PerSecondWithPartialSecondsRoundedUp) {

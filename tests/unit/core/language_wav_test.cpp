@@ -124,8 +124,11 @@ TEST(ReadWavHeader, AnExtensibleFmtChunkIsRead) {
   le32(body, 64'000);
   le16(body, 4);
   le16(body, 16);
-  le16(body, 22);  // cbSize, then 22 bytes of extension
-  body += std::string(22, '\x01');
+  le16(body, 22);  // cbSize, then 22 bytes of extension:
+  le16(body, 16);  // valid bits,
+  le32(body, 3);   // channel mask,
+  le16(body, 1);   // and the sub-format GUID, which starts with the format: PCM.
+  body += std::string(14, '\x01');
   const auto info = readWavHeader(
       riff(chunk("fmt ", static_cast<std::uint32_t>(body.size()), body) + chunk("data", 64'000)));
   ASSERT_TRUE(info.has_value());
@@ -150,11 +153,31 @@ TEST(ReadWavHeader, TheDataIsAtMostWhatTheFileHolds) {
   ASSERT_EQ(head.size(), 44u);
   EXPECT_EQ(readWavHeader(head, 32'044).value().duration_ms, 1000);
   EXPECT_EQ(readWavHeader(head, 44).value().duration_ms, 0);
-  // A chunk stating less than the file holds is taken at its word.
-  EXPECT_EQ(readWavHeader(riff(fmt(16'000, 1, 16) + chunk("data", 16'000)), 1'000'000)
-                .value()
-                .duration_ms,
-            500);
+  // A chunk stating less than the file holds is not taken at its word: decoders read to the
+  // end, and an upstream bills what it decoded.
+  EXPECT_EQ(
+      readWavHeader(riff(fmt(16'000, 1, 16) + chunk("data", 2)), 32'044 * 2).value().duration_ms,
+      2002);
+}
+
+TEST(ReadWavHeader, OnlyPlainPcmIsRead) {
+  // Compressed audio in a WAV: its bytes hold far more seconds than PCM's would.
+  for (const std::uint16_t format : {0x0002, 0x0011, 0x0031, 0x0055}) {  // ADPCM, IMA, GSM, MP3
+    EXPECT_FALSE(readWavHeader(riff(fmt(8000, 1, 16, format) + chunk("data", 8000)), 100'000))
+        << format;
+  }
+  EXPECT_TRUE(readWavHeader(riff(fmt(16'000, 1, 32, 3) + chunk("data", 64'000))).has_value());
+  // A header claiming a rate or channels that shrink the duration of the bytes given.
+  EXPECT_FALSE(readWavHeader(riff(fmt(192'000, 8, 16) + chunk("data", 8000))).has_value());
+  EXPECT_FALSE(readWavHeader(riff(fmt(96'000, 1, 16) + chunk("data", 8000))).has_value());
+  EXPECT_FALSE(readWavHeader(riff(fmt(16'000, 6, 16) + chunk("data", 8000))).has_value());
+  // A byte rate or block size that disagrees with the samples.
+  std::string lying = fmt(16'000, 1, 16);
+  lying[8 + 8] = '\x7f';  // The byte rate's low byte.
+  EXPECT_FALSE(readWavHeader(riff(lying + chunk("data", 8000))).has_value());
+  std::string block = fmt(16'000, 1, 16);
+  block[8 + 12] = 4;
+  EXPECT_FALSE(readWavHeader(riff(block + chunk("data", 8000))).has_value());
 }
 
 TEST(ReadWavHeader, TheLargestDataChunkDoesNotOverflow) {

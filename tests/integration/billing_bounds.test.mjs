@@ -13,7 +13,7 @@ import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock, billMaxUsage, HOSTILE_USAGE } from '../fixtures/mock_upstream.mjs';
 import { startAnthropicMock, anthropicModel, OPENAI_USAGE } from '../fixtures/anthropic_upstream.mjs';
 import {
-  startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, adminOf,
+  startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, adminOf, waitFor,
 } from '../fixtures/gateway.mjs';
 
 const IN_PICO = 1_000_000n; // 0.000001 USD a prompt token
@@ -172,5 +172,72 @@ describe('holds bound the upstream: every charge is the priced usage', () => {
     assert.equal(usages[0].usage.completion_tokens, row.completion_tokens);
     assert.equal(usages[0].usage['tollgate::cost'], row.cost);
     assert.equal(row.estimated, false);
+  });
+
+  test('property: random requests against an upstream that bills the most it may', { timeout: 60_000 }, async () => {
+    // A seeded generator, so that a failure is replayed by running the test again.
+    let seed = 20261124;
+    const rand = (n) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const team = 'property';
+    const propertyKey = await keyFor(team, '50');
+    const show = async () => JSON.parse((await ok('teams', 'show', team, '--json')).stdout);
+    const start = await show();
+    const limits = { no_limits: null, capped: 100, short_default: 50, piratical: null };
+    let charged = 0n;
+    let answered = 0;
+    for (let i = 0; i < 40; i++) {
+      const fn = rand(4) === 0;
+      const model = fn ? 'tollgate::function_name::pirate' : ['no_limits', 'capped', 'short_default'][rand(3)];
+      const usage = ['mock:bill-max', 'mock:bill-max', `mock:bad-usage=${rand(HOSTILE_USAGE.length)}`][rand(3)];
+      const extra = {};
+      if (rand(2)) extra.max_tokens = rand(3000);
+      if (rand(2)) Object.assign(extra, STREAMED);
+      const body = chatBody(`${usage} ${'words '.repeat(rand(200))}`, extra, model);
+      const tag = `p${i}`;
+      const ac = new AbortController();
+      const cut = extra.stream && rand(3) === 0;
+      const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
+        method: 'POST', signal: ac.signal,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${propertyKey}` },
+        body: JSON.stringify({ ...body, 'tollgate::tags': { case: tag } }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      if (cut) {
+        await res.body.getReader().read(); // the first bytes, then the client hangs up
+        ac.abort();
+      } else {
+        await res.text();
+      }
+      const rows = await waitFor(async () => {
+        const r = await spend(team, '--tag', `case=${tag}`);
+        return r.length ? r : null;
+      }, 5000, 50);
+      assert.equal(rows.length, 1, `case ${i}: one row per exchange`);
+      const row = rows[0];
+      const what = `case ${i} ${JSON.stringify({ model, usage, extra, cut })}: ${JSON.stringify(row)}`;
+      // The hold's bound, computed as the gateway computes it, bounds every count charged.
+      const variantBytes = fn ? VARIANT_PROMPT.length + '{"role":"system","content":""},'.length : 0;
+      const bodyBytes = Buffer.byteLength(JSON.stringify({ ...body, 'tollgate::tags': { case: tag } }));
+      const modelLimit = limits[fn ? 'piratical' : model];
+      const requested = extra.max_tokens ?? (model === 'short_default' ? 50 : 4096);
+      const outputBound = modelLimit === null ? requested : Math.min(requested, modelLimit);
+      assert.ok(row.prompt_tokens >= 0 && row.prompt_tokens <= bodyBytes + variantBytes, what);
+      assert.ok(row.completion_tokens >= 0 && row.completion_tokens <= Math.max(outputBound, 1) + 200, what);
+      // The charge is the priced usage, to the pico-USD.
+      assert.equal(pico(row.cost), priced(row), what);
+      charged += pico(row.cost);
+      answered += 1;
+    }
+    // The balance moved by exactly the rows' costs, and nothing stays held.
+    const end = await waitFor(async () => {
+      const t = await show();
+      return t.reserved === 0 ? t : null;
+    }, 5000, 100);
+    assert.equal(answered, 40);
+    assert.ok(end.balance >= 0);
+    assert.equal(pico(start.balance) - pico(end.balance), charged);
   });
 });

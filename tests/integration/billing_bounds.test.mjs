@@ -6,6 +6,7 @@
 // before its final usage is charged for what was relayed, not message_start's one output token.
 // Usage that is not counts is missing (estimated, flagged), never zero; counts past what the
 // request could use are clamped to its bound (flagged), so no answer can poison the aggregates.
+// On every engine (SQLite, and PostgreSQL in the `postgres` tier).
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +26,7 @@ const STREAMED = { stream: true, stream_options: { include_usage: true } };
 const pico = (usd) => BigInt(Math.round(usd * 1e12));
 const priced = (row) => BigInt(row.prompt_tokens) * IN_PICO + BigInt(row.completion_tokens) * OUT_PICO;
 
-describe('holds bound the upstream: every charge is the priced usage', () => {
+for (const engine of ENGINES) describe(`holds bound the upstream: every charge is the priced usage, on ${engine.name}`, { skip: engine.skip }, () => {
   let mock;
   let anthropic;
   let store;
@@ -64,7 +65,7 @@ describe('holds bound the upstream: every charge is the priced usage', () => {
   before(async () => {
     mock = await startMock();
     anthropic = await startAnthropicMock();
-    store = await ENGINES[0].start();
+    store = await engine.start();
     gw = await startGateway({
       config: {
         gateway: { ...GATEWAY_DEFAULTS, auth: 'required' },

@@ -154,6 +154,16 @@ Propagation Accounts::setTeamActive(const Actor& actor, const std::string& name,
   return awaitGateways(seq);
 }
 
+Propagation Accounts::setTeamDryrun(const Actor& actor, const std::string& name, bool allow) {
+  store::Transaction tx(store_.connection());
+  const store::Team t = requireTeam(name);
+  authorize(actor, t, Action::SuspendTeam);
+  store_.setTeamDryrun(t.id, allow);
+  const std::int64_t seq = store_.bumpChange();
+  tx.commit();
+  return awaitGateways(seq);
+}
+
 store::User Accounts::addUser(const std::string& email, const std::string& display_name) {
   const std::string e = checkEmail(email);
   if (!display_name.empty()) {

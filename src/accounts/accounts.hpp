@@ -60,6 +60,8 @@ class Accounts {
   std::vector<store::Team> listTeams(const Actor& actor);
   store::Team showTeam(const Actor& actor, const std::string& name);
   Propagation setTeamActive(const Actor& actor, const std::string& name, bool active);
+  /// Whether the team's keys may send tollgate::dryrun requests (an owner's decision).
+  Propagation setTeamDryrun(const Actor& actor, const std::string& name, bool allow);
 
   store::User addUser(const std::string& email, const std::string& display_name);
   Propagation addMember(const Actor& actor, const std::string& team, const std::string& email,

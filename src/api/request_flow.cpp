@@ -34,6 +34,12 @@ std::optional<Error> noteDryrun(http::RequestContext& ctx, bool dryrun) {
                  "it (it is then billed)",
                  "tollgate::dryrun"};
   }
+  if (dryrun && !ctx.caller.team_allows_dryrun) {
+    return Error{ErrorKind::DryrunNotAllowed,
+                 "the API key's team does not take tollgate::dryrun requests (tollgate admin teams "
+                 "dryrun TEAM allow); send the request without it (it is then billed)",
+                 "tollgate::dryrun"};
+  }
   ctx.dryrun = dryrun;
   return std::nullopt;
 }

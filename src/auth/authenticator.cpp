@@ -76,6 +76,7 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   caller.key_public_id = key.public_id;
   caller.team_id = grant->team_id;
   caller.team = grant->team;
+  caller.team_allows_dryrun = grant->team_allows_dryrun;
   const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();

@@ -22,7 +22,7 @@ using accounts::UserError;
 constexpr std::string_view kUsage =
     "usage: tollgate admin [--config FILE | --data-dir DIR] COMMAND\n"
     "  teams create NAME [--balance USD] | list [--json] | show NAME [--json] |\n"
-    "        suspend NAME | resume NAME | topup NAME USD\n"
+    "        suspend NAME | resume NAME | topup NAME USD | dryrun NAME allow|deny\n"
     "  users add EMAIL [--name NAME]\n"
     "  members add TEAM EMAIL --role ROLE | role TEAM EMAIL ROLE | remove TEAM EMAIL |\n"
     "          list TEAM [--json]\n"
@@ -268,6 +268,15 @@ int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
     reportLagging(acc.setTeamActive(op, a.at(0, "NAME"), verb == "resume"));
     std::printf("%s team %s\n", verb == "resume" ? "resumed" : "suspended",
                 shown(a.at(0, "NAME")).c_str());
+  } else if (verb == "dryrun") {
+    a.expect(2);
+    const std::string& choice = a.at(1, "allow|deny");
+    if (choice != "allow" && choice != "deny") {
+      throw UsageError("teams dryrun NAME allow|deny: not " + text::printable(choice, 40));
+    }
+    reportLagging(acc.setTeamDryrun(op, a.at(0, "NAME"), choice == "allow"));
+    std::printf("team %s %s dryrun requests\n", shown(a.at(0, "NAME")).c_str(),
+                choice == "allow" ? "takes" : "refuses");
   } else {
     throw UsageError("unknown command teams " + text::printable(verb, 40));
   }

@@ -18,6 +18,7 @@ struct Caller {
   std::string key_public_id;  ///< Never the key itself: that is a secret.
   std::string team_id;
   std::string team;
+  bool team_allows_dryrun = true;  ///< Whether the team takes tollgate::dryrun requests.
 };
 
 /// Token counts reported by the upstream.

@@ -129,9 +129,15 @@ CREATE TABLE spend_daily_tags (
 );
 )sql";
 
+// Whether a team's keys may send tollgate::dryrun requests (1) or not (0).
+constexpr std::string_view kV3 = R"sql(
+ALTER TABLE teams ADD COLUMN allow_dryrun BIGINT NOT NULL DEFAULT 1;
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
+    Migration{3, "a team may refuse dryrun requests", kV3},
 };
 
 }  // namespace

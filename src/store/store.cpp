@@ -82,6 +82,11 @@ void Store::setTeamState(const std::string& team_id, const std::string& state) {
   c_->query("UPDATE teams SET state = $1 WHERE id = $2", {state, team_id});
 }
 
+void Store::setTeamDryrun(const std::string& team_id, bool allow) {
+  c_->query("UPDATE teams SET allow_dryrun = $1 WHERE id = $2",
+            {std::int64_t{allow ? 1 : 0}, team_id});
+}
+
 User Store::addUser(const std::string& email, const std::string& name) {
   User u{ids::uuidV7(), email, name, nowMs()};
   c_->query("INSERT INTO users (id, email, name, created_at) VALUES ($1, $2, $3, $4)",
@@ -218,12 +223,12 @@ std::vector<KeyGrant> Store::loadGrants(const std::vector<std::string>& key_role
       "SELECT k.public_id, k.secret_hash, k.team_id, t.name, k.revoked_at IS NOT NULL, "
       "t.state = 'active', k.created_by IS NULL OR EXISTS (SELECT 1 FROM members m WHERE "
       "m.team_id = k.team_id AND m.user_id = k.created_by AND m.role IN (" +
-      roles + ")) FROM api_keys k JOIN teams t ON t.id = k.team_id";
+      roles + ")), t.allow_dryrun = 1 FROM api_keys k JOIN teams t ON t.id = k.team_id";
   std::vector<KeyGrant> out;
   for (const Row& r : c_->query(sql, params)) {
     // Booleans come back as 1/0 (SQLite) or t/f (PostgreSQL).
     const auto flag = [&](std::size_t i) { return r.text(i) == "1" || r.text(i) == "t"; };
-    out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6)});
+    out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6), flag(7)});
   }
   return out;
 }

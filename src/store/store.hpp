@@ -77,6 +77,7 @@ struct KeyGrant {
   /// The key's creator is a member whose role may still create keys; true also for the
   /// operator's keys, which have no creator.
   bool creator_may_create = true;
+  bool team_allows_dryrun = true;  ///< The team takes tollgate::dryrun requests.
 };
 
 /// Part of a team's balance held for one request in flight, by one gateway.
@@ -156,6 +157,7 @@ class Store {
   std::vector<Team> listTeams();
   std::optional<Team> findTeam(const std::string& name);
   void setTeamState(const std::string& team_id, const std::string& state);
+  void setTeamDryrun(const std::string& team_id, bool allow);
   void topUp(const std::string& team_id, std::int64_t amount);
 
   // Users and memberships.

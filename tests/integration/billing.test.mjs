@@ -153,6 +153,17 @@ for (const engine of ENGINES) {
       } finally {
         await strict.stop();
       }
+      // Or one team, whose owner turns them off on every gateway at once.
+      const teamKey = await keyFor('nodry', '10');
+      const dry = () => postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', { 'tollgate::dryrun': true }), { headers: bearer(teamKey) });
+      assertCompletion(await dry());
+      await ok('teams', 'dryrun', 'nodry', 'deny');
+      const e = assertError(await dry(), { status: 403, type: 'permission_error', code: 'dryrun_not_allowed' });
+      assert.match(e.message, /team does not take/);
+      assertCompletion(await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'), { headers: bearer(teamKey) }));
+      await ok('teams', 'dryrun', 'nodry', 'allow');
+      assertCompletion(await dry());
+      assert.equal((await admin('teams', 'dryrun', 'nodry', 'maybe')).code, 2);
     });
 
     test('a balance that cannot cover the maximum gets 403 insufficient_balance; a top-up restores access', async () => {

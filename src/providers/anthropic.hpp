@@ -89,11 +89,12 @@ class StreamDecoder {
   std::int64_t created_;
   std::string id_;
   bool started_ = false;
-  int tools_ = 0;           ///< Tool blocks seen so far: the next one's OpenAI index.
-  int tool_block_ = -1;     ///< Anthropic's index of the open tool_use block, or -1.
-  bool reported_ = false;   ///< Whether any usage has been reported.
-  bool untrusted_ = false;  ///< Whether a reported count was not a count: usage is then missing.
-  std::int64_t input_ = 0;  ///< Prompt tokens, cache reads and writes included.
+  int tools_ = 0;             ///< Tool blocks seen so far: the next one's OpenAI index.
+  int tool_block_ = -1;       ///< Anthropic's index of the open tool_use block, or -1.
+  bool reported_ = false;     ///< Whether any usage has been reported.
+  bool untrusted_ = false;    ///< Whether a reported count was not a count: usage is then missing.
+  bool input_known_ = false;  ///< Whether the prompt's count has been reported (else missing).
+  std::int64_t input_ = 0;    ///< Prompt tokens, cache reads and writes included.
   std::int64_t output_ = 0;
   std::string content_head_;  ///< A content chunk up to its escaped text (see emitContent).
   std::string content_tail_;  ///< …and after it.

@@ -74,7 +74,7 @@ void StreamDecoder::emitContent(std::string_view text, std::string& out) {
 }
 
 std::optional<openai::Usage> StreamDecoder::reportedUsage() const {
-  if (!reported_ || untrusted_) {
+  if (!reported_ || untrusted_ || !input_known_) {
     return std::nullopt;
   }
   return openai::usageOf(input_, output_);
@@ -114,6 +114,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
       const auto prompt = promptTokens(*u);
       const auto output = json::countMember(*u, "output_tokens");
       untrusted_ = !prompt || !output;
+      input_known_ = prompt.has_value();
       input_ = prompt.value_or(0);
       output_ = output.value_or(0);
     }
@@ -220,6 +221,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
       if (json::member(*u, "input_tokens") != nullptr) {
         const auto prompt = promptTokens(*u);
         untrusted_ = untrusted_ || !prompt;
+        input_known_ = input_known_ || prompt.has_value();
         input_ = prompt.value_or(input_);
       }
       if (json::member(*u, "output_tokens") != nullptr) {
@@ -228,7 +230,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
         output_ = output.value_or(output_);
       }
       reported_ = true;
-      if (!untrusted_) {
+      if (!untrusted_ && input_known_) {
         usage = openai::usageOf(input_, output_);
       }
       if (meta_.include_raw_usage) {
@@ -244,7 +246,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     return false;
   }
   if (type == "message_stop") {
-    if (untrusted_) {
+    if (untrusted_ || !input_known_) {
       usage.reset();  // Missing, not zero: the charge is estimated, and flagged.
     } else {
       usage = openai::usageOf(input_, output_);

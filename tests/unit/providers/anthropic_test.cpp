@@ -629,6 +629,18 @@ TEST(AnthropicStream, MalformedEventsAreBadGateways) {
   }
 }
 
+TEST(AnthropicStream, UsageWithoutThePromptsCountIsMissing) {
+  // No usage in message_start, only output_tokens later: the prompt is not known to be 0.
+  const Streamed s =
+      run({{"message_start", R"({"type":"message_start","message":{"id":"m"}})"},
+           {"message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},)"
+                             R"("usage":{"output_tokens":9}})"},
+           {"message_stop", R"({"type":"message_stop"})"}},
+          meta(true));
+  EXPECT_TRUE(s.complete);
+  EXPECT_FALSE(s.usage.has_value());
+}
+
 TEST(AnthropicExchange, RequestHeadersAndBody) {
   std::string text = R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})";
   const openai::ChatRequest req = decode(text);

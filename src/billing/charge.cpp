@@ -92,14 +92,7 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   openai::Usage usage;
   bool estimated = false;
   if (produced.usage) {
-    // Counts above what the request could use are not what it used: clamped, and flagged.
     usage = *produced.usage;
-    if (usage.prompt_tokens > facts_.bound.prompt ||
-        usage.completion_tokens > facts_.bound.completion) {
-      usage.prompt_tokens = std::min(usage.prompt_tokens, facts_.bound.prompt);
-      usage.completion_tokens = std::min(usage.completion_tokens, facts_.bound.completion);
-      estimated = true;
-    }
   } else if (model_->cost_per_audio_second == 0 &&
              (produced.chunks > 0 || produced.answer_bytes > 0)) {
     // The answer reached the client (in part) without its final usage: estimate it, never below
@@ -114,6 +107,14 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
       usage.completion_tokens =
           std::max(usage.completion_tokens, produced.interim_usage->completion_tokens);
     }
+  }
+  // Counts above what the request could use are not what it used, whether an upstream reported
+  // them or they were estimated from chunks it sent past its limit: clamped, and flagged.
+  if (usage.prompt_tokens > facts_.bound.prompt ||
+      usage.completion_tokens > facts_.bound.completion) {
+    usage.prompt_tokens = std::min(usage.prompt_tokens, facts_.bound.prompt);
+    usage.completion_tokens = std::min(usage.completion_tokens, facts_.bound.completion);
+    estimated = true;
   }
   // A client that hung up cancels the handler; what it was sent is still charged, and the row
   // says that the client left.

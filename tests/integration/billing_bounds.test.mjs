@@ -164,6 +164,15 @@ for (const engine of ENGINES) describe(`holds bound the upstream: every charge i
     assert.equal(noLimits.completion_tokens, all.reduce((a, r) => a + r.completion_tokens, 0));
   });
 
+  test('a stream that sends more chunks than its limit, then fails: the estimate is clamped to the bound', async () => {
+    const { r, row } = await billed(chatBody('mock:stream-error', { max_tokens: 1, ...STREAMED }, 'no_limits'));
+    const content = r.text.split('\n\n').filter((e) => /"content":"[^"]+"/.test(e)).length;
+    assert.ok(content > 1, `${content} content chunks relayed: ${r.text}`);
+    assert.equal(row.estimated, true);
+    assert.equal(row.completion_tokens, 1, JSON.stringify(row));
+    assert.equal(pico(row.cost), priced(row));
+  });
+
   test('a stream that reports its usage twice: the client sees one usage chunk, the one charged', async () => {
     const { r, row } = await billed(chatBody('mock:usage-twice', STREAMED, 'no_limits'));
     const usages = r.text.split('\n\n').filter((e) => e.startsWith('data: {'))

@@ -49,15 +49,14 @@ class Exchange {
   const std::optional<openai::Usage>& usage() const { return usage_; }
 
   /// Counts the upstream reported before its final usage (Anthropic's message_start): a stream
-  /// cut before the final usage is charged at least these.
-  const std::optional<openai::Usage>& interimUsage() const { return interim_usage_; }
+  /// cut before the final usage is charged at least these. None for a wire without them.
+  virtual std::optional<openai::Usage> interimUsage() const { return std::nullopt; }
 
   /// Seconds of audio the answer covers, in milliseconds (transcriptions); 0 otherwise.
   std::int64_t audioMs() const { return audio_ms_; }
 
  protected:
   std::optional<openai::Usage> usage_;
-  std::optional<openai::Usage> interim_usage_;
   std::int64_t audio_ms_ = 0;
 };
 

@@ -194,10 +194,10 @@ class AnthropicExchange final : public Exchange {
   }
 
   Result<bool> event(std::string_view name, std::string& data, std::string& out) override {
-    auto done = decoder_.event(name, data, out, usage_);
-    interim_usage_ = decoder_.reportedUsage();
-    return done;
+    return decoder_.event(name, data, out, usage_);
   }
+
+  std::optional<openai::Usage> interimUsage() const override { return decoder_.reportedUsage(); }
 
   Error error(int status, const std::string& body) override { return translateError(status, body); }
 

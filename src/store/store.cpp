@@ -213,11 +213,14 @@ void Store::revokeKey(const std::string& id) {
 
 std::vector<KeyGrant> Store::loadGrants(const std::vector<std::string>& key_roles) {
   // A key authorizes inference while its creator is a member whose role may create keys.
-  std::string roles = "NULL";  // IN (NULL) matches nothing.
+  std::string roles;  // $1, $2, …
   std::vector<Param> params;
-  for (std::size_t i = 0; i < key_roles.size(); ++i) {
-    roles = (i == 0 ? "$" : roles + ", $") + std::to_string(i + 1);
-    params.emplace_back(key_roles[i]);
+  for (const std::string& role : key_roles) {
+    params.emplace_back(role);
+    roles += (roles.empty() ? "$" : ", $") + std::to_string(params.size());
+  }
+  if (roles.empty()) {
+    roles = "NULL";  // IN (NULL) matches nothing.
   }
   const std::string sql =
       "SELECT k.public_id, k.secret_hash, k.team_id, t.name, k.revoked_at IS NOT NULL, "

@@ -35,11 +35,12 @@ void forgetDeadLocalGateways(store::Store& db) {
 }  // namespace
 
 KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id,
-                         std::vector<std::string> key_roles)
+                         std::vector<std::string> key_roles, store::Liveness& liveness)
     : where_(std::move(where)),
       keys_(keys),
       gateway_id_(std::move(gateway_id)),
-      key_roles_(std::move(key_roles)) {
+      key_roles_(std::move(key_roles)),
+      liveness_(liveness) {
   db_ = std::make_unique<store::Store>(store::connect(where_));
   db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
   db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, -1});
@@ -71,7 +72,13 @@ void KeyFollower::reload() {
   const std::shared_ptr<KeyTable> previous = keys_.latest();
   keys_.publish(std::make_shared<KeyTable>(rows, previous.get()));
   applied_ = seq;
+  heartbeat();
+}
+
+void KeyFollower::heartbeat() {
+  const auto started = Clock::now();
   db_->heartbeat(gateway_id_, applied_);
+  liveness_.beat(started, Clock::now());
 }
 
 void KeyFollower::flush() {
@@ -107,7 +114,7 @@ void KeyFollower::step(Clock::time_point& last_beat, Clock::time_point& last_flu
     reload();  // Heartbeats too.
     last_beat = Clock::now();
   } else if (Clock::now() >= beat_due) {
-    db_->heartbeat(gateway_id_, applied_);
+    heartbeat();
     last_beat = Clock::now();
   }
   if (Clock::now() - last_flush >= kFlushEvery) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "auth/key_table.hpp"
+#include "store/liveness.hpp"
 #include "store/store.hpp"
 
 namespace tollgate::auth {
@@ -24,9 +25,10 @@ class KeyFollower {
 
   /// Connects, registers the gateway as `gateway_id`, loads and publishes the first table, then
   /// follows on a thread. `key_roles` are the roles that may create keys: a key works while its
-  /// creator has one. Throws StoreError when the store cannot be reached at start.
+  /// creator has one. Each heartbeat that commits is told to `liveness`. Throws StoreError when
+  /// the store cannot be reached at start.
   KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id,
-              std::vector<std::string> key_roles);
+              std::vector<std::string> key_roles, store::Liveness& liveness);
   /// Stops following, flushes last-used times and unregisters.
   ~KeyFollower();
   KeyFollower(const KeyFollower&) = delete;
@@ -37,6 +39,8 @@ class KeyFollower {
   using Clock = std::chrono::steady_clock;
   void step(Clock::time_point& last_beat, Clock::time_point& last_flush);
   void reload();
+  /// Records that this gateway is alive, in the store and then in liveness_.
+  void heartbeat();
   void flush();
   void reconnect();
 
@@ -44,6 +48,7 @@ class KeyFollower {
   KeyDirectory& keys_;
   std::string gateway_id_;
   std::vector<std::string> key_roles_;
+  store::Liveness& liveness_;
   std::unique_ptr<store::Store> db_;
   std::int64_t applied_ = -1;
   std::atomic<bool> stop_{false};

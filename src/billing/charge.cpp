@@ -161,7 +161,10 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   row.streamed = facts_.streamed;
   row.estimated = estimated;
   ctx_->cost = row.cost;
-  settled_ = co_await ledger_->settle(hold_, std::move(row));
+  // An answer not yet complete can still be refused, as any whose charge failed; one the client
+  // left or the upstream cut is charged what the balance covers, should its hold be gone.
+  const bool withholdable = !left && produced.status == kStatusOk;
+  settled_ = co_await ledger_->settle(hold_, std::move(row), withholdable);
   co_return *settled_;
 }
 

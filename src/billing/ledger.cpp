@@ -18,9 +18,7 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-/// A gateway that has not heartbeaten for this long (by the store's clock) is dead: its holds go
-/// back to the balance. Heartbeats come every 500 ms.
-constexpr std::int64_t kDeadAfterMs = 10'000;
+constexpr std::int64_t kDeadAfterMs = store::Liveness::kDeadAfter.count();
 constexpr std::chrono::seconds kReclaimEvery{5};
 /// An escrow unused this long goes back to its team's balance, for the team's other gateways.
 constexpr std::chrono::seconds kEscrowIdle{1};
@@ -41,8 +39,8 @@ constexpr std::int64_t kMsPerDay = 86'400'000;
 
 }  // namespace
 
-Ledger::Ledger(store::Location where, Options options)
-    : where_(std::move(where)), options_(std::move(options)) {
+Ledger::Ledger(store::Location where, Options options, const store::Liveness& liveness)
+    : where_(std::move(where)), options_(std::move(options)), liveness_(liveness) {
   // The key follower has registered this gateway and forgotten this host's dead ones: their
   // holds go back now.
   {
@@ -105,7 +103,9 @@ asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico
   {
     std::lock_guard lock(escrow_mu_);
     const auto it = escrows_.find(team_id);
-    if (it != escrows_.end() && !it->second.hold_id.empty() && it->second.free >= amount) {
+    const std::optional<std::uint64_t> epoch = liveness_.trusted(Clock::now());
+    if (it != escrows_.end() && epoch && it->second.confirmed == epoch &&
+        it->second.free >= amount) {
       it->second.free -= amount;
       it->second.used = Clock::now();
       co_return HoldReply{HoldStatus::Held, 0, {it->second.hold_id, std::move(team_id), amount}};
@@ -124,12 +124,14 @@ asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico
   co_return HoldReply{status, r.hold.available, r.hold.held ? r.granted : store::Hold{}};
 }
 
-asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row) {
+asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row, bool withholdable) {
   Op op;
   op.kind = Kind::Settle;
   op.hold = std::move(h);
   op.row = std::move(row);
-  co_return (co_await submit(std::move(op))).committed;
+  op.withholdable = withholdable;
+  const Reply r = co_await submit(std::move(op));
+  co_return r.committed&& r.settled != store::SettleOutcome::Withheld;
 }
 
 void Ledger::release(const store::Hold& h) {
@@ -159,6 +161,7 @@ void Ledger::drawFromEscrows(std::span<Op> ops) {
       e.hold_id = ids::uuidV7();
     }
     op.hold.id = e.hold_id;
+    op.existing = e.stored;
     op.from_escrow = std::min(e.free, op.hold.amount);
     e.free -= op.from_escrow;
     e.used = Clock::now();
@@ -193,10 +196,10 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
                        replies[i].hold =
                            db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.from_escrow},
                                    options_.gateway_id, times(kEscrowRequests, op.hold.amount),
-                                   times(kEscrowPlentyRequests, op.hold.amount));
+                                   times(kEscrowPlentyRequests, op.hold.amount), op.existing);
                        break;
                      case Kind::Settle:
-                       replies[i].hold_kept = db.settle(op.hold.id, op.row);
+                       replies[i].settled = db.settle(op.hold.id, op.row, op.withholdable);
                        break;
                    }
                  }
@@ -213,30 +216,32 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
   return true;
 }
 
-void Ledger::account(const Op& op, const Reply& reply) {
+void Ledger::account(const Op& op, const Reply& reply, std::uint64_t epoch) {
   std::lock_guard lock(escrow_mu_);
   Escrow& e = escrows_[op.hold.team_id];
-  const bool same = e.hold_id == op.hold.id;
-  switch (op.kind) {
-    case Kind::Hold:
-      if (!(reply.committed && reply.hold.held)) {
-        if (same) {
-          e.free += op.from_escrow;  // Not taken: what the escrow lent goes back.
-        }
-      } else if (same) {
-        e.free += reply.hold.extra;
-      }
-      break;
-    case Kind::Settle:
-      // A charge not recorded leaves its hold to its Charge, which releases it.
-      if (reply.committed && !reply.hold_kept) {
-        if (same) {
-          e = Escrow{};  // The store reclaimed it: what is at hand is no longer reserved.
-        }
-      } else if (reply.committed && same) {
-        e.free += op.hold.amount - op.row.cost;  // What the request did not cost.
-      }
-      break;
+  if (e.hold_id != op.hold.id) {
+    return;  // An escrow made since: what the store did concerns one that is gone.
+  }
+  if (!reply.committed) {
+    if (op.kind == Kind::Hold) {
+      e.free += op.from_escrow;  // Not taken: what the escrow lent goes back.
+    }
+    return;  // A charge not recorded leaves its hold to its Charge, which releases it.
+  }
+  const bool gone =
+      op.kind == Kind::Hold ? reply.hold.gone : reply.settled != store::SettleOutcome::Kept;
+  if (gone) {
+    e = Escrow{};  // The store reclaimed it: what is at hand is no longer reserved.
+    return;
+  }
+  if (op.kind == Kind::Hold) {
+    e.free += reply.hold.held ? reply.hold.extra : op.from_escrow;
+    e.stored = e.stored || reply.hold.held;
+  } else {
+    e.free += op.hold.amount - op.row.cost;  // What the request did not cost.
+  }
+  if (e.stored) {
+    e.confirmed = epoch;  // Its row was there in this transaction.
   }
 }
 
@@ -247,6 +252,7 @@ void Ledger::commit(std::deque<Op>& batch) {
                    [](const Op& a, const Op& b) { return a.hold.team_id < b.hold.team_id; });
   std::vector<Op> ops(std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
   drawFromEscrows(ops);
+  const std::uint64_t epoch = liveness_.epoch();
   std::vector<Reply> replies(ops.size());
   if (!apply(ops, replies) && ops.size() > 1 && db_) {
     // The store is there but refused one of them: each on its own, so that one request's
@@ -255,9 +261,16 @@ void Ledger::commit(std::deque<Op>& batch) {
       apply(std::span(ops).subspan(i, 1), std::span(replies).subspan(i, 1));
     }
   }
+  std::deque<Op> again;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     Reply& r = replies[i];
-    account(ops[i], r);
+    account(ops[i], r, epoch);
+    if (r.committed && ops[i].kind == Kind::Hold && r.hold.gone) {
+      // Its escrow was reclaimed: asked again, whole, of the escrow made in its place.
+      ops[i].from_escrow = 0;
+      again.push_back(std::move(ops[i]));
+      continue;
+    }
     if (!r.committed) {
       r = Reply{};
     } else if (ops[i].kind == Kind::Hold) {
@@ -268,6 +281,11 @@ void Ledger::commit(std::deque<Op>& batch) {
     if (ops[i].done) {
       ops[i].done(r);
     }
+  }
+  if (!again.empty()) {
+    std::lock_guard lock(mu_);
+    queue_.insert(queue_.begin(), std::make_move_iterator(again.begin()),
+                  std::make_move_iterator(again.end()));
   }
 }
 

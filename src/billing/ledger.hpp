@@ -8,6 +8,12 @@
 // commit ends (natural group commit). Coroutines await their own operation; no I/O thread touches
 // the database. The thread also reclaims the holds of gateways that died and prunes old spend
 // rows.
+//
+// A gateway taken for dead (it stopped heartbeating for Liveness::kDeadAfter) has its holds
+// reclaimed by another. So the escrow at hand is spent in memory only while this gateway's
+// heartbeats are trusted and the escrow's row was found in the store since the last gap; else
+// the store is asked, which finds a reclaimed row gone and starts a new one. A request admitted
+// on a hold that is gone by its settlement is charged only what the team has available.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -18,12 +24,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
 #include "core/money.hpp"
+#include "store/liveness.hpp"
 #include "store/store.hpp"
 
 namespace tollgate::billing {
@@ -44,8 +52,9 @@ class Ledger {
   };
 
   /// Connects, forgets this host's dead gateways and reclaims the holds they left, then starts
-  /// the writer thread. Throws StoreError when the store cannot be reached.
-  Ledger(store::Location where, Options options);
+  /// the writer thread. `liveness` says how recently this gateway's heartbeats committed.
+  /// Throws StoreError when the store cannot be reached.
+  Ledger(store::Location where, Options options, const store::Liveness& liveness);
   /// Commits what is queued, gives the escrows back to their balances, then stops, and says on
   /// stdout how many operations its commits held on average.
   ~Ledger();
@@ -56,8 +65,10 @@ class Ledger {
   /// has that much at hand, else through the store.
   boost::asio::awaitable<HoldReply> hold(std::string team_id, money::Pico amount);
   /// Debits the charge out of its hold and writes its spend row, in one transaction; true once
-  /// committed, false when the store failed (the hold is then given back).
-  boost::asio::awaitable<bool> settle(store::Hold h, store::SpendRow row);
+  /// committed, false when the store failed (the hold is then given back). When the hold was
+  /// reclaimed meanwhile, an answer that is `withholdable` is refused (false) unless the team's
+  /// available balance covers it; one that is not is charged what the balance covers.
+  boost::asio::awaitable<bool> settle(store::Hold h, store::SpendRow row, bool withholdable);
   /// Gives an unsettled hold back to its escrow (no store write).
   void release(const store::Hold& h);
 
@@ -68,19 +79,24 @@ class Ledger {
     std::string hold_id;     ///< Its row in `holds`; another one once the store lost it.
     money::Pico free = 0;    ///< Reserved in the store, promised to no request.
     Clock::time_point used;  ///< When a request last took from it.
+    bool stored = false;     ///< Its row was made in the store.
+    /// The Liveness epoch in which its row was last found in the store, if any.
+    std::optional<std::uint64_t> confirmed;
   };
   struct Reply {
     bool committed = false;
     store::HoldOutcome hold;
-    bool hold_kept = true;  ///< Settle: the hold's row was still there.
-    store::Hold granted;    ///< Hold: the escrow row, the team and the amount.
+    store::SettleOutcome settled = store::SettleOutcome::Kept;
+    store::Hold granted;  ///< Hold: the escrow row, the team and the amount.
   };
   enum class Kind { Hold, Settle };
   struct Op {
     Kind kind = Kind::Hold;
     store::Hold hold;
     money::Pico from_escrow = 0;  ///< Hold: the part the escrow at hand covered.
+    bool existing = false;        ///< Hold: its escrow's row was made in the store.
     store::SpendRow row;
+    bool withholdable = false;  ///< Settle: the answer can still be refused.
     /// Resumes the waiter on its own event loop.
     std::function<void(Reply)> done;
   };
@@ -101,8 +117,9 @@ class Ledger {
   /// Takes from the escrow at hand what it can of each hold's amount, before the store is asked
   /// for the rest.
   void drawFromEscrows(std::span<Op> ops);
-  /// What the store did with `op`, applied to its escrow.
-  void account(const Op& op, const Reply& reply);
+  /// What the store did with `op`, applied to its escrow; `epoch` is the Liveness epoch read
+  /// before the store was asked.
+  void account(const Op& op, const Reply& reply, std::uint64_t epoch);
   /// Gives back to the balances what the escrows hold at hand: those unused for a while, or all.
   void returnEscrows(bool all);
   void maintain();
@@ -112,6 +129,7 @@ class Ledger {
 
   store::Location where_;
   Options options_;
+  const store::Liveness& liveness_;
   std::unique_ptr<store::Store> db_;
   std::mutex mu_;
   std::condition_variable wake_;

@@ -479,9 +479,9 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
   if (a.flag("csv")) {
     std::printf(
         "request_id,created_at,team,key,endpoint,model,provider,episode_id,prompt_tokens,"
-        "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated\n");
+        "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated,uncollected\n");
     for (const store::SpendRow& s : rows) {
-      std::printf("%s,%s,%s,%s,%s,%s,%s,%s,%lld,%lld,%s,%s,%lld,%lld,%s,%s\n",
+      std::printf("%s,%s,%s,%s,%s,%s,%s,%s,%lld,%lld,%s,%s,%lld,%lld,%s,%s,%s\n",
                   csv(s.request_id).c_str(), csv(text::utcTimestamp(s.created_at)).c_str(),
                   csv(s.team).c_str(), csv(s.key_public_id).c_str(), csv(s.endpoint).c_str(),
                   csv(s.model).c_str(), csv(s.provider).c_str(), csv(s.episode_id).c_str(),
@@ -489,7 +489,7 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
                   static_cast<long long>(s.completion_tokens), money::formatUsd(s.cost).c_str(),
                   csv(s.tags_json).c_str(), static_cast<long long>(s.status),
                   static_cast<long long>(s.upstream_ms), s.streamed ? "true" : "false",
-                  s.estimated ? "true" : "false");
+                  s.estimated ? "true" : "false", money::formatUsd(s.uncollected).c_str());
     }
     return;
   }
@@ -517,6 +517,7 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
       w.field("streamed", s.streamed);
       w.field("estimated", s.estimated);
       w.field("cache_hit", s.cache_hit);
+      usdField(w, "uncollected", s.uncollected);
       w.endObject();
     }
     w.endArray();
@@ -524,12 +525,15 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
     return;
   }
   for (const store::SpendRow& s : rows) {
-    std::printf("%s\t%s\t%s\t%s\t%lld+%lld tokens\t%s USD\t%lld%s\n",
+    std::printf("%s\t%s\t%s\t%s\t%lld+%lld tokens\t%s USD\t%lld%s%s\n",
                 text::utcTimestamp(s.created_at).c_str(), s.request_id.c_str(),
                 shown(s.model).c_str(), s.key_public_id.empty() ? "-" : s.key_public_id.c_str(),
                 static_cast<long long>(s.prompt_tokens),
                 static_cast<long long>(s.completion_tokens), money::formatUsd(s.cost).c_str(),
-                static_cast<long long>(s.status), s.estimated ? "\testimated" : "");
+                static_cast<long long>(s.status), s.estimated ? "\testimated" : "",
+                s.uncollected > 0
+                    ? ("\tuncollected " + money::formatUsd(s.uncollected) + " USD").c_str()
+                    : "");
   }
 }
 

@@ -76,13 +76,16 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   // starts first and stops last.
   const std::string gateway_id = ids::uuidV7();
   auth::KeyDirectory keys;
+  store::Liveness liveness;
   std::unique_ptr<auth::KeyFollower> follower;
   std::unique_ptr<billing::Ledger> ledger;
   try {
     follower = std::make_unique<auth::KeyFollower>(
-        setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey));
+        setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey),
+        liveness);
     ledger = std::make_unique<billing::Ledger>(
-        setup.location, billing::Ledger::Options{gateway_id, config.storage.spend_retention_days});
+        setup.location, billing::Ledger::Options{gateway_id, config.storage.spend_retention_days},
+        liveness);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the store cannot be followed: %s\n", e.what());
     return 1;

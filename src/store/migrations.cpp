@@ -134,10 +134,17 @@ constexpr std::string_view kV3 = R"sql(
 ALTER TABLE teams ADD COLUMN allow_dryrun BIGINT NOT NULL DEFAULT 1;
 )sql";
 
+// What a settlement could not collect: its hold was reclaimed from a gateway taken for dead, and
+// the team's balance no longer covered the answer it had already delivered.
+constexpr std::string_view kV4 = R"sql(
+ALTER TABLE spend ADD COLUMN uncollected BIGINT NOT NULL DEFAULT 0;
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
     Migration{3, "a team may refuse dryrun requests", kV3},
+    Migration{4, "the part of a charge the balance could not cover", kV4},
 };
 
 }  // namespace

@@ -94,6 +94,15 @@ struct HoldOutcome {
   bool team_active = false;
   std::int64_t available = 0;
   std::int64_t extra = 0;  ///< Held beyond the amount asked for, when some was wanted.
+  bool gone = false;       ///< The hold to add to was reclaimed: nothing was done.
+};
+
+/// What became of a settlement.
+enum class SettleOutcome {
+  Kept,       ///< Debited out of its hold, the spend row written.
+  Reclaimed,  ///< Its hold was gone: debited what the balance had available, up to the cost (the
+              ///< rest is the row's `uncollected`), the spend row written.
+  Withheld,   ///< Its hold was gone and the balance could not cover it: nothing written.
 };
 
 /// One billed request in the spend log.
@@ -110,7 +119,8 @@ struct SpendRow {
   std::string episode_id;
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
-  std::int64_t cost = 0;                                  ///< pico-USD
+  std::int64_t cost = 0;         ///< pico-USD debited from the balance
+  std::int64_t uncollected = 0;  ///< pico-USD of the priced usage the balance could not cover
   std::vector<std::pair<std::string, std::string>> tags;  ///< Written only; read as tags_json.
   std::string tags_json = "{}";
   std::int64_t status = 0;
@@ -200,17 +210,21 @@ class Store {
   // Holds and the spend log (store_billing.cpp). Each runs in the caller's transaction. A hold
   // row is one gateway's reservation for one team (its escrow): the sum of what that gateway's
   // requests in flight may cost, and what it keeps at hand for the next ones.
-  /// Adds `h.amount` to hold `h.id` (made for `gateway_id` if new) if the team is active and its
-  /// balance less what is held covers it; then, if the team still has more than `only_above`
-  /// available, up to `extra` more, at most a quarter of what it has left.
+  /// Adds `h.amount` to hold `h.id` if the team is active and its balance less what is held
+  /// covers it; then, if the team still has more than `only_above` available, up to `extra`
+  /// more, at most a quarter of what it has left. The hold is made for `gateway_id` when new;
+  /// one that is `existing` is added to only while it is still there (else `gone`): a hold that
+  /// was reclaimed is never made again.
   HoldOutcome hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,
-                   std::int64_t only_above);
+                   std::int64_t only_above, bool existing);
   /// Takes `amount` back from hold `hold_id` into the balance; false when the hold is gone
   /// (reclaimed). A hold left at zero is removed.
   bool shrinkHold(const std::string& hold_id, std::int64_t amount);
-  /// Debits `row.cost` from the team, out of hold `hold_id` (when it is still there), and writes
-  /// the spend row and its daily aggregates; false when the hold was gone.
-  bool settle(const std::string& hold_id, const SpendRow& row);
+  /// Debits `row.cost` from the team out of hold `hold_id` and writes the spend row and its daily
+  /// aggregates. When the hold is gone (reclaimed from a gateway taken for dead) the balance less
+  /// what is held still never goes below zero: an answer that is `withholdable` and not covered is
+  /// Withheld; otherwise what is available is debited and the rest recorded as uncollected.
+  SettleOutcome settle(const std::string& hold_id, SpendRow row, bool withholdable);
   /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
   std::int64_t reclaimHolds(std::int64_t alive_window_ms);
   /// Deletes raw spend rows older than `before_ms` (aggregates stay); returns how many.
@@ -233,6 +247,9 @@ class Store {
   void forgetGatewaysUnseenFor(std::int64_t ms);
 
  private:
+  /// Writes a spend row and adds it to its daily aggregates.
+  void writeSpend(const SpendRow& s);
+
   std::unique_ptr<Connection> c_;
 };
 

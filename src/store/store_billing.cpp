@@ -10,7 +10,7 @@ namespace {
 constexpr std::string_view kSpendColumns =
     "SELECT s.request_id, s.created_at, s.team_id, t.name, s.key_public_id, s.endpoint, s.model, "
     "s.provider, s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags, "
-    "s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit FROM spend s "
+    "s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit, s.uncollected FROM spend s "
     "JOIN teams t ON t.id = s.team_id ";
 
 SpendRow spendRow(const Row& r) {
@@ -34,6 +34,7 @@ SpendRow spendRow(const Row& r) {
   s.streamed = r.integer(16) != 0;
   s.estimated = r.integer(17) != 0;
   s.cache_hit = r.integer(18) != 0;
+  s.uncollected = r.integer(19);
   return s;
 }
 
@@ -55,7 +56,13 @@ std::string_view groupColumn(SpendGroup by) {
 }  // namespace
 
 HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,
-                        std::int64_t only_above) {
+                        std::int64_t only_above, bool existing) {
+  // The hold's row first (locked, as settlements and reclaims take them): requests admitted on a
+  // hold that was reclaimed meanwhile settle as such, never into a row made again under its id.
+  if (existing &&
+      c_->query("UPDATE holds SET amount = amount WHERE id = $1 RETURNING 1", {h.id}).empty()) {
+    return {.gone = true};
+  }
   const Rows held = c_->query(
       "UPDATE teams SET reserved = reserved + $1 WHERE id = $2 AND state = 'active' AND "
       "balance - reserved >= $1 RETURNING balance - reserved",
@@ -101,23 +108,42 @@ bool Store::shrinkHold(const std::string& hold_id, std::int64_t amount) {
   return true;
 }
 
-bool Store::settle(const std::string& hold_id, const SpendRow& s) {
-  // Only a hold still there gives back its share: one reclaimed meanwhile was released whole.
-  const bool held = !c_->query("UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING 1",
-                               {s.cost, hold_id})
-                         .empty();
-  c_->query(held ? "UPDATE teams SET balance = balance - $1, reserved = reserved - $1 WHERE id = $2"
-                 : "UPDATE teams SET balance = balance - $1 WHERE id = $2",
-            {s.cost, s.team_id});
+SettleOutcome Store::settle(const std::string& hold_id, SpendRow row, bool withholdable) {
+  if (!c_->query("UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING 1",
+                 {row.cost, hold_id})
+           .empty()) {
+    c_->query("UPDATE teams SET balance = balance - $1, reserved = reserved - $1 WHERE id = $2",
+              {row.cost, row.team_id});
+    writeSpend(row);
+    return SettleOutcome::Kept;
+  }
+  // Reclaimed while this gateway was taken for dead, and released whole: other requests may
+  // have been admitted on that money since. Only what the team has available now is taken.
+  const Rows team =
+      c_->query("UPDATE teams SET balance = balance WHERE id = $1 RETURNING balance - reserved",
+                {row.team_id});
+  const std::int64_t available = team.empty() ? 0 : std::max<std::int64_t>(team[0].integer(0), 0);
+  const std::int64_t covered = std::min(row.cost, available);
+  if (covered < row.cost && withholdable) {
+    return SettleOutcome::Withheld;
+  }
+  c_->query("UPDATE teams SET balance = balance - $1 WHERE id = $2", {covered, row.team_id});
+  row.uncollected = row.cost - covered;
+  row.cost = covered;
+  writeSpend(row);
+  return SettleOutcome::Reclaimed;
+}
+
+void Store::writeSpend(const SpendRow& s) {
   c_->query(
       "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
       "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
-      "upstream_ms, streamed, estimated, cache_hit) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-      "$10, $11, $12, $13, $14, $15, $16, $17, $18)",
+      "upstream_ms, streamed, estimated, cache_hit, uncollected) VALUES ($1, $2, $3, $4, $5, $6, "
+      "$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
       {s.request_id, s.created_at, s.team_id, s.key_public_id, s.endpoint, s.model, s.provider,
        s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags_json, s.status,
        s.upstream_ms, std::int64_t{s.streamed}, std::int64_t{s.estimated},
-       std::int64_t{s.cache_hit}});
+       std::int64_t{s.cache_hit}, s.uncollected});
   const std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
   c_->query(
       "INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
@@ -139,7 +165,6 @@ bool Store::settle(const std::string& hold_id, const SpendRow& s) {
         "cost = spend_daily_tags.cost + excluded.cost",
         {s.team_id, day, tag, value, s.prompt_tokens, s.completion_tokens, s.cost});
   }
-  return held;
 }
 
 std::int64_t Store::reclaimHolds(std::int64_t alive_window_ms) {

@@ -1,6 +1,7 @@
 // The ledger on a SQLite store: concurrent holds never take more than the balance, what a request
-// did not cost serves the next ones from the escrow and goes back to the balance when unused, and
-// one operation the store refuses fails alone, not the batch it was committed with.
+// did not cost serves the next ones from the escrow and goes back to the balance when unused, one
+// operation the store refuses fails alone, not the batch it was committed with, and holds
+// reclaimed while the gateway seemed dead never let the balance go below zero.
 #include "billing/ledger.hpp"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,8 @@ class LedgerTest : public ::testing::Test {
     store::migrate(db_->connection());
     team_ = db_->createTeam("acme").id;
     db_->registerGateway({"gw", "test-host", 0, 0, 0});
-    ledger_ = std::make_unique<Ledger>(where_, Ledger::Options{"gw", 0});
+    beat(store::Liveness::Clock::now());
+    ledger_ = std::make_unique<Ledger>(where_, Ledger::Options{"gw", 0}, liveness_);
     io_thread_ = std::thread([this] { io_.run(); });
   }
   void TearDown() override {
@@ -41,7 +43,10 @@ class LedgerTest : public ::testing::Test {
   std::future<Ledger::HoldReply> hold(std::int64_t amount) {
     return asio::co_spawn(io_, ledger_->hold(team_, amount), asio::use_future);
   }
-  std::future<bool> settle(const store::Hold& h, const std::string& request_id, std::int64_t cost) {
+  /// A heartbeat that began and committed at `at`.
+  void beat(store::Liveness::Clock::time_point at) { liveness_.beat(at, at); }
+  std::future<bool> settle(const store::Hold& h, const std::string& request_id, std::int64_t cost,
+                           bool withholdable = true) {
     store::SpendRow row;
     row.request_id = request_id;
     row.team_id = team_;
@@ -50,7 +55,7 @@ class LedgerTest : public ::testing::Test {
     row.model = "m";
     row.cost = cost;
     row.tags_json = "{}";
-    return asio::co_spawn(io_, ledger_->settle(h, std::move(row)), asio::use_future);
+    return asio::co_spawn(io_, ledger_->settle(h, std::move(row), withholdable), asio::use_future);
   }
   std::pair<std::int64_t, std::int64_t> balanceAndReserved() {
     const store::Rows r =
@@ -59,6 +64,7 @@ class LedgerTest : public ::testing::Test {
   }
 
   test::TempDir dir_{"tollgate-ledger-test"};
+  store::Liveness liveness_;
   store::Location where_;
   std::unique_ptr<store::Store> db_;
   std::string team_;
@@ -143,6 +149,79 @@ TEST_F(LedgerTest, AnOperationTheStoreRefusesFailsAloneNotItsBatch) {
   // in the balance; the other hold (5) is still reserved.
   ledger_.reset();
   EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{98}, std::int64_t{5}));
+}
+
+TEST_F(LedgerTest, HoldsReclaimedFromAStalledGatewayNeverOverdrawTheBalance) {
+  const auto resumed = store::Liveness::Clock::now() + store::Liveness::kDeadAfter;
+  db_->topUp(team_, 10'000);
+  const Ledger::HoldReply first = hold(10).get();
+  const Ledger::HoldReply second = hold(10).get();  // From the escrow at hand.
+  ASSERT_EQ(first.status, Ledger::HoldStatus::Held);
+  ASSERT_EQ(second.hold.id, first.hold.id);
+  // This gateway stops heartbeating; another takes it for dead, reclaims its holds, and holds
+  // all but 15 of the balance for its own requests.
+  {
+    store::Transaction tx(db_->connection());
+    EXPECT_EQ(db_->reclaimHolds(-store::Liveness::kDeadAfter.count()), 1);
+    ASSERT_TRUE(db_->hold({"other", team_, 9'985}, "gw2", 0, 0, false).held);
+    tx.commit();
+  }
+  // It resumes, and its next heartbeat commits ten seconds after the last.
+  beat(resumed);
+  // A complete answer its balance no longer covers is refused; nothing is written.
+  EXPECT_FALSE(settle(first.hold, "req-withheld", 20).get());
+  // One that cannot be refused (the client left) is charged what the balance covers.
+  EXPECT_TRUE(settle(second.hold, "req-left", 20, false).get());
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{9'985}, std::int64_t{9'985}));
+  const store::Rows row =
+      db_->connection().query("SELECT cost, uncollected FROM spend WHERE request_id = 'req-left'");
+  EXPECT_EQ(row.at(0).integer(0), 15);
+  EXPECT_EQ(row.at(0).integer(1), 5);
+  EXPECT_TRUE(
+      db_->connection().query("SELECT 1 FROM spend WHERE request_id = 'req-withheld'").empty());
+  // The escrow it had at hand is gone with its row: the next request is refused, not admitted
+  // on money another gateway now holds, and the reclaimed row is never made again.
+  const Ledger::HoldReply after = hold(10).get();
+  EXPECT_EQ(after.status, Ledger::HoldStatus::Insufficient);
+  EXPECT_TRUE(
+      db_->connection().query("SELECT 1 FROM holds WHERE id = $1", {first.hold.id}).empty());
+}
+
+TEST_F(LedgerTest, AReclaimedEscrowIsReplacedByANewHold) {
+  db_->topUp(team_, 10'000);
+  const Ledger::HoldReply first = hold(10).get();
+  ASSERT_EQ(first.status, Ledger::HoldStatus::Held);
+  {
+    store::Transaction tx(db_->connection());
+    db_->reclaimHolds(-store::Liveness::kDeadAfter.count());
+    tx.commit();
+  }
+  beat(store::Liveness::Clock::now() + store::Liveness::kDeadAfter);
+  // The store finds the escrow's row gone: the request is held afresh, on a new row.
+  const Ledger::HoldReply next = hold(10).get();
+  ASSERT_EQ(next.status, Ledger::HoldStatus::Held);
+  EXPECT_NE(next.hold.id, first.hold.id);
+  EXPECT_TRUE(settle(next.hold, "req-1", 4).get());
+  ledger_.reset();
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{9'996}, std::int64_t{0}));
+}
+
+TEST(LivenessTest, AGapBetweenHeartbeatsStartsANewEpochAndLateOnesAreNotTrusted) {
+  using Clock = store::Liveness::Clock;
+  store::Liveness l;
+  const auto t0 = Clock::now();
+  EXPECT_FALSE(l.trusted(t0)) << "never beaten";
+  l.beat(t0, t0);
+  const auto first = l.trusted(t0);
+  ASSERT_TRUE(first);
+  l.beat(t0 + std::chrono::seconds(1), t0 + std::chrono::seconds(2));
+  EXPECT_EQ(l.trusted(t0 + std::chrono::seconds(3)), first) << "beats a second apart";
+  EXPECT_FALSE(l.trusted(t0 + std::chrono::seconds(6))) << "the last began 5 s before";
+  // A heartbeat that began in time but committed late is a gap too.
+  l.beat(t0 + std::chrono::seconds(3), t0 + std::chrono::seconds(9));
+  const auto second = l.trusted(t0 + std::chrono::seconds(4));
+  ASSERT_TRUE(second);
+  EXPECT_NE(*second, *first);
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+// A gateway that stalls (SIGSTOP) for longer than the store waits for its heartbeats is taken for
+// dead: another gateway reclaims its holds, and the team's balance goes to the other's requests.
+// When it resumes, its answers in flight find their holds gone: a complete answer the balance no
+// longer covers is withheld (503 billing_unavailable), one whose client left is charged what the
+// balance covers with the rest recorded as uncollected, and the escrow it kept at hand is checked
+// in the store before anything is admitted on it. The balance never goes below zero. On every
+// engine (SQLite, and PostgreSQL in the `postgres` tier). About 20 s each: holds are reclaimed
+// 10 s after a gateway's last heartbeat.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { ENGINES } from '../fixtures/engines.mjs';
+import { startMock } from '../fixtures/mock_upstream.mjs';
+import {
+  startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, adminOf, waitFor, assertError,
+} from '../fixtures/gateway.mjs';
+
+const PICO_PER_TOKEN = 1_000_000n; // 0.000001 USD a completion token; prompts are free
+const BALANCE_TOKENS = 20_000n;
+const MODEL = 'stall';
+
+/** Starts a stream; resolves {req, firstChunk} once the first event has arrived. */
+function startStream(baseURL, key, content) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(baseURL + '/v1/chat/completions'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    }, (res) => {
+      res.once('data', (chunk) => resolve({ req, res, firstChunk: String(chunk) }));
+      res.on('error', () => {});
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(chatBody(content, { stream: true, max_tokens: 100 }, MODEL)));
+  });
+}
+
+for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${engine.name}`, { skip: engine.skip }, () => {
+  let mock;
+  let store;
+  let stalled;
+  let other;
+  let key;
+  const { keyFor, spend } = adminOf(() => ({ configPath: other.configPath, env: store.env }));
+  const team = () => store.sql("SELECT balance, reserved FROM teams WHERE name = 'stall'").trim().split('|').map(BigInt);
+  const post = (gw, body) => postJson(gw.baseURL, '/v1/chat/completions', body, { headers: { authorization: `Bearer ${key}` } });
+
+  before(async () => {
+    mock = await startMock();
+    store = await engine.start();
+    const config = {
+      gateway: { ...GATEWAY_DEFAULTS, auth: 'required' },
+      storage: store.storage,
+      models: {
+        [MODEL]: {
+          input_cost_per_token: 0,
+          output_cost_per_token: 0.000001,
+          routing: ['primary'],
+          providers: { primary: openaiProvider(mock.url, { first_byte_timeout_ms: 40_000, total_timeout_ms: 60_000 }) },
+        },
+      },
+    };
+    stalled = await startGateway({ config, env: store.env });
+    other = await startGateway({ config, env: store.env });
+    key = await keyFor('stall', String(Number(BALANCE_TOKENS * PICO_PER_TOKEN) / 1e12));
+  });
+
+  after(async () => {
+    if (stalled) process.kill(stalled.pid, 'SIGCONT');
+    await stalled?.stop();
+    await other?.stop();
+    await mock?.close();
+    store?.stop();
+  });
+
+  test('answers in flight when its holds were reclaimed are withheld or charged only what the balance covers', async () => {
+    const [initial] = team();
+    // In flight on the gateway about to stall: a whole answer due in 22 s, and a stream.
+    const whole = post(stalled, chatBody('mock:bill-max mock:slow=22000', { max_tokens: 100 }, MODEL));
+    const stream = await startStream(stalled.baseURL, key, 'mock:bill-max mock:stream-slow=1000');
+    assert.match(stream.firstChunk, /^data: /);
+    const [, held] = team();
+    assert.ok(held > 2n * 100n * PICO_PER_TOKEN, `both holds and an escrow beyond them are reserved (${held})`);
+
+    process.kill(stalled.pid, 'SIGSTOP');
+    // Its client gives up on the stream while it is stopped.
+    stream.req.destroy();
+    // Ten seconds without a heartbeat, and the other gateway gives its holds back to the balance.
+    await waitFor(() => team()[1] === 0n, 25_000, 250);
+    // ...and spends all of it.
+    const drain = await post(other, chatBody('mock:bill-max', { max_tokens: Number(BALANCE_TOKENS) }, MODEL));
+    assert.equal(drain.status, 200, `${drain.text} ${team()}`);
+    assert.deepEqual(team(), [0n, 0n]);
+    process.kill(stalled.pid, 'SIGCONT');
+
+    // The complete answer is not delivered: nothing covers it any more.
+    const withheld = await whole;
+    assertError(withheld, { status: 503, code: 'billing_unavailable' });
+    // The escrow it had at hand was reclaimed too: the next request is refused before the
+    // upstream is asked, not admitted on money the other gateway has spent.
+    const asked = mock.requests.length;
+    const refused = await post(stalled, chatBody('mock:bill-max', { max_tokens: 100 }, MODEL));
+    assertError(refused, { status: 403, code: 'insufficient_balance' });
+    assert.equal(mock.requests.length, asked);
+
+    // The stream its client left is charged what the balance covered (nothing), the rest recorded.
+    const rows = await waitFor(async () => {
+      const r = await spend('stall');
+      return r.length === 2 ? r : null;
+    }, 10_000, 100);
+    const left = rows.find((r) => r.status === 499);
+    assert.ok(left, JSON.stringify(rows));
+    assert.equal(left.cost, 0);
+    assert.ok(left.uncollected > 0, JSON.stringify(left));
+    const charged = rows.reduce((sum, r) => sum + BigInt(Math.round(r.cost * 1e12)), 0n);
+    assert.equal(initial - team()[0], charged, 'the balance moved by exactly what the rows charged');
+    assert.equal(team()[0], 0n);
+    // Nothing stays reserved: the stalled gateway's escrow went with its reclaimed row.
+    await waitFor(() => team()[1] === 0n, 5_000, 100);
+  });
+});

@@ -1,6 +1,5 @@
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
-#include "billing/charge.hpp"
 #include "billing/pricing.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
@@ -10,8 +9,8 @@
 
 namespace tollgate::api {
 
-awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, http::Request& req,
-                                http::ResponseWriter& out) {
+awaitable<void> chatCompletions(const Services& s, exchange::RequestContext& ctx,
+                                http::Request& req, http::ResponseWriter& out) {
   const std::size_t body_bytes = req.body->size();
   // Decode: every rule of spec §4.1, §7 and §8; the request points into the body from here on.
   auto request = openai::decodeChatRequest(*req.body);
@@ -23,8 +22,8 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
   // is seeded by it).
   std::string episode_id = request->episode_id.empty() ? ids::uuidV7() : request->episode_id;
   // Plan: which model (for a function, which variants) and providers serve it.
-  const auto plan = planFor(ctx.config, request->model, config::Endpoint::Chat, episode_id,
-                            request->variant_name);
+  auto plan = planFor(ctx.config, request->model, config::Endpoint::Chat, episode_id,
+                      request->variant_name);
   if (!plan) {
     co_return co_await refuse(ctx, plan.error(), out);
   }
@@ -36,39 +35,28 @@ awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, ht
                             request->include_usage,
                             std::nullopt,
                             ""};
-  // Admit: hold the most this request can cost on its team's balance (a dryrun too, which is then
-  // charged nothing): for a function, the most any of its variants can cost as it is sent (its
-  // system prompt included).
-  if (auto refused = noteDryrun(ctx, request->dryrun)) {
-    co_return co_await refuse(ctx, *refused, out);
-  }
-  const config::Model& model = *plan->model;
-  std::string team_id = billedTeam(s, ctx);
-  // Named, not a temporary in the co_await expression: GCC 12 mishandles those in coroutines.
-  billing::RequestFacts facts{
-      "chat", meta.episode_id,
-      billing::spendTags(std::move(request->tags), req.header("User-Agent")), request->stream,
-      body_bytes};
-  std::optional<money::Pico> max_cost = 0;
-  facts.bound = {};
+  // Bound: the most any route can cost as it is sent (a variant's system prompt included).
+  Admission admission{{"chat", meta.episode_id,
+                       billing::spendTags(std::move(request->tags), req.header("User-Agent")),
+                       request->stream, body_bytes},
+                      0,
+                      request->dryrun};
+  admission.facts.bound = {};
   for (const inference::Route& route : plan->routes) {
     const billing::TokenBound bound = billing::chatBound(
         body_bytes + inference::variantPromptBytes(route.variant), request->media_parts,
         inference::outputLimit(*request, route.variant), *route.model);
-    facts.bound.prompt = std::max(facts.bound.prompt, bound.prompt);
-    facts.bound.completion = std::max(facts.bound.completion, bound.completion);
+    admission.facts.bound.prompt = std::max(admission.facts.bound.prompt, bound.prompt);
+    admission.facts.bound.completion = std::max(admission.facts.bound.completion, bound.completion);
     const auto cost = billing::maxCost(bound, *route.model);
-    max_cost = cost && max_cost ? std::optional(std::max(*cost, *max_cost)) : std::nullopt;
+    admission.max_cost = cost && admission.max_cost
+                             ? std::optional(std::max(*cost, *admission.max_cost))
+                             : std::nullopt;
   }
-  auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, std::move(team_id), max_cost,
-                                                std::move(facts));
-  if (!charge) {
-    co_return co_await refuse(ctx, charge.error(), out);
-  }
-  meta.pricing = (*charge)->pricing();
-  // Execute and respond: providers in routing order, the first answer relayed as it arrives and
-  // settled before its last byte.
-  co_await inference::executeChat(ctx, *plan, *request, meta, s.upstreams, **charge, out);
+  // Call: providers in routing order, the first answer relayed as it arrives and settled before
+  // its last byte.
+  const inference::StartExchange start = inference::chatExchanges(*request, meta);
+  co_await call(s, ctx, *plan, std::move(admission), start, request->stream, out);
 }
 
 }  // namespace tollgate::api

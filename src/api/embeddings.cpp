@@ -4,7 +4,6 @@
 
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
-#include "billing/charge.hpp"
 #include "billing/pricing.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
@@ -34,7 +33,7 @@ void logDeprecatedName(const std::string& model) {
 
 }  // namespace
 
-awaitable<void> embeddings(const Services& s, http::RequestContext& ctx, http::Request& req,
+awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, http::Request& req,
                            http::ResponseWriter& out) {
   const std::size_t body_bytes = req.body->size();
   auto request = openai::decodeEmbeddingRequest(*req.body);
@@ -42,7 +41,7 @@ awaitable<void> embeddings(const Services& s, http::RequestContext& ctx, http::R
     co_return co_await refuse(ctx, request.error(), out);
   }
   ctx.model = request->model;
-  const auto plan = planFor(ctx.config, request->model_id, config::Endpoint::Embedding);
+  auto plan = planFor(ctx.config, request->model_id, config::Endpoint::Embedding);
   if (!plan) {
     co_return co_await refuse(ctx, plan.error(), out);
   }
@@ -52,25 +51,21 @@ awaitable<void> embeddings(const Services& s, http::RequestContext& ctx, http::R
     logDeprecatedName(plan->model->id);
   }
   const config::Model& model = *plan->model;
-  billing::RequestFacts facts{
-      "embedding", ids::uuidV7(),
-      billing::spendTags(std::move(request->tags), req.header("User-Agent")), false, body_bytes};
-  facts.bound = billing::embeddingBound(body_bytes, request->inputs, model);
-  const auto max_cost = billing::maxCost(facts.bound, model);
-  if (auto refused = noteDryrun(ctx, request->dryrun)) {
-    co_return co_await refuse(ctx, *refused, out);
-  }
-  auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, billedTeam(s, ctx), max_cost,
-                                                std::move(facts));
-  if (!charge) {
-    co_return co_await refuse(ctx, charge.error(), out);
-  }
-  request->pricing = (*charge)->pricing();
-  const openai::EmbeddingRequest& r = *request;
-  const inference::StartExchange start =
-      [&r](const providers::Adapter& adapter, const config::Provider& provider,
-           const inference::Route&) { return adapter.embed(r, provider); };
-  co_await inference::execute(ctx, *plan, start, false, s.upstreams, **charge, out);
+  Admission admission{
+      {"embedding", ids::uuidV7(),
+       billing::spendTags(std::move(request->tags), req.header("User-Agent")), false, body_bytes},
+      std::nullopt,
+      request->dryrun};
+  admission.facts.bound = billing::embeddingBound(body_bytes, request->inputs, model);
+  admission.max_cost = billing::maxCost(admission.facts.bound, model);
+  openai::EmbeddingRequest& r = *request;
+  const inference::StartExchange start = [&r](const providers::Adapter& adapter,
+                                              const config::Provider& provider,
+                                              const inference::Route& route) {
+    r.pricing = route.pricing;
+    return adapter.embed(r, provider);
+  };
+  co_await call(s, ctx, *plan, std::move(admission), start, false, out);
 }
 
 }  // namespace tollgate::api

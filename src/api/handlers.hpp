@@ -5,8 +5,8 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "api/services.hpp"
+#include "exchange/request_context.hpp"
 #include "http/request.hpp"
-#include "http/request_context.hpp"
 #include "http/writer.hpp"
 
 namespace tollgate::api {
@@ -14,34 +14,35 @@ namespace tollgate::api {
 using boost::asio::awaitable;
 
 /// GET /health: 200 while the process runs.
-awaitable<void> health(http::RequestContext& ctx, http::Request& req, http::ResponseWriter& out);
+awaitable<void> health(exchange::RequestContext& ctx, http::Request& req,
+                       http::ResponseWriter& out);
 
 /// GET /ready: 200 while serving, 503 once shutdown began.
-awaitable<void> ready(const Services& s, http::RequestContext& ctx, http::Request& req,
+awaitable<void> ready(const Services& s, exchange::RequestContext& ctx, http::Request& req,
                       http::ResponseWriter& out);
 
 /// GET /v1/models (spec §4.5).
-awaitable<void> listModels(http::RequestContext& ctx, http::Request& req,
+awaitable<void> listModels(exchange::RequestContext& ctx, http::Request& req,
                            http::ResponseWriter& out);
 
 /// GET /v1/models/{id}: one item of the list, or 404 model_not_found.
-awaitable<void> retrieveModel(http::RequestContext& ctx, http::Request& req,
+awaitable<void> retrieveModel(exchange::RequestContext& ctx, http::Request& req,
                               http::ResponseWriter& out);
 
 /// POST /v1/chat/completions (spec §4.1).
-awaitable<void> chatCompletions(const Services& s, http::RequestContext& ctx, http::Request& req,
-                                http::ResponseWriter& out);
+awaitable<void> chatCompletions(const Services& s, exchange::RequestContext& ctx,
+                                http::Request& req, http::ResponseWriter& out);
 
 /// POST /v1/embeddings (spec §4.2).
-awaitable<void> embeddings(const Services& s, http::RequestContext& ctx, http::Request& req,
+awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, http::Request& req,
                            http::ResponseWriter& out);
 
 /// POST /v1/rerank (spec §4.3).
-awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Request& req,
+awaitable<void> rerank(const Services& s, exchange::RequestContext& ctx, http::Request& req,
                        http::ResponseWriter& out);
 
 /// POST /v1/audio/transcriptions (spec §4.4): a multipart upload, spooled past a small size.
-awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, http::Request& req,
+awaitable<void> transcriptions(const Services& s, exchange::RequestContext& ctx, http::Request& req,
                                http::ResponseWriter& out);
 
 }  // namespace tollgate::api

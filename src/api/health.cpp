@@ -2,11 +2,11 @@
 
 namespace tollgate::api {
 
-awaitable<void> health(http::RequestContext&, http::Request&, http::ResponseWriter& out) {
+awaitable<void> health(exchange::RequestContext&, http::Request&, http::ResponseWriter& out) {
   co_await out.send(http::Response::json(200, R"({"status":"ok"})"));
 }
 
-awaitable<void> ready(const Services& s, http::RequestContext&, http::Request&,
+awaitable<void> ready(const Services& s, exchange::RequestContext&, http::Request&,
                       http::ResponseWriter& out) {
   if (s.draining.load()) {
     const Error draining{ErrorKind::ServiceUnavailable, "shutting down", ""};

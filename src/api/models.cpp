@@ -6,7 +6,7 @@
 namespace tollgate::api {
 namespace {
 
-awaitable<void> respond(http::RequestContext& ctx, Result<std::string> body,
+awaitable<void> respond(exchange::RequestContext& ctx, Result<std::string> body,
                         http::ResponseWriter& out) {
   if (!body) {
     ctx.error_code = errorSpec(body.error().kind).code;
@@ -18,12 +18,12 @@ awaitable<void> respond(http::RequestContext& ctx, Result<std::string> body,
 
 }  // namespace
 
-awaitable<void> listModels(http::RequestContext& ctx, http::Request& req,
+awaitable<void> listModels(exchange::RequestContext& ctx, http::Request& req,
                            http::ResponseWriter& out) {
   co_await respond(ctx, openai::listModels(ctx.config, req.query), out);
 }
 
-awaitable<void> retrieveModel(http::RequestContext& ctx, http::Request& req,
+awaitable<void> retrieveModel(exchange::RequestContext& ctx, http::Request& req,
                               http::ResponseWriter& out) {
   // SDKs percent-encode the id (a slash-style id arrives as one segment with %2F).
   const auto id = text::percentDecode(req.params.get("id"));

@@ -1,6 +1,5 @@
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
-#include "billing/charge.hpp"
 #include "billing/pricing.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
@@ -8,7 +7,7 @@
 
 namespace tollgate::api {
 
-awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Request& req,
+awaitable<void> rerank(const Services& s, exchange::RequestContext& ctx, http::Request& req,
                        http::ResponseWriter& out) {
   const std::size_t body_bytes = req.body->size();
   auto request = openai::decodeRerankRequest(*req.body);
@@ -16,7 +15,7 @@ awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Reque
     co_return co_await refuse(ctx, request.error(), out);
   }
   ctx.model = request->model;
-  const auto plan = planFor(ctx.config, request->model, config::Endpoint::Rerank);
+  auto plan = planFor(ctx.config, request->model, config::Endpoint::Rerank);
   if (!plan) {
     co_return co_await refuse(ctx, plan.error(), out);
   }
@@ -28,26 +27,22 @@ awaitable<void> rerank(const Services& s, http::RequestContext& ctx, http::Reque
     co_await out.send(std::move(empty));
     co_return;
   }
-  const config::Model& model = *plan->model;
-  billing::RequestFacts facts{
-      "rerank", ids::uuidV7(),
-      billing::spendTags(std::move(request->tags), req.header("User-Agent")), false, body_bytes};
-  facts.bound = billing::rerankBound(body_bytes, request->query.size(), request->texts.size());
-  const auto max_cost = billing::maxCost(facts.bound, model);
-  if (auto refused = noteDryrun(ctx, request->dryrun)) {
-    co_return co_await refuse(ctx, *refused, out);
-  }
-  auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, billedTeam(s, ctx), max_cost,
-                                                std::move(facts));
-  if (!charge) {
-    co_return co_await refuse(ctx, charge.error(), out);
-  }
-  request->pricing = (*charge)->pricing();
-  const openai::RerankRequest& r = *request;
-  const inference::StartExchange start =
-      [&r](const providers::Adapter& adapter, const config::Provider& provider,
-           const inference::Route&) { return adapter.rerank(r, provider); };
-  co_await inference::execute(ctx, *plan, start, false, s.upstreams, **charge, out);
+  Admission admission{
+      {"rerank", ids::uuidV7(),
+       billing::spendTags(std::move(request->tags), req.header("User-Agent")), false, body_bytes},
+      std::nullopt,
+      request->dryrun};
+  admission.facts.bound =
+      billing::rerankBound(body_bytes, request->query.size(), request->texts.size());
+  admission.max_cost = billing::maxCost(admission.facts.bound, *plan->model);
+  openai::RerankRequest& r = *request;
+  const inference::StartExchange start = [&r](const providers::Adapter& adapter,
+                                              const config::Provider& provider,
+                                              const inference::Route& route) {
+    r.pricing = route.pricing;
+    return adapter.rerank(r, provider);
+  };
+  co_await call(s, ctx, *plan, std::move(admission), start, false, out);
 }
 
 }  // namespace tollgate::api

@@ -1,6 +1,5 @@
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
-#include "billing/charge.hpp"
 #include "billing/pricing.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
@@ -8,7 +7,7 @@
 
 namespace tollgate::api {
 
-awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, http::Request& req,
+awaitable<void> transcriptions(const Services& s, exchange::RequestContext& ctx, http::Request& req,
                                http::ResponseWriter& out) {
   auto request = openai::decodeTranscriptionRequest(*req.spool, req.header("Content-Type"));
   if (!request) {
@@ -24,33 +23,27 @@ awaitable<void> transcriptions(const Services& s, http::RequestContext& ctx, htt
     co_return co_await refuse(ctx, too_large, out);
   }
   ctx.model = request->model;
-  const auto plan = planFor(ctx.config, request->model, config::Endpoint::Transcription);
+  auto plan = planFor(ctx.config, request->model, config::Endpoint::Transcription);
   if (!plan) {
     co_return co_await refuse(ctx, plan.error(), out);
   }
   const config::Model& model = *plan->model;
   const auto wav_ms = request->wav ? std::optional(request->wav->duration_ms) : std::nullopt;
-  billing::RequestFacts facts{
-      "transcription", ids::uuidV7(),
-      billing::spendTags(std::move(request->tags), req.header("User-Agent")), false,
-      req.spool->size()};
+  Admission admission{{"transcription", ids::uuidV7(),
+                       billing::spendTags(std::move(request->tags), req.header("User-Agent")),
+                       false, req.spool->size()},
+                      std::nullopt,
+                      request->dryrun};
   // The hold bounds the seconds an upstream can report; an answer that reports none (text, srt,
   // vtt) is charged that bound, flagged estimated.
-  facts.audio_estimate_ms = billing::audioBoundMs(wav_ms, model.max_audio_seconds);
-  const auto max_cost = billing::audioCost(facts.audio_estimate_ms, model.cost_per_audio_second);
-  if (auto refused = noteDryrun(ctx, request->dryrun)) {
-    co_return co_await refuse(ctx, *refused, out);
-  }
-  auto charge = co_await billing::Charge::admit(s.ledger, ctx, model, billedTeam(s, ctx), max_cost,
-                                                std::move(facts));
-  if (!charge) {
-    co_return co_await refuse(ctx, charge.error(), out);
-  }
+  admission.facts.audio_estimate_ms = billing::audioBoundMs(wav_ms, model.max_audio_seconds);
+  admission.max_cost =
+      billing::audioCost(admission.facts.audio_estimate_ms, model.cost_per_audio_second);
   const openai::TranscriptionRequest& r = *request;
   const inference::StartExchange start =
       [&r](const providers::Adapter& adapter, const config::Provider& provider,
            const inference::Route&) { return adapter.transcribe(r, provider); };
-  co_await inference::execute(ctx, *plan, start, false, s.upstreams, **charge, out);
+  co_await call(s, ctx, *plan, std::move(admission), start, false, out);
 }
 
 }  // namespace tollgate::api

@@ -28,7 +28,7 @@ Error fail(ErrorKind kind, std::string message) { return Error{kind, std::move(m
 }  // namespace
 
 std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorization,
-                                                    http::Caller& caller) const {
+                                                    exchange::Caller& caller) const {
   // Messages never quote the header: it may hold a real key.
   if (authorization.empty()) {
     return fail(ErrorKind::MissingApiKey,

@@ -15,7 +15,7 @@ class KeyAuthenticator final : public http::Authenticator {
       : keys_(keys), hash_(server_secret) {}
 
   std::optional<Error> authenticate(std::string_view authorization,
-                                    http::Caller& caller) const override;
+                                    exchange::Caller& caller) const override;
 
  private:
   const KeyDirectory& keys_;

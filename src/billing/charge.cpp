@@ -13,14 +13,14 @@ namespace asio = boost::asio;
 constexpr int kStatusClientLeft = 499;
 constexpr int kStatusOk = 200;
 
-std::string topUpHint(const http::RequestContext& ctx) {
+std::string topUpHint(const exchange::RequestContext& ctx) {
   return "; top it up with: tollgate admin teams topup " +
          (ctx.caller.team.empty() ? std::string("TEAM") : ctx.caller.team) + " USD";
 }
 
 }  // namespace
 
-Charge::Charge(Ledger& ledger, http::RequestContext& ctx, const config::Model& model,
+Charge::Charge(Ledger& ledger, exchange::RequestContext& ctx, const config::Model& model,
                store::Hold hold, RequestFacts facts)
     : ledger_(&ledger),
       ctx_(&ctx),
@@ -35,7 +35,7 @@ Charge::~Charge() {
 }
 
 asio::awaitable<Result<std::unique_ptr<Charge>>> Charge::admit(
-    Ledger* ledger, http::RequestContext& ctx, const config::Model& model, std::string team_id,
+    Ledger* ledger, exchange::RequestContext& ctx, const config::Model& model, std::string team_id,
     std::optional<money::Pico> max_cost, RequestFacts facts) {
   if (ledger == nullptr || team_id.empty()) {
     co_return std::make_unique<Charge>();
@@ -65,20 +65,14 @@ asio::awaitable<Result<std::unique_ptr<Charge>>> Charge::admit(
                   "the billing store cannot be reached; try again shortly", ""};
 }
 
-std::optional<money::Pricing> Charge::pricing() const {
+std::optional<money::Pricing> Charge::pricingFor(const config::Model& model) const {
   if (ledger_ == nullptr || ctx_->dryrun) {
     return std::nullopt;
   }
-  return money::Pricing{model_->input_cost_per_token, model_->output_cost_per_token, hold_.amount};
+  return money::Pricing{model.input_cost_per_token, model.output_cost_per_token, hold_.amount};
 }
 
-std::optional<money::Pricing> Charge::route(const config::Model& model, std::string_view variant) {
-  model_ = &model;
-  variant_ = variant;
-  return pricing();
-}
-
-asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
+asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
   if (settled_) {
     co_return *settled_;
   }
@@ -89,11 +83,12 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   if (ctx_->dryrun) {
     co_return true;  // Nothing charged or written; the hold goes back when this Charge ends.
   }
-  openai::Usage usage;
+  const config::Model& model = ctx_->served != nullptr ? *ctx_->served : *model_;
+  exchange::TokenUsage usage;
   bool estimated = false;
   if (produced.usage) {
     usage = *produced.usage;
-  } else if (model_->cost_per_audio_second == 0 &&
+  } else if (model.cost_per_audio_second == 0 &&
              (produced.chunks > 0 || produced.answer_bytes > 0)) {
     // The answer reached the client (in part) without its final usage: estimate it, never below
     // the counts reported so far, and say so in the row. A model priced per audio second is
@@ -127,14 +122,14 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   row.team_id = hold_.team_id;
   row.key_public_id = ctx_->caller.key_public_id;
   row.endpoint = facts_.endpoint;
-  row.model = model_->id;
+  row.model = model.id;
   row.provider = ctx_->provider;
-  row.variant = variant_;
+  row.variant = ctx_->variant;
   row.episode_id = facts_.episode_id;
   row.prompt_tokens = usage.prompt_tokens;
   row.completion_tokens = usage.completion_tokens;
-  row.cost = money::charge(*pricing(), usage.prompt_tokens, usage.completion_tokens);
-  if (model_->cost_per_audio_second > 0 && produced.status == kStatusOk) {
+  row.cost = money::charge(*pricingFor(model), usage.prompt_tokens, usage.completion_tokens);
+  if (model.cost_per_audio_second > 0 && produced.status == kStatusOk) {
     std::int64_t audio_ms = produced.audio_ms;
     if (audio_ms == 0) {
       audio_ms = facts_.audio_estimate_ms;
@@ -142,7 +137,7 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
     }
     // More seconds than the hold's bound (nothing sent upstream can limit them): the hold is
     // charged, and the row flagged.
-    const auto audio = audioCost(audio_ms, model_->cost_per_audio_second);
+    const auto audio = audioCost(audio_ms, model.cost_per_audio_second);
     const auto sum = audio ? money::plus(row.cost, *audio) : std::nullopt;
     if (!sum || *sum > hold_.amount) {
       estimated = true;
@@ -153,9 +148,9 @@ asio::awaitable<bool> Charge::settle(const inference::Produced& produced) {
   row.tags_json = tagsJson(facts_.tags);
   row.status = left ? kStatusClientLeft : produced.status;
   auto upstream = ctx_->upstream;
-  if (ctx_->attempt_started != http::RequestContext::Clock::time_point{}) {
+  if (ctx_->attempt_started != exchange::RequestContext::Clock::time_point{}) {
     upstream += std::chrono::duration_cast<std::chrono::microseconds>(
-        http::RequestContext::Clock::now() - ctx_->attempt_started);
+        exchange::RequestContext::Clock::now() - ctx_->attempt_started);
   }
   row.upstream_ms = std::chrono::duration_cast<std::chrono::milliseconds>(upstream).count();
   row.streamed = facts_.streamed;

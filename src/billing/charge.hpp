@@ -14,8 +14,8 @@
 #include "billing/pricing.hpp"
 #include "billing/tags.hpp"
 #include "core/result.hpp"
-#include "http/request_context.hpp"
-#include "inference/settlement.hpp"
+#include "exchange/request_context.hpp"
+#include "exchange/settlement.hpp"
 
 namespace tollgate::billing {
 
@@ -34,7 +34,7 @@ struct RequestFacts {
   TokenBound bound = kNoTokenBound;
 };
 
-class Charge final : public inference::Settlement {
+class Charge final : public exchange::Settlement {
  public:
   /// A charge that bills nothing.
   Charge() = default;
@@ -46,24 +46,24 @@ class Charge final : public inference::Settlement {
   /// `max_cost` (nullopt: more than any balance). The error is 403 insufficient_balance or
   /// team_suspended, or 503 when the store cannot be reached.
   static boost::asio::awaitable<Result<std::unique_ptr<Charge>>> admit(
-      Ledger* ledger, http::RequestContext& ctx, const config::Model& model, std::string team_id,
-      std::optional<money::Pico> max_cost, RequestFacts facts);
+      Ledger* ledger, exchange::RequestContext& ctx, const config::Model& model,
+      std::string team_id, std::optional<money::Pico> max_cost, RequestFacts facts);
 
-  /// The prices and cap the response's usage is costed at; nullopt when unbilled.
-  std::optional<money::Pricing> pricing() const;
+  /// What an answer of `model` is costed at (its prices, capped at the hold): each planned
+  /// route's prices, which the response's usage reports; nullopt when nothing is charged.
+  std::optional<money::Pricing> pricingFor(const config::Model& model) const;
 
-  boost::asio::awaitable<bool> settle(const inference::Produced& produced) override;
-  std::optional<money::Pricing> route(const config::Model& model,
-                                      std::string_view variant) override;
+  /// Charges what was produced at the prices of the model that answered (the exchange record's
+  /// `served`, else the model admitted), and writes the spend row naming it and its variant.
+  boost::asio::awaitable<bool> settle(const exchange::Produced& produced) override;
 
  private:
-  Charge(Ledger& ledger, http::RequestContext& ctx, const config::Model& model, store::Hold hold,
-         RequestFacts facts);
+  Charge(Ledger& ledger, exchange::RequestContext& ctx, const config::Model& model,
+         store::Hold hold, RequestFacts facts);
 
   Ledger* ledger_ = nullptr;
-  http::RequestContext* ctx_ = nullptr;
+  exchange::RequestContext* ctx_ = nullptr;
   const config::Model* model_ = nullptr;
-  std::string variant_;
   store::Hold hold_;
   RequestFacts facts_;
   std::optional<bool> settled_;  ///< The outcome of the one settlement.

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "http/request_context.hpp"
+#include "exchange/request_context.hpp"
 
 namespace tollgate::http {
 
@@ -16,7 +16,7 @@ class Authenticator {
   /// Checks an Authorization header value (empty when absent). On success fills `caller` and
   /// returns nullopt; otherwise the 401 or 403 to answer with.
   virtual std::optional<Error> authenticate(std::string_view authorization,
-                                            Caller& caller) const = 0;
+                                            exchange::Caller& caller) const = 0;
 };
 
 }  // namespace tollgate::http

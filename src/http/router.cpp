@@ -109,7 +109,7 @@ bool Router::matches(const Entry& e, std::string_view path, PathParams& params) 
 }
 
 std::optional<Error> Router::admit(const Route& route, std::string_view authorization,
-                                   Caller& caller) const {
+                                   exchange::Caller& caller) const {
   if (route.access == Access::Public || authenticator_ == nullptr) {
     return std::nullopt;
   }

@@ -13,16 +13,16 @@
 #include <string_view>
 #include <vector>
 
+#include "exchange/request_context.hpp"
 #include "http/authenticator.hpp"
 #include "http/request.hpp"
-#include "http/request_context.hpp"
 #include "http/response.hpp"
 #include "http/writer.hpp"
 
 namespace tollgate::http {
 
-using Handler =
-    std::function<boost::asio::awaitable<void>(RequestContext&, Request&, ResponseWriter&)>;
+using Handler = std::function<boost::asio::awaitable<void>(exchange::RequestContext&, Request&,
+                                                           ResponseWriter&)>;
 
 /// Who may call a route.
 enum class Access {
@@ -61,7 +61,7 @@ class Router {
   /// Checks the caller of a routed request before its body is read: nullopt when the route is
   /// public or the key is good (`caller` filled), else the 401 or 403.
   std::optional<Error> admit(const Route& route, std::string_view authorization,
-                             Caller& caller) const;
+                             exchange::Caller& caller) const;
 
   /// The largest body limit of any route: the most a request body may be before it is routed.
   std::size_t maxBodyLimit() const { return max_body_limit_; }

@@ -77,10 +77,10 @@ struct Limits {
   Clock::time_point first_body;  ///< Of a stream's first event.
 };
 
-asio::awaitable<Attempt> attempt(http::RequestContext& ctx, const config::Provider& provider,
+asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Provider& provider,
                                  const Route& route, const StartExchange& start, bool stream,
-                                 const Limits& limits, const Upstreams& up, Settlement& settlement,
-                                 http::ResponseWriter& out) {
+                                 const Limits& limits, const Upstreams& up,
+                                 exchange::Settlement& settlement, http::ResponseWriter& out) {
   const providers::Adapter* adapter = up.adapters.find(provider.type);
   auto exchange = adapter != nullptr ? start(*adapter, provider, route) : nullptr;
   if (exchange == nullptr) {
@@ -173,13 +173,13 @@ struct Failure {
 
 /// What one request shares across its attempts.
 struct Run {
-  http::RequestContext& ctx;
+  exchange::RequestContext& ctx;
   const Plan& plan;
   const StartExchange& start;
   bool stream;
   Clock::time_point deadline;
   const Upstreams& up;
-  Settlement& settlement;
+  exchange::Settlement& settlement;
   http::ResponseWriter& out;
   Failure last;
 };
@@ -190,7 +190,7 @@ enum class Next { Answered, Provider, Stop };
 
 /// `provider`'s first attempt and its retries.
 asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Provider& provider) {
-  http::RequestContext& ctx = run.ctx;
+  exchange::RequestContext& ctx = run.ctx;
   routing::CircuitBreaker& breaker = run.up.breakers.of(provider);
   for (int retry = 0;; ++retry) {
     if (co_await clientLeft()) {
@@ -252,6 +252,7 @@ asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Pr
 asio::awaitable<bool> answered(Run& run) {
   for (const Route& route : run.plan.routes) {
     run.ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
+    run.ctx.served = route.model;
     for (const config::Provider& provider : route.model->providers) {
       switch (co_await tryProvider(run, route, provider)) {
         case Next::Answered:
@@ -268,9 +269,9 @@ asio::awaitable<bool> answered(Run& run) {
 
 }  // namespace
 
-asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
+asio::awaitable<void> execute(exchange::RequestContext& ctx, const Plan& plan,
                               const StartExchange& start, bool stream, const Upstreams& up,
-                              Settlement& settlement, http::ResponseWriter& out) {
+                              exchange::Settlement& settlement, http::ResponseWriter& out) {
   // From here every exchange is settled, a client's hang-up included: cancellation shows as
   // operations that fail (the relay then settles what the client was sent) rather than as an
   // exception that would skip the settlement, and no provider is tried once it has come.
@@ -291,7 +292,7 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
   const Failure& last = run.last;
   ctx.status = last.error.status();
   ctx.error_code = errorSpec(last.error.kind).code;
-  co_await settlement.settle(Produced{ctx.status, std::nullopt, 0, 0, 0, std::nullopt});
+  co_await settlement.settle(exchange::Produced{ctx.status, std::nullopt, 0, 0, 0, std::nullopt});
   // A rate-limited answer passes on the upstream's Retry-After (whole seconds, rounded up), which
   // the OpenAI SDKs honour before they retry.
   http::Response answer = http::Response::error(last.error);
@@ -303,30 +304,30 @@ asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
   co_await out.send(std::move(answer));
 }
 
-asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
-                                  const openai::ChatRequest& request,
-                                  const openai::ResponseMeta& meta, const Upstreams& up,
-                                  Settlement& settlement, http::ResponseWriter& out) {
+StartExchange chatExchanges(const openai::ChatRequest& request, const openai::ResponseMeta& meta) {
   // A variant's request and meta are made when its route is first tried, and kept for its
   // providers and retries.
-  const Route* current = nullptr;
-  std::optional<openai::ChatRequest> varied;
-  openai::ResponseMeta routed = meta;
-  const StartExchange start = [&](const providers::Adapter& adapter,
+  struct Routed {
+    const Route* current = nullptr;
+    std::optional<openai::ChatRequest> varied;
+    openai::ResponseMeta meta;
+  };
+  auto state = std::make_shared<Routed>(Routed{nullptr, std::nullopt, meta});
+  return [&request, &meta, state](const providers::Adapter& adapter,
                                   const config::Provider& provider, const Route& route) {
-    if (current != &route) {
-      current = &route;
-      routed = meta;
-      routed.pricing = settlement.route(*route.model, ctx.variant);
-      routed.variant_name = ctx.variant;
-      varied.reset();
+    Routed& r = *state;
+    if (r.current != &route) {
+      r.current = &route;
+      r.meta = meta;
+      r.meta.pricing = route.pricing;
+      r.meta.variant_name = route.variant != nullptr ? route.variant->name : std::string();
+      r.varied.reset();
       if (route.variant != nullptr) {
-        varied.emplace(withVariant(request, *route.variant));
+        r.varied.emplace(withVariant(request, *route.variant));
       }
     }
-    return adapter.chat(varied ? *varied : request, provider, routed);
+    return adapter.chat(r.varied ? *r.varied : request, provider, r.meta);
   };
-  co_await execute(ctx, plan, start, request.stream, up, settlement, out);
 }
 
 }  // namespace tollgate::inference

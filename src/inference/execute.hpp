@@ -10,10 +10,10 @@
 #include <functional>
 #include <memory>
 
-#include "http/request_context.hpp"
+#include "exchange/request_context.hpp"
+#include "exchange/settlement.hpp"
 #include "http/writer.hpp"
 #include "inference/plan.hpp"
-#include "inference/settlement.hpp"
 #include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
 #include "providers/adapter.hpp"
@@ -40,15 +40,13 @@ using StartExchange = std::function<std::unique_ptr<providers::Exchange>(
 /// that answers is relayed to `out` (as a stream when `stream`); when none does, the last failure
 /// is. Records the provider, variant, attempts, upstream time and outcome in `ctx`, and settles
 /// what the client got with `settlement` before the answer's last byte.
-boost::asio::awaitable<void> execute(http::RequestContext& ctx, const Plan& plan,
+boost::asio::awaitable<void> execute(exchange::RequestContext& ctx, const Plan& plan,
                                      const StartExchange& start, bool stream, const Upstreams& up,
-                                     Settlement& settlement, http::ResponseWriter& out);
+                                     exchange::Settlement& settlement, http::ResponseWriter& out);
 
-/// Serves `request` by `plan` as execute() does; each route's variant (a function's) sets its
-/// defaults and system prompt on the request, and its model's prices on `meta`.
-boost::asio::awaitable<void> executeChat(http::RequestContext& ctx, const Plan& plan,
-                                         const openai::ChatRequest& request,
-                                         const openai::ResponseMeta& meta, const Upstreams& up,
-                                         Settlement& settlement, http::ResponseWriter& out);
+/// Starts the attempts at a chat `request` answered under `meta`: each route's variant (a
+/// function's) sets its defaults and system prompt on the request, and each route's prices go on
+/// the meta. `request` and `meta` must outlive what is returned.
+StartExchange chatExchanges(const openai::ChatRequest& request, const openai::ResponseMeta& meta);
 
 }  // namespace tollgate::inference

@@ -3,11 +3,13 @@
 // function, one of its variants) with the retries and time limits that apply to it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
+#include "core/money.hpp"
 #include "core/result.hpp"
 
 namespace tollgate::inference {
@@ -18,6 +20,9 @@ struct Route {
   const config::Variant* variant = nullptr;  ///< Set for a function's variant.
   config::RetryPolicy retries;
   config::Timeouts timeouts;
+  /// What its answers are costed at (its model's prices, capped at the request's hold): set when
+  /// the request is admitted; nullopt when nothing is charged.
+  std::optional<money::Pricing> pricing;
 };
 
 struct Plan {

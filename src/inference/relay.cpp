@@ -26,6 +26,14 @@ http::Response streamHead() {
   return head;
 }
 
+/// The counts an answer's usage gives, for its settlement.
+std::optional<exchange::TokenUsage> tokens(const std::optional<openai::Usage>& usage) {
+  if (!usage) {
+    return std::nullopt;
+  }
+  return exchange::TokenUsage{usage->prompt_tokens, usage->completion_tokens};
+}
+
 Error chargeNotRecorded() {
   return Error{ErrorKind::BillingUnavailable,
                "the answer's charge could not be recorded, so the answer is withheld; try again",
@@ -38,10 +46,12 @@ Error chargeNotRecorded() {
 asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
                                          providers::Exchange& exchange,
                                          const providers::SecretRedactor& redactor,
-                                         Settlement& settlement, http::ResponseWriter& out) {
+                                         exchange::Settlement& settlement,
+                                         http::ResponseWriter& out) {
   std::int64_t chunks = 0;  // Relayed to the client: what a stream without usage is charged.
   const auto produced = [&](int status) {
-    return Produced{status, exchange.usage(), chunks, 0, 0, exchange.interimUsage()};
+    return exchange::Produced{status, tokens(exchange.usage()),       chunks, 0,
+                              0,      tokens(exchange.interimUsage())};
   };
   bool started = false;  // Whether the head has gone to the client.
   openai::SseParser parser;
@@ -131,7 +141,8 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
 asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
                                          providers::Exchange& exchange, bool stream,
                                          const providers::SecretRedactor& redactor,
-                                         Settlement& settlement, http::ResponseWriter& out) {
+                                         exchange::Settlement& settlement,
+                                         http::ResponseWriter& out) {
   if (stream) {
     co_return co_await relayStream(call, exchange, redactor, settlement, out);
   }
@@ -144,8 +155,9 @@ asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
   if (!body) {
     co_return std::move(body).error();
   }
-  if (!co_await settlement.settle(Produced{kStatusOk, exchange.usage(), 0, body->size(),
-                                           exchange.audioMs(), std::nullopt})) {
+  if (!co_await settlement.settle(exchange::Produced{kStatusOk, tokens(exchange.usage()), 0,
+                                                     body->size(), exchange.audioMs(),
+                                                     std::nullopt})) {
     const Error e = chargeNotRecorded();
     co_await out.sendError(e);
     co_return e.status();

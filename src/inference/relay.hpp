@@ -6,10 +6,11 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "core/result.hpp"
+#include "exchange/settlement.hpp"
 #include "http/writer.hpp"
-#include "inference/settlement.hpp"
 #include "providers/adapter.hpp"
 #include "providers/secret_redactor.hpp"
+#include "providers/transport.hpp"
 
 namespace tollgate::inference {
 
@@ -19,6 +20,7 @@ namespace tollgate::inference {
 boost::asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
                                                 providers::Exchange& exchange, bool stream,
                                                 const providers::SecretRedactor& redactor,
-                                                Settlement& settlement, http::ResponseWriter& out);
+                                                exchange::Settlement& settlement,
+                                                http::ResponseWriter& out);
 
 }  // namespace tollgate::inference

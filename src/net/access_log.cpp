@@ -14,7 +14,7 @@ double millis(std::chrono::microseconds us) {
 
 }  // namespace
 
-void AccessLog::write(const http::RequestContext& e) {
+void AccessLog::write(const exchange::RequestContext& e) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch());
   json::Writer w;
@@ -44,7 +44,7 @@ void AccessLog::write(const http::RequestContext& e) {
   }
   w.field("upstream_ms", millis(e.upstream));
   w.field("total_ms", millis(std::chrono::duration_cast<std::chrono::microseconds>(
-                          http::RequestContext::Clock::now() - e.started)));
+                          exchange::RequestContext::Clock::now() - e.started)));
   w.field("bytes_in", static_cast<std::int64_t>(e.bytes_in));
   w.field("bytes_out", static_cast<std::int64_t>(e.bytes_out));
   if (e.usage.prompt_tokens > 0 || e.usage.completion_tokens > 0) {  // No sum: counts may be huge.

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "http/request_context.hpp"
+#include "exchange/request_context.hpp"
 
 namespace tollgate::net {
 
@@ -27,7 +27,7 @@ class AccessLog {
   AccessLog& operator=(const AccessLog&) = delete;
 
   /// The line of one finished exchange.
-  void write(const http::RequestContext& ctx);
+  void write(const exchange::RequestContext& ctx);
   void flush();
 
  private:

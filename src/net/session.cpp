@@ -51,7 +51,7 @@ class BeastHeaders final : public http::Headers {
 class ConnectionWriter final : public http::ResponseWriter {
  public:
   /// `head_only` for a HEAD request: the head GET would get, and no body (RFC 9110 §9.3.2).
-  ConnectionWriter(beast::tcp_stream& stream, const http::RequestContext& ctx, unsigned version,
+  ConnectionWriter(beast::tcp_stream& stream, const exchange::RequestContext& ctx, unsigned version,
                    bool keep_alive, bool head_only)
       : stream_(stream),
         request_id_(ctx.request_id),
@@ -299,7 +299,7 @@ class Registered {
 };
 
 /// Answers a request refused before its handler ran, then logs it.
-asio::awaitable<void> refuse(SessionShared& shared, http::RequestContext& ctx,
+asio::awaitable<void> refuse(SessionShared& shared, exchange::RequestContext& ctx,
                              ConnectionWriter& out, http::Response response) {
   co_await out.send(std::move(response));
   ctx.status = out.status();
@@ -328,7 +328,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
       }
       buffer.commit(n);
     }
-    http::RequestContext ctx(shared.config, ids::uuidV7());
+    exchange::RequestContext ctx(shared.config, ids::uuidV7());
     RequestReader reader(g.max_header_bytes, shared.router.maxBodyLimit());
     const ReadResult head = co_await readPart(stream, buffer, reader, RequestReader::Step::HeadDone,
                                               g.header_timeout, "headers");

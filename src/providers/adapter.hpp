@@ -18,9 +18,11 @@
 #include "openai/embedding_request.hpp"
 #include "openai/rerank_request.hpp"
 #include "openai/transcription_request.hpp"
-#include "providers/transport.hpp"
+#include "providers/upstream_request.hpp"
 
 namespace tollgate::providers {
+
+class Transport;
 
 /// One attempt at one provider: its request, then the decoding of its answer. Stateful (a
 /// stream decoder may carry state from one event to the next), so one per attempt.

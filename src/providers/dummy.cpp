@@ -7,6 +7,7 @@
 #include "core/json.hpp"
 #include "openai/sse.hpp"
 #include "providers/dummy_endpoints.hpp"
+#include "providers/transport.hpp"
 
 namespace tollgate::providers {
 namespace {

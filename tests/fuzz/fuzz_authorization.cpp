@@ -36,7 +36,7 @@ const auth::KeyDirectory& directory() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auth::KeyAuthenticator authenticator(directory(), kServerSecret);
   const std::string_view header(reinterpret_cast<const char*>(data), size);
-  tollgate::http::Caller caller;
+  tollgate::exchange::Caller caller;
   const auto refused = authenticator.authenticate(header, caller);
   const std::string key =
       std::string(auth::kKeyPrefix) + std::string(kPublicId) + "-" + std::string(kSecret);

@@ -29,7 +29,7 @@ struct Fixture {
   }
 
   std::string code(std::string_view header) {
-    http::Caller caller;
+    exchange::Caller caller;
     const auto e = auth.authenticate(header, caller);
     return e ? std::string(errorSpec(e->kind).code) : "ok";
   }
@@ -66,13 +66,13 @@ TEST(KeyAuthenticator, SchemeIsCaseInsensitiveAndSpacesMayRepeat) {
 
 TEST(KeyAuthenticator, FillsTheCallerAndNeverEchoesTheKey) {
   Fixture f;
-  http::Caller caller;
+  exchange::Caller caller;
   EXPECT_FALSE(f.auth.authenticate("Bearer " + f.good.full, caller));
   EXPECT_EQ(caller.key_public_id, f.good.public_id);
   EXPECT_EQ(caller.team, "team");
   for (const std::string& header :
        {"Bearer " + f.revoked.full, "Bearer " + f.good.full + "x", "Basic " + f.good.full}) {
-    http::Caller c;
+    exchange::Caller c;
     const auto e = f.auth.authenticate(header, c);
     ASSERT_TRUE(e);
     EXPECT_EQ(errorBody(*e).find(f.good.secret.substr(0, 8)), std::string::npos);

@@ -5,12 +5,15 @@
 namespace tollgate::http {
 namespace {
 
-boost::asio::awaitable<void> noop(RequestContext&, Request&, ResponseWriter&) { co_return; }
+boost::asio::awaitable<void> noop(exchange::RequestContext&, Request&, ResponseWriter&) {
+  co_return;
+}
 
 /// Accepts the header "good", refuses anything else; counts its calls.
 class CountingAuthenticator final : public Authenticator {
  public:
-  std::optional<Error> authenticate(std::string_view authorization, Caller& caller) const override {
+  std::optional<Error> authenticate(std::string_view authorization,
+                                    exchange::Caller& caller) const override {
     ++calls;
     if (authorization != "good") {
       return Error{ErrorKind::InvalidApiKey, "no", ""};
@@ -126,7 +129,7 @@ TEST(Router, BodyLimitsArePerRoute) {
 TEST(Router, KeyRoutesAskTheAuthenticatorAndPublicRoutesDoNot) {
   const CountingAuthenticator auth;
   const Router r = table(&auth);
-  Caller caller;
+  exchange::Caller caller;
   EXPECT_FALSE(r.admit(*r.route(Method::Get, "/health", "").route, "", caller));
   EXPECT_EQ(auth.calls, 0);
   const auto refused = r.admit(*r.route(Method::Get, "/v1/models", "").route, "bad", caller);

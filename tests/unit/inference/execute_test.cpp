@@ -89,28 +89,27 @@ class MemoryWriter final : public http::ResponseWriter {
   bool ok() const override { return true; }
 };
 
-/// Records each settlement and what the client had been sent by then; answers `commits`.
-class RecordingSettlement final : public Settlement {
+/// Records each settlement, what the client had been sent by then and which model (and variant)
+/// the exchange record says served it; answers `commits`.
+class RecordingSettlement final : public exchange::Settlement {
  public:
-  explicit RecordingSettlement(const MemoryWriter& out) : out_(out) {}
+  RecordingSettlement(const MemoryWriter& out, const exchange::RequestContext& ctx)
+      : out_(out), ctx_(ctx) {}
   bool commits = true;
-  std::vector<Produced> calls;
+  std::vector<exchange::Produced> calls;
   std::string body_when_settled;
+  std::vector<std::pair<std::string, std::string>> served;
 
-  asio::awaitable<bool> settle(const Produced& p) override {
+  asio::awaitable<bool> settle(const exchange::Produced& p) override {
     calls.push_back(p);
     body_when_settled = out_.body;
+    served.emplace_back(ctx_.served != nullptr ? ctx_.served->id : "", ctx_.variant);
     co_return commits;
   }
-  std::optional<money::Pricing> route(const config::Model& model,
-                                      std::string_view variant) override {
-    routes.emplace_back(model.id, variant);
-    return std::nullopt;
-  }
-  std::vector<std::pair<std::string, std::string>> routes;
 
  private:
   const MemoryWriter& out_;
+  const exchange::RequestContext& ctx_;
 };
 
 constexpr std::string_view kKey = "sk-upstream-secret-0123456789";
@@ -176,8 +175,8 @@ const std::string kCompletion =
 struct Outcome {
   explicit Outcome(const config::Config& c) : ctx(c, "req-42") {}
   MemoryWriter out;
-  http::RequestContext ctx;
-  RecordingSettlement settled{out};
+  exchange::RequestContext ctx;
+  RecordingSettlement settled{out, ctx};
 };
 
 class Execute : public ::testing::Test {
@@ -187,18 +186,24 @@ class Execute : public ::testing::Test {
     adapters_.add(config::ProviderType::Dummy, providers::dummyAdapter());
   }
 
-  std::unique_ptr<Outcome> run(std::string body, bool commits = true) {
+  /// Runs `body` through execute(); every route is costed at `pricing`.
+  std::unique_ptr<Outcome> run(std::string body, bool commits = true,
+                               std::optional<money::Pricing> pricing = std::nullopt) {
     auto r = std::make_unique<Outcome>(config_);
     r->settled.commits = commits;
     body_ = std::move(body);
     auto request = openai::decodeChatRequest(body_);
     EXPECT_TRUE(request.ok());
-    const auto p = plan(config_, request->model);
+    auto p = plan(config_, request->model);
+    for (Route& route : p->routes) {
+      route.pricing = pricing;
+    }
     const openai::ResponseMeta meta{request->model,         "ep",         "auto", false, false,
                                     request->include_usage, std::nullopt, ""};
     const Upstreams up{transport_, adapters_, redactor_, breakers_};
     asio::io_context ioc;
-    asio::co_spawn(ioc, executeChat(r->ctx, *p, *request, meta, up, r->settled, r->out),
+    const StartExchange start = chatExchanges(*request, meta);
+    asio::co_spawn(ioc, execute(r->ctx, *p, start, request->stream, up, r->settled, r->out),
                    asio::detached);
     ioc.run();
     return r;
@@ -422,7 +427,7 @@ TEST_F(Execute, AWholeAnswerIsSettledOnceWithItsUsageBeforeItIsSent) {
   auto r = run(kChat);
   ASSERT_EQ(r->settled.calls.size(), 1U);
   EXPECT_EQ(r->settled.body_when_settled, "");
-  const Produced& p = r->settled.calls[0];
+  const exchange::Produced& p = r->settled.calls[0];
   EXPECT_EQ(p.status, 200);
   ASSERT_TRUE(p.usage.has_value());
   EXPECT_EQ(p.usage->prompt_tokens, 3);
@@ -577,8 +582,18 @@ TEST_F(Execute, AFunctionSendsItsVariantsDefaultsAndFallsBackToItsFallbackVarian
   EXPECT_EQ(r->out.status, 200);
   EXPECT_NE(r->out.body.find(R"("variant_name":"b")"), std::string::npos) << r->out.body;
   EXPECT_EQ(r->ctx.variant, "b");
-  EXPECT_EQ(r->settled.routes,
-            (std::vector<std::pair<std::string, std::string>>{{"r", "a"}, {"s", "b"}}));
+  // The record names the model and variant that answered, for the charge and its row.
+  EXPECT_EQ(r->settled.served, (std::vector<std::pair<std::string, std::string>>{{"s", "b"}}));
+}
+
+TEST_F(Execute, EachRouteIsCostedAtThePricesItWasPlannedWith) {
+  transport_.scripts["x"] = kAnswer;
+  // 3 prompt tokens at 2 pico-USD and 1 completion token at 5: 11 pico-USD.
+  auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})", true,
+               money::Pricing{2, 5, 1'000});
+  EXPECT_EQ(r->out.status, 200);
+  EXPECT_NE(r->out.body.find(R"("tollgate::cost":0.000000000011)"), std::string::npos)
+      << r->out.body;
 }
 
 TEST_F(Execute, AFinalRateLimitPassesOnTheUpstreamsRetryAfter) {

@@ -1,6 +1,8 @@
-// The state of one exchange, from accept to the access-log line: who asked, what was planned,
-// what it used and how it ended. The session makes it; handlers and the inference stages fill
-// it in as they go, so it is right however the exchange ends (even when the client leaves).
+// The exchange layer: the record of one exchange, from accept to the access-log line (who asked,
+// what was planned, what it used and cost, how it ended), and the Settlement port
+// (settlement.hpp). It describes an exchange, not HTTP: the session makes the record, handlers,
+// the inference stages and billing fill it in as they go, so it is right however the exchange
+// ends (even when the client leaves). Free of Asio but for the port's awaitable.
 #pragma once
 
 #include <chrono>
@@ -11,7 +13,7 @@
 #include "config/config.hpp"
 #include "core/money.hpp"
 
-namespace tollgate::http {
+namespace tollgate::exchange {
 
 /// Who is calling: filled by authentication (empty in open mode).
 struct Caller {
@@ -21,7 +23,7 @@ struct Caller {
   bool team_allows_dryrun = true;  ///< Whether the team takes tollgate::dryrun requests.
 };
 
-/// Token counts reported by the upstream.
+/// Token counts of an answer.
 struct TokenUsage {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
@@ -46,8 +48,10 @@ struct RequestContext {
   std::string model;     ///< The model string the client asked for.
   std::string provider;  ///< The provider that answered (or last tried).
   std::string variant;   ///< A function's variant that answered (or was last tried).
-  int attempts = 0;      ///< Upstream attempts made, retries and fallbacks included.
-  bool dryrun = false;   ///< tollgate::dryrun: admitted as billed, then nothing charged or kept.
+  /// The configured model that answered (or was last tried): a function's variant's model.
+  const config::Model* served = nullptr;
+  int attempts = 0;     ///< Upstream attempts made, retries and fallbacks included.
+  bool dryrun = false;  ///< tollgate::dryrun: admitted as billed, then nothing charged or kept.
 
   // The outcome.
   int status = 0;  ///< What the client effectively saw: an in-stream error's, 499 if it left.
@@ -60,4 +64,4 @@ struct RequestContext {
   std::size_t bytes_out = 0;
 };
 
-}  // namespace tollgate::http
+}  // namespace tollgate::exchange

@@ -1,11 +1,12 @@
 // The shared services handlers are given (never reached through globals): the configuration,
-// this worker's upstreams, the server's state and the ledger.
+// this worker's upstreams and outbound HTTP client, the server's state and the ledger.
 #pragma once
 
 #include <atomic>
 
 #include "billing/ledger.hpp"
 #include "config/config.hpp"
+#include "http/outbound.hpp"
 #include "inference/execute.hpp"
 
 namespace tollgate::api {
@@ -13,6 +14,7 @@ namespace tollgate::api {
 struct Services {
   const config::Config& config;
   inference::Upstreams upstreams;
+  http::OutboundHttp& outbound;  ///< For services the configuration names (not upstream models).
   const std::atomic<bool>& draining;  ///< True once shutdown began.
   billing::Ledger* ledger;            ///< Where charges go; nullptr when nothing is billed.
   std::string open_team_id;           ///< Open mode: the team billed for every request, if any.

@@ -4,11 +4,15 @@
 #include <memory>
 
 #include "accounts/accounts.hpp"
-#include "api/gateway.hpp"
+#include "api/routes.hpp"
 #include "auth/authenticator.hpp"
 #include "auth/key_follower.hpp"
 #include "billing/ledger.hpp"
 #include "core/ids.hpp"
+#include "net/server.hpp"
+#include "providers/adapter.hpp"
+#include "providers/secret_redactor.hpp"
+#include "routing/breaker.hpp"
 #include "store/migrations.hpp"
 
 namespace tollgate::cli {
@@ -43,6 +47,26 @@ void bootstrap(store::Store& st, const config::Config& config, const StoreSetup&
   std::fflush(stdout);
 }
 
+/// Serves `config` until SIGINT or SIGTERM; returns the process exit code. Routes that need an
+/// API key ask `authenticator`; with none (open mode) every route is public. Requests are billed
+/// through `ledger` (nullptr: nothing is billed), in open mode to `open_team_id` if not empty.
+int runGateway(const config::Config& config, const http::Authenticator* authenticator,
+               billing::Ledger* ledger, const std::string& open_team_id) {
+  const providers::SecretRedactor redactor(config);
+  const routing::Breakers breakers(config);
+  return net::serve(config, [&](providers::Transport& network, http::OutboundHttp& outbound,
+                                const std::atomic<bool>& draining) {
+    return api::makeRouter(
+        api::Services{config,
+                      {network, providers::builtinAdapters(), redactor, breakers},
+                      outbound,
+                      draining,
+                      ledger,
+                      open_team_id},
+        authenticator);
+  });
+}
+
 }  // namespace
 
 int serve(const config::Config& config, const StoreSetup& setup) {
@@ -70,7 +94,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     return 1;
   }
   if (!required && open_team_id.empty()) {
-    return api::runGateway(config, nullptr, nullptr, "");  // Nothing to check, nothing to bill.
+    return runGateway(config, nullptr, nullptr, "");  // Nothing to check, nothing to bill.
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
@@ -91,7 +115,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     return 1;
   }
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret);
-  return api::runGateway(config, required ? &authenticator : nullptr, ledger.get(), open_team_id);
+  return runGateway(config, required ? &authenticator : nullptr, ledger.get(), open_team_id);
 }
 
 }  // namespace tollgate::cli

@@ -19,6 +19,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "net/access_log.hpp"
+#include "net/outbound.hpp"
 #include "net/session.hpp"
 #include "net/upstream_pool.hpp"
 
@@ -44,7 +45,8 @@ struct Worker {
   Worker(const config::Config& config, const RouterFactory& make_router,
          const std::atomic<bool>& draining) {
     upstream = makeUpstreamPool(ioc);
-    router.emplace(make_router(*upstream, draining));
+    outbound = makeOutbound(*upstream);
+    router.emplace(make_router(*upstream, *outbound, draining));
     shared.reset(new SessionShared{config, *router, draining, access_log, {}, {}});
   }
   ~Worker() {
@@ -62,6 +64,7 @@ struct Worker {
   }
 
   std::unique_ptr<UpstreamPool> upstream;
+  std::unique_ptr<http::OutboundHttp> outbound;
   std::optional<http::Router> router;
   std::unique_ptr<SessionShared> shared;
   asio::io_context ioc{1};

@@ -200,7 +200,10 @@ std::string requestHead(const config::Provider& p, const UpstreamRequest& r) {
   if (!default_port) {
     head.append(":").append(url.port);
   }
-  head.append("\r\nUser-Agent: tollgate\r\nContent-Type: ").append(r.content_type);
+  head.append("\r\nUser-Agent: tollgate");
+  if (!r.content_type.empty()) {
+    head.append("\r\nContent-Type: ").append(r.content_type);
+  }
   for (const auto& [name, value] : r.headers) {
     head.append("\r\n").append(name).append(": ").append(value);
   }

@@ -5,7 +5,7 @@
 
 #include "accounts/accounts.hpp"
 #include "api/routes.hpp"
-#include "auth/authenticator.hpp"
+#include "auth/key_authenticator.hpp"
 #include "auth/key_follower.hpp"
 #include "billing/ledger.hpp"
 #include "core/ids.hpp"

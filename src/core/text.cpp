@@ -86,7 +86,7 @@ bool isMediaType(std::string_view content_type, std::string_view type) {
     return false;
   }
   for (std::size_t i = 0; i < type.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(content_type[i])) != type[i]) {
+    if (lowerAscii(content_type[i]) != type[i]) {
       return false;
     }
   }
@@ -94,10 +94,17 @@ bool isMediaType(std::string_view content_type, std::string_view type) {
          content_type[type.size()] == ' ';
 }
 
+std::string lowerAscii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    c = lowerAscii(c);
+  }
+  return out;
+}
+
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
+           return lowerAscii(x) == lowerAscii(y);
          });
 }
 

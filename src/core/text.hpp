@@ -17,6 +17,14 @@ bool isValidUtf8(std::string_view s);
 /// lower case): compared case-insensitively, parameters such as `; charset=utf-8` allowed.
 bool isMediaType(std::string_view content_type, std::string_view type);
 
+/// `c` with an ASCII capital letter made small; any other byte as it is (no locale involved).
+constexpr char lowerAscii(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
+}
+
+/// `s` with its ASCII capital letters made small.
+std::string lowerAscii(std::string_view s);
+
 /// True when `a` and `b` are equal but for the case of ASCII letters (header names).
 bool equalsIgnoreCase(std::string_view a, std::string_view b);
 

@@ -42,14 +42,6 @@ bool isBcharNoSpace(char c) {
          std::string_view("'()+_,-./:=?").find(c) != std::string_view::npos;
 }
 
-std::string lowerCase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 std::string_view trimOws(std::string_view s) {
   while (!s.empty() && isOws(s.front())) {
     s.remove_prefix(1);
@@ -146,7 +138,7 @@ std::optional<std::vector<Parameter>> parseParameters(std::string_view s) {
         return std::nullopt;
       }
     }
-    out.push_back(Parameter{lowerCase(name), std::move(value)});
+    out.push_back(Parameter{text::lowerAscii(name), std::move(value)});
   }
 }
 

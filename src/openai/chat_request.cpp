@@ -272,32 +272,17 @@ bool isForwardedField(std::string_view name) {
 
 Result<ChatRequest> decodeChatRequest(std::string& body) {
   ChatRequest req;
-  if (auto err = parseObjectBody(req.body, body)) {
-    return std::move(*err);
-  }
-
   std::optional<std::int64_t> max_tokens;
   std::optional<std::int64_t> max_completion_tokens;
-  std::vector<std::string> unknown;
-  bool deny_unknown = false;
   bool has_messages = false;
-  for (const auto& m : req.body.GetObject()) {
-    const std::string_view name = json::view(m.name);
-    const Field* f = findField(name);
-    if (f == nullptr) {
-      unknown.emplace_back(name);
-      continue;
-    }
-    if (m.value.IsNull()) {
-      continue;  // An explicit null means "not given", as OpenAI treats it.
-    }
-    if (auto err = apply(*f, m.value, req, max_tokens, max_completion_tokens)) {
-      return std::move(*err);
-    }
-    if (name == "tollgate::deny_unknown_fields") {
-      deny_unknown = m.value.GetBool();
-    }
-    has_messages = has_messages || name == "messages";
+  auto unknown = decodeObjectBody(
+      req.body, body, [](std::string_view name) { return findField(name) != nullptr; },
+      [&](std::string_view name, const rapidjson::Value& v) {
+        has_messages = has_messages || name == "messages";
+        return apply(*findField(name), v, req, max_tokens, max_completion_tokens);
+      });
+  if (!unknown) {
+    return std::move(unknown).error();
   }
 
   if (req.model.empty()) {
@@ -306,8 +291,8 @@ Result<ChatRequest> decodeChatRequest(std::string& body) {
   if (!has_messages) {
     return Error{ErrorKind::MissingParameter, "messages is required", "messages"};
   }
-  if (deny_unknown && !unknown.empty()) {
-    return unknownFields(std::move(unknown));
+  if (auto err = unknown->refusal()) {
+    return std::move(*err);
   }
   if (req.include_raw_usage && req.stream && !req.include_usage) {
     return invalidValue("tollgate::include_raw_usage",

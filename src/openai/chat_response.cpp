@@ -9,19 +9,6 @@ namespace {
 
 constexpr std::string_view kFingerprintFallback = "tollgate";
 
-void writeUsage(json::Writer& w, const Usage& u, const ResponseMeta& meta, bool reported) {
-  w.key("usage");
-  w.startObject();
-  w.field("prompt_tokens", u.prompt_tokens);
-  w.field("completion_tokens", u.completion_tokens);
-  w.field("total_tokens", u.total_tokens);
-  if (meta.pricing && reported) {
-    w.key(kCostMember);
-    w.rawNumber(costText(*meta.pricing, u));
-  }
-  w.endObject();
-}
-
 void writeOptionalString(json::Writer& w, std::string_view key,
                          const std::optional<std::string>& v) {
   w.key(key);
@@ -69,6 +56,22 @@ void writeExtras(json::Writer& w, const ResponseMeta& meta, const std::string& r
 
 }  // namespace
 
+void writeUsage(json::Writer& w, const Usage& u, bool completion,
+                const std::optional<money::Pricing>& pricing) {
+  w.key("usage");
+  w.startObject();
+  w.field("prompt_tokens", u.prompt_tokens);
+  if (completion) {
+    w.field("completion_tokens", u.completion_tokens);
+  }
+  w.field("total_tokens", u.total_tokens);
+  if (pricing) {
+    w.key(kCostMember);
+    w.rawNumber(costText(*pricing, u));
+  }
+  w.endObject();
+}
+
 std::string costText(const money::Pricing& pricing, const Usage& u) {
   return money::formatUsd(money::charge(pricing, u.prompt_tokens, u.completion_tokens));
 }
@@ -111,7 +114,7 @@ std::string encodeCompletion(const Completion& c, const ResponseMeta& meta) {
     w.endObject();
   }
   w.endArray();
-  writeUsage(w, c.usage.value_or(Usage{}), meta, c.usage.has_value());
+  writeUsage(w, c.usage.value_or(Usage{}), true, c.usage ? meta.pricing : std::nullopt);
   writeExtras(w, meta, c.raw_usage_json, c.raw_response_json);
   w.endObject();
   return w.take();
@@ -167,7 +170,7 @@ std::string encodeChunk(const Chunk& c, const ResponseMeta& meta) {
   }
   w.endArray();
   if (c.usage) {
-    writeUsage(w, *c.usage, meta, true);
+    writeUsage(w, *c.usage, true, meta.pricing);
   }
   writeExtras(w, meta, c.raw_usage_json, c.raw_chunk_json);
   w.endObject();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.hpp"
 #include "core/money.hpp"
 
 namespace tollgate::openai {
@@ -95,6 +96,11 @@ inline constexpr std::string_view kCostMember = "tollgate::cost";
 
 /// The cost of `u` at `pricing`, as decimal USD text (a JSON number).
 std::string costText(const money::Pricing& pricing, const Usage& u);
+
+/// Writes the `usage` member of an answer on our wire: prompt_tokens, completion_tokens (when
+/// `completion`: chat, not embeddings), total_tokens, and kCostMember when `pricing` is set.
+void writeUsage(json::Writer& w, const Usage& u, bool completion,
+                const std::optional<money::Pricing>& pricing);
 
 /// The `chat.completion` object.
 std::string encodeCompletion(const Completion& c, const ResponseMeta& meta);

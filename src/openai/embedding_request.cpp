@@ -131,24 +131,11 @@ bool isForwardedEmbeddingField(std::string_view name) {
 
 Result<EmbeddingRequest> decodeEmbeddingRequest(std::string& body) {
   EmbeddingRequest req;
-  if (auto err = parseObjectBody(req.body, body)) {
-    return std::move(*err);
-  }
-  std::vector<std::string> unknown;
-  bool deny_unknown = false;
-  for (const auto& m : req.body.GetObject()) {
-    const std::string_view name = json::view(m.name);
-    if (!isKnown(name)) {
-      unknown.emplace_back(name);
-      continue;
-    }
-    if (m.value.IsNull()) {
-      continue;  // An explicit null means "not given", as OpenAI treats it.
-    }
-    if (auto err = apply(name, m.value, req)) {
-      return std::move(*err);
-    }
-    deny_unknown = deny_unknown || (name == "tollgate::deny_unknown_fields" && m.value.GetBool());
+  auto unknown = decodeObjectBody(
+      req.body, body, isKnown,
+      [&req](std::string_view name, const rapidjson::Value& v) { return apply(name, v, req); });
+  if (!unknown) {
+    return std::move(unknown).error();
   }
   if (req.model.empty()) {
     return missingParameter("model");
@@ -156,8 +143,8 @@ Result<EmbeddingRequest> decodeEmbeddingRequest(std::string& body) {
   if (req.inputs == 0) {
     return missingParameter("input");
   }
-  if (deny_unknown && !unknown.empty()) {
-    return unknownFields(std::move(unknown));
+  if (auto err = unknown->refusal()) {
+    return std::move(*err);
   }
   req.unprefixed = !std::string_view(req.model).starts_with(kEmbeddingModelPrefix);
   req.model_id = req.unprefixed ? req.model : req.model.substr(kEmbeddingModelPrefix.size());

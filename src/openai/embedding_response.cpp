@@ -31,16 +31,7 @@ void writeHead(json::Writer& w) {
 void writeTail(json::Writer& w, const EmbeddingMeta& meta, const std::optional<Usage>& usage) {
   w.endArray();
   w.field("model", meta.model);
-  w.key("usage");
-  w.startObject();
-  const Usage u = usage.value_or(Usage{});
-  w.field("prompt_tokens", u.prompt_tokens);
-  w.field("total_tokens", u.total_tokens);
-  if (meta.pricing && usage) {
-    w.key(kCostMember);
-    w.rawNumber(costText(*meta.pricing, u));
-  }
-  w.endObject();
+  writeUsage(w, usage.value_or(Usage{}), false, usage ? meta.pricing : std::nullopt);
   w.endObject();
 }
 

@@ -74,6 +74,38 @@ std::optional<Error> parseObjectBody(rapidjson::Document& doc, std::string& body
   return std::nullopt;
 }
 
+std::optional<Error> UnknownMembers::refusal() {
+  if (!refused || names.empty()) {
+    return std::nullopt;
+  }
+  return unknownFields(std::move(names));
+}
+
+Result<UnknownMembers> decodeObjectBody(
+    rapidjson::Document& doc, std::string& body, const std::function<bool(std::string_view)>& known,
+    const std::function<std::optional<Error>(std::string_view, const rapidjson::Value&)>& apply) {
+  if (auto err = parseObjectBody(doc, body)) {
+    return std::move(*err);
+  }
+  UnknownMembers unknown;
+  for (const auto& m : doc.GetObject()) {
+    const std::string_view name = json::view(m.name);
+    if (!known(name)) {
+      unknown.names.emplace_back(name);
+      continue;
+    }
+    if (m.value.IsNull()) {
+      continue;
+    }
+    if (auto err = apply(name, m.value)) {
+      return std::move(*err);
+    }
+    unknown.refused =
+        unknown.refused || (name == "tollgate::deny_unknown_fields" && m.value.GetBool());
+  }
+  return unknown;
+}
+
 std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out) {
   if (auto err = checkTags(v)) {
     return err;

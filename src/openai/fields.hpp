@@ -4,6 +4,7 @@
 
 #include <rapidjson/document.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/result.hpp"
 
 namespace tollgate::openai {
 
@@ -29,6 +31,22 @@ Error missingParameter(std::string_view param);
 /// Parses a JSON endpoint's request body in place into `doc` (no repeated keys): invalid_json
 /// when it is not JSON, invalid_type when it is not an object.
 std::optional<Error> parseObjectBody(rapidjson::Document& doc, std::string& body);
+
+/// The members of a request body that decodeObjectBody did not apply.
+struct UnknownMembers {
+  std::vector<std::string> names;
+  bool refused = false;  ///< tollgate::deny_unknown_fields was true.
+  /// The unknown_parameter error the request asked for, if any: checked after the decoder's
+  /// own rules (a missing model is said first).
+  std::optional<Error> refusal();
+};
+
+/// Parses `body` as parseObjectBody does, then hands each member `known` names to `apply` (an
+/// explicit null means "not given", as OpenAI treats it: skipped); the first error `apply`
+/// returns ends it. What is left are the unknown members.
+Result<UnknownMembers> decodeObjectBody(
+    rapidjson::Document& doc, std::string& body, const std::function<bool(std::string_view)>& known,
+    const std::function<std::optional<Error>(std::string_view, const rapidjson::Value&)>& apply);
 
 /// Validates `tollgate::tags` (an object of at most 32 string tags, names 1 to 64 characters not
 /// starting with tollgate::, values at most 256, no control characters) and appends them.

@@ -8,19 +8,6 @@
 namespace tollgate::openai {
 namespace {
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const char ca = (a[i] >= 'A' && a[i] <= 'Z') ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
-    if (ca != b[i]) {
-      return false;
-    }
-  }
-  return true;
-}
-
 /// Reads one boolean query parameter; absent means true (tagged models included).
 Result<bool> allowFlag(std::string_view query, std::string_view name) {
   std::optional<std::string_view> value;
@@ -33,10 +20,10 @@ Result<bool> allowFlag(std::string_view query, std::string_view name) {
       value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
     }
   }
-  if (!value || equalsIgnoreCase(*value, "true")) {
+  if (!value || text::equalsIgnoreCase(*value, "true")) {
     return true;
   }
-  if (equalsIgnoreCase(*value, "false")) {
+  if (text::equalsIgnoreCase(*value, "false")) {
     return false;
   }
   return Error{ErrorKind::InvalidValue, std::string(name) + " must be true or false (any case)",

@@ -92,26 +92,17 @@ std::optional<Error> apply(std::string_view name, const rapidjson::Value& v, Rer
 
 Result<RerankRequest> decodeRerankRequest(std::string& body) {
   RerankRequest req;
-  if (auto err = parseObjectBody(req.body, body)) {
-    return std::move(*err);
-  }
-  std::vector<std::string> unknown;
-  bool deny_unknown = false;
   bool has_documents = false;
-  for (const auto& m : req.body.GetObject()) {
-    const std::string_view name = json::view(m.name);
-    if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end()) {
-      unknown.emplace_back(name);
-      continue;
-    }
-    if (m.value.IsNull()) {
-      continue;
-    }
-    if (auto err = apply(name, m.value, req)) {
-      return std::move(*err);
-    }
-    has_documents = has_documents || name == "documents";
-    deny_unknown = deny_unknown || (name == "tollgate::deny_unknown_fields" && m.value.GetBool());
+  const auto known = [](std::string_view name) {
+    return std::find(kKnown.begin(), kKnown.end(), name) != kKnown.end();
+  };
+  auto unknown = decodeObjectBody(req.body, body, known,
+                                  [&](std::string_view name, const rapidjson::Value& v) {
+                                    has_documents = has_documents || name == "documents";
+                                    return apply(name, v, req);
+                                  });
+  if (!unknown) {
+    return std::move(unknown).error();
   }
   if (req.model.empty()) {
     return missingParameter("model");
@@ -122,8 +113,8 @@ Result<RerankRequest> decodeRerankRequest(std::string& body) {
   if (!has_documents) {
     return missingParameter("documents");
   }
-  if (deny_unknown && !unknown.empty()) {
-    return unknownFields(std::move(unknown));
+  if (auto err = unknown->refusal()) {
+    return std::move(*err);
   }
   return req;
 }

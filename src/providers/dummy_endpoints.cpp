@@ -8,6 +8,7 @@
 
 #include "core/ids.hpp"
 #include "core/json.hpp"
+#include "core/text.hpp"
 #include "core/wav.hpp"
 #include "openai/embedding_response.hpp"
 #include "openai/rerank_response.hpp"
@@ -26,7 +27,7 @@ std::vector<std::string> words(std::string_view text) {
   std::string word;
   for (char c : text) {
     if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      word += text::lowerAscii(c);
     } else if (!word.empty()) {
       out.push_back(std::move(word));
       word.clear();

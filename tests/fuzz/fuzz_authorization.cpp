@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "auth/authenticator.hpp"
+#include "auth/key_authenticator.hpp"
 #include "fuzz_check.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "auth/authenticator.hpp"
+#include "auth/key_authenticator.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,8 @@
-#include "auth/authenticator.hpp"
+#include "auth/key_authenticator.hpp"
 
 #include <chrono>
+
+#include "core/text.hpp"
 
 namespace tollgate::auth {
 namespace {
@@ -10,17 +12,7 @@ constexpr std::int64_t kMarkEveryMs = 1'000;
 
 bool isBearer(std::string_view scheme) {
   // Authentication schemes are case-insensitive (RFC 9110 §11.1).
-  constexpr std::string_view kBearer = "bearer";
-  if (scheme.size() != kBearer.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < scheme.size(); ++i) {
-    const char c = scheme[i];
-    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c) != kBearer[i]) {
-      return false;
-    }
-  }
-  return true;
+  return text::equalsIgnoreCase(scheme, "bearer");
 }
 
 Error fail(ErrorKind kind, std::string message) { return Error{kind, std::move(message), ""}; }

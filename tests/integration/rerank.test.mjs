@@ -58,11 +58,8 @@ after(async () => {
 async function forwarded(body, opts) {
   const b = structuredClone(body);
   b.query = `${b.query} ${marker('rr')}`;
-  const before = mock.requests.length;
-  const r = await rerank(b, opts);
-  const seen = mock.requests.slice(before).filter((q) => q.url.endsWith('/rerank'));
-  assert.equal(seen.length, 1, `expected exactly one upstream request, saw ${seen.length}; ${r.status} ${r.text.slice(0, 300)}`);
-  return { r, up: seen[0], sent: b };
+  const { r, up } = await mock.forwardedOnce('/rerank', () => rerank(b, opts));
+  return { r, up, sent: b };
 }
 
 /** The results the gateway should answer for `sent`, from the mock's scores. */

@@ -145,11 +145,8 @@ async function forwarded(parts, opts = {}) {
   const m = marker('tx');
   const withMarker = parts.some((p) => Array.isArray(p) && p[0] === 'prompt') ? parts
     : [...parts.slice(0, 1), ['prompt', `context ${m}`], ...parts.slice(1)];
-  const before = mock.requests.length;
-  const r = await upload(multipart(withMarker), opts);
-  const seen = mock.requests.slice(before).filter((q) => q.url.endsWith('/audio/transcriptions'));
-  assert.equal(seen.length, 1, `expected one upstream request, saw ${seen.length}; ${r.status} ${r.text.slice(0, 300)}`);
-  return { r, up: seen[0], parts: withMarker };
+  const { r, up } = await mock.forwardedOnce('/audio/transcriptions', () => upload(multipart(withMarker), opts));
+  return { r, up, parts: withMarker };
 }
 
 before(async () => {

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "rejected.hpp"
+
 namespace tollgate::openai {
 namespace {
 
@@ -44,25 +46,13 @@ Decoded decode(std::string text) {
   return Decoded{std::move(owned), std::move(result)};
 }
 
-struct Rejected {
-  std::string name;
-  std::string body;
-  ErrorKind kind;
-  std::string param;
-};
-
-void PrintTo(const Rejected& c, std::ostream* os) { *os << c.name; }
-
 class RejectedEmbeddingRequests : public testing::TestWithParam<Rejected> {};
 
 TEST_P(RejectedEmbeddingRequests, NameTheParameter) {
   const Rejected& c = GetParam();
   const Decoded d = decode(c.body);
   ASSERT_FALSE(d.result.ok()) << c.body;
-  EXPECT_EQ(d.result.error().kind, c.kind) << d.result.error().message;
-  EXPECT_EQ(d.result.error().param, c.param) << d.result.error().message;
-  EXPECT_EQ(d.result.error().status(), 400);
-  EXPECT_FALSE(d.result.error().message.empty());
+  expectRefusal(d.result.error(), c);
 }
 
 INSTANTIATE_TEST_SUITE_P(

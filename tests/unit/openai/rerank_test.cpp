@@ -9,6 +9,7 @@
 #include "core/ids.hpp"
 #include "openai/rerank_request.hpp"
 #include "openai/rerank_response.hpp"
+#include "rejected.hpp"
 
 namespace tollgate::openai {
 namespace {
@@ -55,25 +56,13 @@ rapidjson::Document parse(const std::string& s) {
   return d;
 }
 
-struct Rejected {
-  std::string name;
-  std::string body;
-  ErrorKind kind;
-  std::string param;
-};
-
-void PrintTo(const Rejected& c, std::ostream* os) { *os << c.name; }
-
 class RejectedRerankRequests : public testing::TestWithParam<Rejected> {};
 
 TEST_P(RejectedRerankRequests, NameTheParameter) {
   const Rejected& c = GetParam();
   const Decoded d = decode(c.body);
   ASSERT_FALSE(d.result.ok()) << c.body;
-  EXPECT_EQ(d.result.error().kind, c.kind) << d.result.error().message;
-  EXPECT_EQ(d.result.error().param, c.param) << d.result.error().message;
-  EXPECT_EQ(d.result.error().status(), 400);
-  EXPECT_FALSE(d.result.error().message.empty());
+  expectRefusal(d.result.error(), c);
 }
 
 INSTANTIATE_TEST_SUITE_P(

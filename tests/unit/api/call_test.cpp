@@ -1,0 +1,171 @@
+// The call step every inference handler ends with, against a scripted upstream and a ledger on
+// SQLite: a request is refused before anything goes upstream when the gateway or its team
+// refuses dryruns or its balance cannot cover its hold; an admitted one is answered with its
+// cost at the prices its route was planned with, and charged exactly that; a dryrun is admitted
+// on the balance, answered, and charged nothing.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "api/request_flow.hpp"
+#include "fakes.hpp"
+#include "openai/chat_request.hpp"
+#include "providers/openai_compatible.hpp"
+#include "store/migrations.hpp"
+#include "temp_dir.hpp"
+
+namespace tollgate::api {
+namespace {
+
+namespace asio = boost::asio;
+
+/// No service the configuration names is reached in these tests.
+class NoOutbound final : public http::OutboundHttp {
+ public:
+  asio::awaitable<Result<http::OutboundResponse>> send(http::OutboundRequest) override {
+    co_return Error{ErrorKind::UpstreamUnavailable, "no outbound HTTP in this test", ""};
+  }
+};
+
+config::Config catalogue(bool allow_dryrun) {
+  return config::parseConfig(
+      std::string("[gateway]\nallow_dryrun = ") + (allow_dryrun ? "true" : "false") + R"(
+[models.m]
+input_cost_per_token = 0.000001
+output_cost_per_token = 0.000002
+routing = ["x"]
+[models.m.providers.x]
+type = "openai"
+api_base = "http://127.0.0.1:9/v1"
+model = "up"
+)",
+      "t.toml");
+}
+
+const test::Script kAnswer{
+    std::nullopt, 200, "application/json",
+    R"({"id":"x","created":1,"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},)"
+    R"("finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}})"};
+
+constexpr money::Pico kHold = 100'000'000;  // 0.0001 USD
+/// 3 prompt tokens at 0.000001 USD and 1 completion token at 0.000002 USD.
+constexpr money::Pico kCost = 5'000'000;
+
+class Call : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    where_ = {store::Engine::Sqlite, dir_.file("t.db")};
+    db_ = std::make_unique<store::Store>(store::connect(where_));
+    store::migrate(db_->connection());
+    team_ = db_->createTeam("acme").id;
+    db_->registerGateway({"gw", "test-host", 0, 0, 0});
+    const auto now = store::Liveness::Clock::now();
+    liveness_.beat(now, now);
+    ledger_ =
+        std::make_unique<billing::Ledger>(where_, billing::Ledger::Options{"gw", 0}, liveness_);
+    adapters_.add(config::ProviderType::OpenAI, providers::openAiAdapter());
+    transport_.scripts["x"] = kAnswer;
+  }
+
+  /// Serves `body` through the call step, on a gateway that takes dryruns or not.
+  test::MemoryWriter call(std::string body, bool allow_dryrun = true) {
+    const config::Config config = catalogue(allow_dryrun);
+    const providers::SecretRedactor redactor(config);
+    const routing::Breakers breakers(config);
+    NoOutbound outbound;
+    const std::atomic<bool> draining{false};
+    const Services s{
+        config, {transport_, adapters_, redactor, breakers}, outbound, draining, ledger_.get(), ""};
+    exchange::RequestContext ctx(config, "req-1");
+    ctx.caller.team_id = team_;
+    auto request = openai::decodeChatRequest(body);
+    EXPECT_TRUE(request.ok());
+    auto plan = planFor(config, request->model, config::Endpoint::Chat);
+    EXPECT_TRUE(plan.ok());
+    const openai::ResponseMeta meta{request->model, "ep",  "auto",       false,
+                                    false,          false, std::nullopt, ""};
+    const inference::StartExchange start = inference::chatExchanges(*request, meta);
+    test::MemoryWriter out;
+    asio::io_context ioc;
+    asio::co_spawn(
+        ioc,
+        api::call(s, ctx, *plan,
+                  Admission{{"chat", "ep", {}, false, body.size()}, kHold, request->dryrun}, start,
+                  false, out),
+        asio::detached);
+    ioc.run();
+    return out;
+  }
+
+  std::int64_t balance() {
+    return db_->connection()
+        .query("SELECT balance FROM teams WHERE id = $1", {team_})
+        .at(0)
+        .integer(0);
+  }
+  std::int64_t spendRows() {
+    return db_->connection().query("SELECT COUNT(*) FROM spend").at(0).integer(0);
+  }
+
+  test::TempDir dir_{"tollgate-call-test"};
+  store::Location where_;
+  std::unique_ptr<store::Store> db_;
+  std::string team_;
+  store::Liveness liveness_;
+  std::unique_ptr<billing::Ledger> ledger_;
+  providers::Registry adapters_;
+  test::FakeTransport transport_;
+};
+
+constexpr std::string_view kChat = R"({"model":"m","messages":[{"role":"user","content":"x"}]})";
+constexpr std::string_view kDryrun =
+    R"({"model":"m","tollgate::dryrun":true,"messages":[{"role":"user","content":"x"}]})";
+
+TEST_F(Call, AnAdmittedRequestIsAnsweredWithItsCostAndChargedExactlyThat) {
+  db_->topUp(team_, 1'000'000'000'000);
+  const test::MemoryWriter out = call(std::string(kChat));
+  EXPECT_EQ(out.status, 200) << out.body;
+  EXPECT_NE(out.body.find(R"("tollgate::cost":0.000005)"), std::string::npos) << out.body;
+  ASSERT_EQ(transport_.sent.size(), 1U);
+  ledger_.reset();  // Commits what is queued and gives the escrow back.
+  EXPECT_EQ(balance(), 1'000'000'000'000 - kCost);
+  EXPECT_EQ(spendRows(), 1);
+}
+
+TEST_F(Call, ABalanceThatCannotCoverTheHoldIsRefusedBeforeTheUpstream) {
+  db_->topUp(team_, kHold - 1);
+  const test::MemoryWriter out = call(std::string(kChat));
+  EXPECT_EQ(out.status, 403);
+  EXPECT_NE(out.body.find("insufficient_balance"), std::string::npos) << out.body;
+  EXPECT_TRUE(transport_.sent.empty());
+}
+
+TEST_F(Call, ADryrunIsAdmittedOnTheBalanceAndChargedNothing) {
+  db_->topUp(team_, kHold);
+  const test::MemoryWriter out = call(std::string(kDryrun));
+  EXPECT_EQ(out.status, 200) << out.body;
+  EXPECT_EQ(out.body.find("tollgate::cost"), std::string::npos) << out.body;
+  ledger_.reset();
+  EXPECT_EQ(balance(), kHold);
+  EXPECT_EQ(spendRows(), 0);
+}
+
+TEST_F(Call, ADryrunTheGatewayRefusesNeverReachesTheUpstream) {
+  db_->topUp(team_, kHold);
+  const test::MemoryWriter out = call(std::string(kDryrun), false);
+  EXPECT_EQ(out.status, 403);
+  EXPECT_NE(out.body.find("dryrun_not_allowed"), std::string::npos) << out.body;
+  EXPECT_TRUE(transport_.sent.empty());
+}
+
+TEST_F(Call, ADryrunAgainstAnEmptyBalanceIsRefusedAsABilledRequestIs) {
+  const test::MemoryWriter out = call(std::string(kDryrun));
+  EXPECT_EQ(out.status, 403);
+  EXPECT_NE(out.body.find("insufficient_balance"), std::string::npos) << out.body;
+  EXPECT_TRUE(transport_.sent.empty());
+}
+
+}  // namespace
+}  // namespace tollgate::api

@@ -10,8 +10,6 @@
 #include <span>
 #include <vector>
 
-#include "core/ids.hpp"
-
 namespace tollgate::billing {
 namespace {
 
@@ -34,7 +32,6 @@ money::Pico times(std::int64_t n, money::Pico amount) {
   return money::times(n, amount).value_or(std::numeric_limits<money::Pico>::max());
 }
 constexpr std::chrono::hours kPruneEvery{1};
-constexpr std::chrono::milliseconds kCheckpointEvery{200};
 constexpr std::int64_t kMsPerDay = 86'400'000;
 
 }  // namespace
@@ -49,9 +46,7 @@ Ledger::Ledger(store::Location where, Options options, const store::Liveness& li
     tx.commit();
   }
   thread_ = std::thread([this] { run(); });
-  if (where_.engine == store::Engine::Sqlite) {
-    checkpointer_ = std::thread([this] { checkpointer(); });
-  }
+  checkpointer_ = store::checkpointerFor(where_);
 }
 
 Ledger::~Ledger() {
@@ -60,11 +55,8 @@ Ledger::~Ledger() {
     stop_ = true;
   }
   wake_.notify_one();
-  stopped_.notify_one();
   thread_.join();
-  if (checkpointer_.joinable()) {
-    checkpointer_.join();
-  }
+  checkpointer_.reset();
   if (commits_ > 0) {
     // How much the group commit gathered, for operators and the benchmark.
     std::printf(
@@ -101,14 +93,10 @@ asio::awaitable<Ledger::Reply> Ledger::submit(Op op) {
 
 asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico amount) {
   {
+    const auto now = Clock::now();
     std::lock_guard lock(escrow_mu_);
-    const auto it = escrows_.find(team_id);
-    const std::optional<std::uint64_t> epoch = liveness_.trusted(Clock::now());
-    if (it != escrows_.end() && epoch && it->second.confirmed == epoch &&
-        it->second.free >= amount) {
-      it->second.free -= amount;
-      it->second.used = Clock::now();
-      co_return HoldReply{HoldStatus::Held, 0, {it->second.hold_id, std::move(team_id), amount}};
+    if (auto held = escrows_.take(team_id, amount, liveness_.trusted(now), now)) {
+      co_return HoldReply{HoldStatus::Held, 0, std::move(*held)};
     }
   }
   Op op;
@@ -136,10 +124,7 @@ asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row, bool wi
 
 void Ledger::release(const store::Hold& h) {
   std::lock_guard lock(escrow_mu_);
-  const auto it = escrows_.find(h.team_id);
-  if (it != escrows_.end() && it->second.hold_id == h.id) {
-    it->second.free += h.amount;
-  }
+  escrows_.give(h.team_id, h.id, h.amount);
 }
 
 void Ledger::enqueue(Op op) {
@@ -151,20 +136,13 @@ void Ledger::enqueue(Op op) {
 }
 
 void Ledger::drawFromEscrows(std::span<Op> ops) {
+  const auto now = Clock::now();
   std::lock_guard lock(escrow_mu_);
   for (Op& op : ops) {
-    if (op.kind != Kind::Hold) {
-      continue;
+    if (op.kind == Kind::Hold) {
+      op.draw = escrows_.draw(op.hold.team_id, op.hold.amount, now);
+      op.hold.id = op.draw.hold_id;
     }
-    Escrow& e = escrows_[op.hold.team_id];
-    if (e.hold_id.empty()) {
-      e.hold_id = ids::uuidV7();
-    }
-    op.hold.id = e.hold_id;
-    op.existing = e.stored;
-    op.from_escrow = std::min(e.free, op.hold.amount);
-    e.free -= op.from_escrow;
-    e.used = Clock::now();
   }
 }
 
@@ -194,9 +172,9 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
                    switch (op.kind) {
                      case Kind::Hold:
                        replies[i].hold =
-                           db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.from_escrow},
+                           db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.draw.lent},
                                    options_.gateway_id, times(kEscrowRequests, op.hold.amount),
-                                   times(kEscrowPlentyRequests, op.hold.amount), op.existing);
+                                   times(kEscrowPlentyRequests, op.hold.amount), op.draw.existing);
                        break;
                      case Kind::Settle:
                        replies[i].settled = db.settle(op.hold.id, op.row, op.withholdable);
@@ -217,31 +195,28 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
 }
 
 void Ledger::account(const Op& op, const Reply& reply, std::uint64_t epoch) {
+  const std::string& team = op.hold.team_id;
   std::lock_guard lock(escrow_mu_);
-  Escrow& e = escrows_[op.hold.team_id];
-  if (e.hold_id != op.hold.id) {
-    return;  // An escrow made since: what the store did concerns one that is gone.
-  }
   if (!reply.committed) {
+    // A hold not taken gives back what its escrow lent; a charge not recorded leaves its hold to
+    // its Charge, which releases it.
     if (op.kind == Kind::Hold) {
-      e.free += op.from_escrow;  // Not taken: what the escrow lent goes back.
+      escrows_.give(team, op.hold.id, op.draw.lent);
     }
-    return;  // A charge not recorded leaves its hold to its Charge, which releases it.
-  }
-  const bool gone =
-      op.kind == Kind::Hold ? reply.hold.gone : reply.settled != store::SettleOutcome::Kept;
-  if (gone) {
-    e = Escrow{};  // The store reclaimed it: what is at hand is no longer reserved.
     return;
   }
   if (op.kind == Kind::Hold) {
-    e.free += reply.hold.held ? reply.hold.extra : op.from_escrow;
-    e.stored = e.stored || reply.hold.held;
+    if (reply.hold.gone) {
+      escrows_.gone(team, op.hold.id);
+    } else if (reply.hold.held) {
+      escrows_.granted(team, op.hold.id, reply.hold.extra, epoch);
+    } else {
+      escrows_.refused(team, op.draw, epoch);
+    }
+  } else if (reply.settled == store::SettleOutcome::Kept) {
+    escrows_.settled(team, op.hold.id, op.hold.amount - op.row.cost, epoch);
   } else {
-    e.free += op.hold.amount - op.row.cost;  // What the request did not cost.
-  }
-  if (e.stored) {
-    e.confirmed = epoch;  // Its row was there in this transaction.
+    escrows_.gone(team, op.hold.id);
   }
 }
 
@@ -267,7 +242,7 @@ void Ledger::commit(std::deque<Op>& batch) {
     account(ops[i], r, epoch);
     if (r.committed && ops[i].kind == Kind::Hold && r.hold.gone) {
       // Its escrow was reclaimed: asked again, whole, of the escrow made in its place.
-      ops[i].from_escrow = 0;
+      ops[i].draw = {};
       again.push_back(std::move(ops[i]));
       continue;
     }
@@ -275,7 +250,7 @@ void Ledger::commit(std::deque<Op>& batch) {
       r = Reply{};
     } else if (ops[i].kind == Kind::Hold) {
       // The escrow's part counts as available to this request, whatever the store said.
-      r.hold.available += ops[i].from_escrow;
+      r.hold.available += ops[i].draw.lent;
     }
     r.granted = ops[i].hold;
     if (ops[i].done) {
@@ -293,37 +268,23 @@ void Ledger::returnEscrows(bool all) {
   std::vector<store::Hold> back;
   {
     std::lock_guard lock(escrow_mu_);
-    const auto now = Clock::now();
-    for (auto& [team_id, e] : escrows_) {
-      if (e.free > 0 && (all || now - e.used >= kEscrowIdle)) {
-        back.push_back({e.hold_id, team_id, e.free});
-        e.free = 0;
-      }
-    }
+    back = escrows_.takeIdle(Clock::now(), kEscrowIdle, all);
   }
   if (back.empty()) {
     return;
   }
   std::vector<bool> kept(back.size(), false);
-  if (!transact("returning escrows failed (will retry)", [&](store::Store& db) {
-        for (std::size_t i = 0; i < back.size(); ++i) {
-          kept[i] = db.shrinkHold(back[i].id, back[i].amount);
-        }
-      })) {
-    std::lock_guard lock(escrow_mu_);
-    for (const store::Hold& h : back) {
-      Escrow& e = escrows_[h.team_id];
-      if (e.hold_id == h.id) {
-        e.free += h.amount;
-      }
+  const bool returned = transact("returning escrows failed (will retry)", [&](store::Store& db) {
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      kept[i] = db.shrinkHold(back[i].id, back[i].amount);
     }
-    return;
-  }
+  });
   std::lock_guard lock(escrow_mu_);
   for (std::size_t i = 0; i < back.size(); ++i) {
-    Escrow& e = escrows_[back[i].team_id];
-    if (!kept[i] && e.hold_id == back[i].id) {
-      e = Escrow{};  // Reclaimed meanwhile: nothing of it is reserved any more.
+    if (!returned) {
+      escrows_.give(back[i].team_id, back[i].id, back[i].amount);
+    } else if (!kept[i]) {
+      escrows_.gone(back[i].team_id, back[i].id);  // Reclaimed meanwhile.
     }
   }
 }
@@ -331,24 +292,6 @@ void Ledger::returnEscrows(bool all) {
 void Ledger::maintain() {
   transact("reclaiming holds failed (will retry)",
            [](store::Store& db) { db.reclaimHolds(kDeadAfterMs); });
-}
-
-void Ledger::checkpointer() {
-  std::unique_ptr<store::Connection> c;
-  std::unique_lock lock(mu_);
-  while (!stopped_.wait_for(lock, kCheckpointEvery, [&] { return stop_; })) {
-    lock.unlock();
-    try {
-      if (!c) {
-        c = store::connect(where_);
-      }
-      c->checkpoint();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "tollgate: checkpointing the store failed (will retry): %s\n", e.what());
-      c.reset();
-    }
-    lock.lock();
-  }
 }
 
 void Ledger::run() {

@@ -7,7 +7,8 @@
 // a thread of its own: whatever is queued goes into one transaction as soon as the previous
 // commit ends (natural group commit). Coroutines await their own operation; no I/O thread touches
 // the database. The thread also reclaims the holds of gateways that died and prunes old spend
-// rows.
+// rows. The escrows' accounting is EscrowBook's (escrow.hpp); a SQLite store's checkpoints are
+// store::Checkpointer's.
 //
 // A gateway taken for dead (it stopped heartbeating for Liveness::kDeadAfter) has its holds
 // reclaimed by another. So the escrow at hand is spent in memory only while this gateway's
@@ -28,9 +29,10 @@
 #include <span>
 #include <string>
 #include <thread>
-#include <unordered_map>
 
+#include "billing/escrow.hpp"
 #include "core/money.hpp"
+#include "store/checkpointer.hpp"
 #include "store/liveness.hpp"
 #include "store/store.hpp"
 
@@ -74,15 +76,6 @@ class Ledger {
 
  private:
   using Clock = std::chrono::steady_clock;
-  /// One team's escrow on this gateway (guarded by escrow_mu_).
-  struct Escrow {
-    std::string hold_id;     ///< Its row in `holds`; another one once the store lost it.
-    money::Pico free = 0;    ///< Reserved in the store, promised to no request.
-    Clock::time_point used;  ///< When a request last took from it.
-    bool stored = false;     ///< Its row was made in the store.
-    /// The Liveness epoch in which its row was last found in the store, if any.
-    std::optional<std::uint64_t> confirmed;
-  };
   struct Reply {
     bool committed = false;
     store::HoldOutcome hold;
@@ -93,8 +86,7 @@ class Ledger {
   struct Op {
     Kind kind = Kind::Hold;
     store::Hold hold;
-    money::Pico from_escrow = 0;  ///< Hold: the part the escrow at hand covered.
-    bool existing = false;        ///< Hold: its escrow's row was made in the store.
+    EscrowBook::Draw draw;  ///< Hold: what its escrow lent it, and the escrow's row.
     store::SpendRow row;
     bool withholdable = false;  ///< Settle: the answer can still be refused.
     /// Resumes the waiter on its own event loop.
@@ -123,9 +115,6 @@ class Ledger {
   /// Gives back to the balances what the escrows hold at hand: those unused for a while, or all.
   void returnEscrows(bool all);
   void maintain();
-  /// Checkpoints the store's log every so often, off the writer's thread (its commits then never
-  /// wait for the disk).
-  void checkpointer();
 
   store::Location where_;
   Options options_;
@@ -133,17 +122,16 @@ class Ledger {
   std::unique_ptr<store::Store> db_;
   std::mutex mu_;
   std::condition_variable wake_;
-  std::condition_variable stopped_;  ///< Wakes the checkpointer when stop_ is set.
   std::deque<Op> queue_;
   bool stop_ = false;
   std::mutex escrow_mu_;
-  std::unordered_map<std::string, Escrow> escrows_;  ///< By team id.
+  EscrowBook escrows_;  ///< Guarded by escrow_mu_.
   // Batches committed, what they held, and the largest (writer thread only; printed at the end).
   std::int64_t commits_ = 0;
   std::int64_t operations_ = 0;
   std::int64_t largest_commit_ = 0;
   std::thread thread_;
-  std::thread checkpointer_;
+  std::unique_ptr<store::Checkpointer> checkpointer_;
 };
 
 }  // namespace tollgate::billing

@@ -17,8 +17,6 @@
 namespace tollgate::cli {
 namespace {
 
-using accounts::UserError;
-
 constexpr std::string_view kUsage =
     "usage: tollgate admin [--config FILE | --data-dir DIR] COMMAND\n"
     "  teams create NAME [--balance USD] | list [--json] | show NAME [--json] |\n"
@@ -38,6 +36,20 @@ constexpr std::string_view kUsage =
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// A refused operation or a value that is not one: exit 1 with its line.
+struct UserError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The value of an account operation; its refusal is a UserError.
+template <class T>
+T must(accounts::Outcome<T> outcome) {
+  if (!outcome) {
+    throw UserError(outcome.error().message);
+  }
+  return std::move(outcome).value();
+}
 
 /// One command's words: positionals and --options (a value each, but the listed flags).
 class Args {
@@ -158,63 +170,26 @@ std::string inviteState(const store::Invite& i) {
   return i.expires_at <= store::nowMs() ? "expired" : "pending";
 }
 
-/// What the CLI's amounts are: digits, then at most one point and more digits. parseUsd also
-/// reads TOML's exponents and underscores, for prices in the configuration; an operator typing
-/// `1e6` or `1_000` at a prompt that asks for "10 or 0.25" has more likely made a mistake.
-bool plainDecimal(std::string_view text) {
-  const std::size_t point = text.find('.');
-  const auto digits = [](std::string_view part) {
-    return !part.empty() &&
-           std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  return point == std::string_view::npos
-             ? digits(text)
-             : digits(text.substr(0, point)) && digits(text.substr(point + 1));
-}
-
-money::Pico usd(const std::string& text) {
-  const auto amount = plainDecimal(text) ? money::parseUsd(text) : std::nullopt;
-  if (!amount) {
-    throw UserError(
-        "an amount must be a decimal number of USD such as 10 or 0.25, at most 12 "
-        "decimal places");
-  }
-  return *amount;
-}
-
-/// Adds `amount` to a team's balance, refusing a sum that would not fit.
-void topUp(store::Store& st, const store::Team& t, money::Pico amount) {
-  store::Transaction tx(st.connection());
-  const auto current = st.findTeam(t.name);
-  if (!current || !money::plus(current->balance, amount)) {
-    throw UserError("that balance would be too large");
-  }
-  st.topUp(t.id, amount);
-  tx.commit();
-}
-
-int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, const Args& a) {
+int teams(accounts::Accounts& acc, const std::string& verb, const Args& a) {
   const accounts::Actor op;
   if (verb == "create") {
     a.expect(1);
     const std::optional<std::string> balance = a.option("balance");
-    const money::Pico amount = balance ? usd(*balance) : 0;
-    const store::Team t = acc.createTeam(op, a.at(0, "NAME"));
-    if (amount > 0) {
-      topUp(st, t, amount);
-    }
+    const money::Pico amount = balance ? must(accounts::parseAmount(*balance)) : 0;
+    const store::Team t = must(acc.createTeam(op, a.at(0, "NAME"), amount));
     std::printf("created team %s with a balance of %s USD\n", shown(t.name).c_str(),
-                money::formatUsd(amount).c_str());
+                money::formatUsd(t.balance).c_str());
   } else if (verb == "topup") {
     a.expect(2);
-    const store::Team t = acc.showTeam(op, a.at(0, "NAME"));
-    topUp(st, t, usd(a.at(1, "USD")));
-    const store::Team now = acc.showTeam(op, t.name);
+    // An unknown team is reported before a mistaken amount.
+    const store::Team t = must(acc.showTeam(op, a.at(0, "NAME")));
+    const store::Team now =
+        must(acc.topUp(op, t.name, must(accounts::parseAmount(a.at(1, "USD")))));
     std::printf("team %s: balance %s USD\n", shown(now.name).c_str(),
                 money::formatUsd(now.balance).c_str());
   } else if (verb == "list") {
     a.expect(0);
-    const auto all = acc.listTeams(op);
+    const auto all = must(acc.listTeams(op));
     if (a.flag("json")) {
       json::Writer w;
       w.startArray();
@@ -236,12 +211,8 @@ int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
     }
   } else if (verb == "show") {
     a.expect(1);
-    const store::Team t = acc.showTeam(op, a.at(0, "NAME"));
-    const auto members = st.listMembers(t.id);
-    std::int64_t active_keys = 0;
-    for (const store::ApiKey& k : st.listKeys(t.id)) {
-      active_keys += k.revoked_at ? 0 : 1;
-    }
+    const accounts::TeamSummary s = must(acc.teamSummary(op, a.at(0, "NAME")));
+    const store::Team& t = s.team;
     if (a.flag("json")) {
       json::Writer w;
       w.startObject();
@@ -249,23 +220,23 @@ int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
       w.field("id", t.id);
       w.field("state", t.state);
       timeField(w, "created_at", t.created_at);
-      w.field("members", static_cast<std::int64_t>(members.size()));
-      w.field("active_keys", active_keys);
+      w.field("members", s.members);
+      w.field("active_keys", s.active_keys);
       usdField(w, "balance", t.balance);
       usdField(w, "reserved", t.reserved);
       w.endObject();
       printJson(w);
     } else {
       std::printf(
-          "team %s\nstate %s\ncreated %s\nmembers %zu\nactive keys %lld\nbalance %s USD\n"
+          "team %s\nstate %s\ncreated %s\nmembers %lld\nactive keys %lld\nbalance %s USD\n"
           "reserved %s USD\n",
           shown(t.name).c_str(), t.state.c_str(), text::utcTimestamp(t.created_at).c_str(),
-          members.size(), static_cast<long long>(active_keys), money::formatUsd(t.balance).c_str(),
-          money::formatUsd(t.reserved).c_str());
+          static_cast<long long>(s.members), static_cast<long long>(s.active_keys),
+          money::formatUsd(t.balance).c_str(), money::formatUsd(t.reserved).c_str());
     }
   } else if (verb == "suspend" || verb == "resume") {
     a.expect(1);
-    reportLagging(acc.setTeamActive(op, a.at(0, "NAME"), verb == "resume"));
+    reportLagging(must(acc.setTeamActive(op, a.at(0, "NAME"), verb == "resume")));
     std::printf("%s team %s\n", verb == "resume" ? "resumed" : "suspended",
                 shown(a.at(0, "NAME")).c_str());
   } else if (verb == "dryrun") {
@@ -274,7 +245,7 @@ int teams(accounts::Accounts& acc, store::Store& st, const std::string& verb, co
     if (choice != "allow" && choice != "deny") {
       throw UsageError("teams dryrun NAME allow|deny: not " + text::printable(choice, 40));
     }
-    reportLagging(acc.setTeamDryrun(op, a.at(0, "NAME"), choice == "allow"));
+    reportLagging(must(acc.setTeamDryrun(op, a.at(0, "NAME"), choice == "allow")));
     std::printf("team %s %s dryrun requests\n", shown(a.at(0, "NAME")).c_str(),
                 choice == "allow" ? "takes" : "refuses");
   } else {
@@ -288,7 +259,7 @@ int users(accounts::Accounts& acc, const std::string& verb, const Args& a) {
     throw UsageError("unknown command users " + text::printable(verb, 40));
   }
   a.expect(1);
-  const store::User u = acc.addUser(a.at(0, "EMAIL"), a.option("name").value_or(""));
+  const store::User u = must(acc.addUser(a.at(0, "EMAIL"), a.option("name").value_or("")));
   std::printf("added user %s\n", shown(u.email).c_str());
   return 0;
 }
@@ -297,22 +268,22 @@ int members(accounts::Accounts& acc, const std::string& verb, const Args& a) {
   const accounts::Actor op;
   if (verb == "add") {
     a.expect(2);
-    reportLagging(acc.addMember(op, a.at(0, "TEAM"), a.at(1, "EMAIL"), a.required("role")));
+    reportLagging(must(acc.addMember(op, a.at(0, "TEAM"), a.at(1, "EMAIL"), a.required("role"))));
     std::printf("added %s to %s\n", shown(a.at(1, "EMAIL")).c_str(),
                 shown(a.at(0, "TEAM")).c_str());
   } else if (verb == "role") {
     a.expect(3);
-    reportLagging(acc.setRole(op, a.at(0, "TEAM"), a.at(1, "EMAIL"), a.at(2, "ROLE")));
+    reportLagging(must(acc.setRole(op, a.at(0, "TEAM"), a.at(1, "EMAIL"), a.at(2, "ROLE"))));
     std::printf("%s is now %s of %s\n", shown(a.at(1, "EMAIL")).c_str(),
                 shown(a.at(2, "ROLE")).c_str(), shown(a.at(0, "TEAM")).c_str());
   } else if (verb == "remove") {
     a.expect(2);
-    reportLagging(acc.removeMember(op, a.at(0, "TEAM"), a.at(1, "EMAIL")));
+    reportLagging(must(acc.removeMember(op, a.at(0, "TEAM"), a.at(1, "EMAIL"))));
     std::printf("removed %s from %s\n", shown(a.at(1, "EMAIL")).c_str(),
                 shown(a.at(0, "TEAM")).c_str());
   } else if (verb == "list") {
     a.expect(1);
-    const auto all = acc.listMembers(op, a.at(0, "TEAM"));
+    const auto all = must(acc.listMembers(op, a.at(0, "TEAM")));
     if (a.flag("json")) {
       json::Writer w;
       w.startArray();
@@ -343,8 +314,8 @@ int invites(accounts::Accounts& acc, const std::string& verb, const Args& a) {
   if (verb == "create") {
     a.expect(1);
     const auto created =
-        acc.createInvite(op, a.at(0, "TEAM"), a.required("role"), a.option("email"),
-                         duration(a.option("expires").value_or("7d")));
+        must(acc.createInvite(op, a.at(0, "TEAM"), a.required("role"), a.option("email"),
+                              duration(a.option("expires").value_or("7d"))));
     std::fprintf(stderr, "invitation %s to %s as %s, expires %s; the token is shown once:\n",
                  created.invite.id.c_str(), shown(created.invite.team).c_str(),
                  created.invite.role.c_str(),
@@ -352,7 +323,7 @@ int invites(accounts::Accounts& acc, const std::string& verb, const Args& a) {
     std::printf("%s\n", created.token.c_str());
   } else if (verb == "list") {
     a.expect(1);
-    const auto all = acc.listInvites(op, a.at(0, "TEAM"));
+    const auto all = must(acc.listInvites(op, a.at(0, "TEAM")));
     if (a.flag("json")) {
       json::Writer w;
       w.startArray();
@@ -378,11 +349,11 @@ int invites(accounts::Accounts& acc, const std::string& verb, const Args& a) {
     }
   } else if (verb == "accept") {
     a.expect(1);
-    reportLagging(acc.acceptInvite(a.at(0, "TOKEN"), a.required("email")));
+    reportLagging(must(acc.acceptInvite(a.at(0, "TOKEN"), a.required("email"))));
     std::printf("accepted: %s joined the team\n", shown(a.required("email")).c_str());
   } else if (verb == "revoke") {
     a.expect(1);
-    acc.revokeInvite(op, a.at(0, "ID"));
+    must(acc.revokeInvite(op, a.at(0, "ID")));
     std::printf("revoked invitation %s\n", shown(a.at(0, "ID")).c_str());
   } else {
     throw UsageError("unknown command invites " + text::printable(verb, 40));
@@ -395,7 +366,7 @@ int keys(accounts::Accounts& acc, const std::string& verb, const Args& a) {
   if (verb == "create") {
     a.expect(0);
     const auto created =
-        acc.createKey(op, a.required("team"), a.required("name"), a.option("user"));
+        must(acc.createKey(op, a.required("team"), a.required("name"), a.option("user")));
     reportLagging(created.propagation);
     std::fprintf(stderr, "created key %s (%s) for team %s; it is shown once:\n",
                  created.key.public_id.c_str(), shown(created.key.name).c_str(),
@@ -403,7 +374,7 @@ int keys(accounts::Accounts& acc, const std::string& verb, const Args& a) {
     std::printf("%s\n", created.full.c_str());
   } else if (verb == "list") {
     a.expect(0);
-    const auto all = acc.listKeys(op, a.option("team"));
+    const auto all = must(acc.listKeys(op, a.option("team")));
     if (a.flag("json")) {
       json::Writer w;
       w.startArray();
@@ -433,7 +404,7 @@ int keys(accounts::Accounts& acc, const std::string& verb, const Args& a) {
     }
   } else if (verb == "revoke") {
     a.expect(1);
-    reportLagging(acc.revokeKey(op, a.at(0, "PUBLIC_ID")));
+    reportLagging(must(acc.revokeKey(op, a.at(0, "PUBLIC_ID"))));
     std::printf("revoked\n");
   } else {
     throw UsageError("unknown command keys " + text::printable(verb, 40));
@@ -539,7 +510,7 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
 
 int spend(accounts::Accounts& acc, store::Store& st, const std::string& verb, const Args& a) {
   a.expect(0);
-  const store::Team team = acc.showTeam(accounts::Actor{}, a.required("team"));
+  const store::Team team = must(acc.showTeam(accounts::Actor{}, a.required("team")));
   if (verb == "list") {
     store::SpendFilter f{team.id, since(a), a.option("model"), std::nullopt};
     if (const auto tag = a.option("tag")) {
@@ -610,7 +581,7 @@ int runAdmin(std::span<const std::string> args, const StoreSetup& setup) {
     store::migrate(st.connection());
     accounts::Accounts acc(st, setup.server_secret);
     if (noun == "teams") {
-      return teams(acc, st, verb, a);
+      return teams(acc, verb, a);
     }
     if (noun == "users") {
       return users(acc, verb, a);

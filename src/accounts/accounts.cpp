@@ -13,121 +13,187 @@ constexpr std::size_t kMaxNameChars = 100;
 constexpr std::size_t kMaxEmailBytes = 254;
 constexpr std::string_view kInvitePrefix = "inv-tollgate-";
 constexpr std::size_t kInviteSecretLength = 32;
-constexpr std::chrono::milliseconds kPollInterval{20};
 
 std::string quoted(const std::string& s) { return "\"" + text::printable(s, 120) + "\""; }
 
-Role requireRole(const std::string& role) {
+Refusal invalid(std::string message) { return {RefusalKind::Invalid, std::move(message)}; }
+Refusal notFound(std::string message) { return {RefusalKind::NotFound, std::move(message)}; }
+Refusal forbidden(std::string message) { return {RefusalKind::Forbidden, std::move(message)}; }
+Refusal conflict(std::string message) { return {RefusalKind::Conflict, std::move(message)}; }
+
+Outcome<Role> requireRole(const std::string& role) {
   const auto r = parseRole(role);
   if (!r) {
-    throw UserError("unknown role " + quoted(role) + ": owner, admin, member or viewer");
+    return invalid("unknown role " + quoted(role) + ": owner, admin, member or viewer");
   }
   return *r;
 }
 
-}  // namespace
-
-void checkName(std::string_view what, const std::string& name) {
-  if (!text::isValidUtf8(name)) {
-    throw UserError(std::string(what) + " must be valid UTF-8");
-  }
-  if (text::hasControlCharacters(name)) {
-    throw UserError(std::string(what) + " must not contain control characters");
-  }
-  if (name.find_first_not_of(' ') == std::string::npos) {
-    throw UserError(std::string(what) + " must not be empty");
-  }
-  if (text::codePoints(name) > kMaxNameChars) {
-    throw UserError(std::string(what) + " must be at most " + std::to_string(kMaxNameChars) +
-                    " characters");
-  }
+/// What an amount typed by a person is: digits, then at most one point and more digits.
+/// money::parseUsd also reads TOML's exponents and underscores, for prices in the configuration;
+/// someone typing `1e6` or `1_000` where "10 or 0.25" is asked for has more likely made a mistake.
+bool plainDecimal(std::string_view text) {
+  const std::size_t point = text.find('.');
+  const auto digits = [](std::string_view part) {
+    return !part.empty() &&
+           std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return point == std::string_view::npos
+             ? digits(text)
+             : digits(text.substr(0, point)) && digits(text.substr(point + 1));
 }
 
-std::string checkEmail(const std::string& email) {
-  std::string e = email;
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) {
-    return static_cast<char>(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
-  });
+/// Only the operator adds money to a balance, and never a negative amount.
+Outcome<Ok> checkAddition(const Actor& actor, money::Pico amount) {
+  if (actor.email) {
+    return forbidden("only the operator may add to a balance");
+  }
+  if (amount < 0) {
+    return invalid("an amount to add must not be negative");
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Outcome<Ok> checkName(std::string_view what, const std::string& name) {
+  if (!text::isValidUtf8(name)) {
+    return invalid(std::string(what) + " must be valid UTF-8");
+  }
+  if (text::hasControlCharacters(name)) {
+    return invalid(std::string(what) + " must not contain control characters");
+  }
+  if (name.find_first_not_of(' ') == std::string::npos) {
+    return invalid(std::string(what) + " must not be empty");
+  }
+  if (text::codePoints(name) > kMaxNameChars) {
+    return invalid(std::string(what) + " must be at most " + std::to_string(kMaxNameChars) +
+                   " characters");
+  }
+  return Ok{};
+}
+
+Outcome<std::string> checkEmail(const std::string& email) {
+  const std::string e = text::lowerAscii(email);
   const std::size_t at = e.find('@');
   if (e.size() > kMaxEmailBytes || !text::isValidUtf8(e) || text::hasControlCharacters(e) ||
       e.find(' ') != std::string::npos || at == 0 || at == std::string::npos ||
       at + 1 == e.size() || e.find('@', at + 1) != std::string::npos) {
-    throw UserError("not an email address: " + quoted(email));
+    return invalid("not an email address: " + quoted(email));
   }
   return e;
+}
+
+Outcome<money::Pico> parseAmount(std::string_view text) {
+  const auto amount = plainDecimal(text) ? money::parseUsd(text) : std::nullopt;
+  if (!amount) {
+    return invalid(
+        "an amount must be a decimal number of USD such as 10 or 0.25, at most 12 "
+        "decimal places");
+  }
+  return *amount;
 }
 
 Accounts::Accounts(store::Store& s, std::string server_secret, PropagationPolicy policy)
     : store_(s), server_secret_(std::move(server_secret)), policy_(policy) {}
 
-store::Team Accounts::requireTeam(const std::string& name) {
+Outcome<store::Team> Accounts::requireTeam(const std::string& name) {
   auto t = store_.findTeam(name);
   if (!t) {
-    throw UserError("no team named " + quoted(name));
+    return notFound("no team named " + quoted(name));
   }
-  return *t;
+  return *std::move(t);
 }
 
-store::User Accounts::requireUser(const std::string& email) {
-  auto u = store_.findUser(checkEmail(email));
+Outcome<store::User> Accounts::requireUser(const std::string& email) {
+  const Outcome<std::string> e = checkEmail(email);
+  if (!e) {
+    return e.error();
+  }
+  auto u = store_.findUser(*e);
   if (!u) {
-    throw UserError("no user " + quoted(email) + " (add one with: users add EMAIL)");
+    return notFound("no user " + quoted(email) + " (add one with: users add EMAIL)");
   }
-  return *u;
+  return *std::move(u);
 }
 
-Accounts::Membership Accounts::requireMember(const std::string& team, const std::string& email) {
-  Membership m{requireTeam(team), requireUser(email), {}};
-  const auto role = store_.roleOf(m.team.id, m.user.id);
+Outcome<Accounts::Membership> Accounts::requireMember(const std::string& team,
+                                                      const std::string& email) {
+  Outcome<store::Team> t = requireTeam(team);
+  if (!t) {
+    return t.error();
+  }
+  Outcome<store::User> u = requireUser(email);
+  if (!u) {
+    return u.error();
+  }
+  const auto role = store_.roleOf(t->id, u->id);
   if (!role) {
-    throw UserError(m.user.email + " is not a member of " + quoted(team));
+    return notFound(u->email + " is not a member of " + quoted(team));
   }
-  m.role = *role;
-  return m;
+  return Membership{std::move(t).value(), std::move(u).value(), *role};
 }
 
-void Accounts::authorize(const Actor& actor, const store::Team& team, Action action) {
+Outcome<Ok> Accounts::authorize(const Actor& actor, const store::Team& team, Action action) {
   if (!actor.email) {
-    return;  // The operator.
+    return Ok{};  // The operator.
   }
   const auto user = store_.findUser(*actor.email);
   const auto role = user ? store_.roleOf(team.id, user->id) : std::nullopt;
   if (!role) {
-    throw UserError(*actor.email + " is not a member of team " + quoted(team.name));
+    return forbidden(*actor.email + " is not a member of team " + quoted(team.name));
   }
   if (!allowed(*parseRole(*role), action)) {
-    throw UserError("a team " + *role + " may not do this");
+    return forbidden("a team " + *role + " may not do this");
   }
+  return Ok{};
+}
+
+std::vector<store::GatewayRecord> Accounts::laggingGateways(std::int64_t seq) {
+  return store_.laggingGateways(seq, policy_.alive_window.count());
 }
 
 Propagation Accounts::awaitGateways(std::int64_t seq) {
-  Propagation p{seq, {}};
+  Propagation p{seq, laggingGateways(seq)};
   const auto deadline = std::chrono::steady_clock::now() + policy_.wait;
-  for (;;) {
-    p.lagging = store_.laggingGateways(seq, policy_.alive_window.count());
-    if (p.lagging.empty() || std::chrono::steady_clock::now() >= deadline) {
-      return p;
-    }
-    std::this_thread::sleep_for(kPollInterval);
+  while (!p.lagging.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(policy_.poll);
+    p.lagging = laggingGateways(seq);
   }
+  return p;
 }
 
-store::Team Accounts::createTeam(const Actor& actor, const std::string& name) {
-  checkName("a team name", name);
-  store::Connection& c = store_.connection();
-  store::Transaction tx(c);
+Outcome<store::Team> Accounts::createTeam(const Actor& actor, const std::string& name,
+                                          money::Pico balance) {
+  if (const Outcome<Ok> checked = checkName("a team name", name); !checked) {
+    return checked.error();
+  }
+  if (balance != 0) {
+    if (const Outcome<Ok> may = checkAddition(actor, balance); !may) {
+      return may.error();
+    }
+  }
+  store::Transaction tx(store_.connection());
   if (store_.findTeam(name)) {
-    throw UserError("a team named " + quoted(name) + " already exists");
+    return conflict("a team named " + quoted(name) + " already exists");
   }
   store::Team t = store_.createTeam(name);
   if (actor.email) {
-    store_.addMember(t.id, requireUser(*actor.email).id, "owner");
+    const Outcome<store::User> owner = requireUser(*actor.email);
+    if (!owner) {
+      return owner.error();
+    }
+    store_.addMember(t.id, owner->id, "owner");
+  }
+  if (balance != 0) {
+    store_.topUp(t.id, balance);
+    t.balance = balance;
   }
   tx.commit();
   return t;
 }
 
-std::vector<store::Team> Accounts::listTeams(const Actor& actor) {
+Outcome<std::vector<store::Team>> Accounts::listTeams(const Actor& actor) {
   std::vector<store::Team> all = store_.listTeams();
   if (actor.email) {
     const auto user = store_.findUser(*actor.email);
@@ -138,164 +204,274 @@ std::vector<store::Team> Accounts::listTeams(const Actor& actor) {
   return all;
 }
 
-store::Team Accounts::showTeam(const Actor& actor, const std::string& name) {
-  store::Team t = requireTeam(name);
-  authorize(actor, t, Action::ViewTeam);
+Outcome<store::Team> Accounts::showTeam(const Actor& actor, const std::string& name) {
+  Outcome<store::Team> t = requireTeam(name);
+  if (!t) {
+    return t;
+  }
+  if (const Outcome<Ok> may = authorize(actor, *t, Action::ViewTeam); !may) {
+    return may.error();
+  }
   return t;
 }
 
-Propagation Accounts::setTeamActive(const Actor& actor, const std::string& name, bool active) {
+Outcome<TeamSummary> Accounts::teamSummary(const Actor& actor, const std::string& name) {
+  Outcome<store::Team> t = showTeam(actor, name);
+  if (!t) {
+    return t.error();
+  }
+  TeamSummary s{std::move(t).value()};
+  s.members = static_cast<std::int64_t>(store_.listMembers(s.team.id).size());
+  for (const store::ApiKey& k : store_.listKeys(s.team.id)) {
+    s.active_keys += k.revoked_at ? 0 : 1;
+  }
+  return s;
+}
+
+Outcome<store::Team> Accounts::topUp(const Actor& actor, const std::string& name,
+                                     money::Pico amount) {
+  if (const Outcome<Ok> may = checkAddition(actor, amount); !may) {
+    return may.error();
+  }
   store::Transaction tx(store_.connection());
-  const store::Team t = requireTeam(name);
-  authorize(actor, t, Action::SuspendTeam);
-  store_.setTeamState(t.id, active ? "active" : "suspended");
+  const Outcome<store::Team> t = requireTeam(name);
+  if (!t) {
+    return t;
+  }
+  if (!money::plus(t->balance, amount)) {
+    return conflict("that balance would be too large");
+  }
+  store_.topUp(t->id, amount);
+  std::optional<store::Team> after = store_.findTeam(name);
+  tx.commit();
+  return *std::move(after);
+}
+
+Outcome<Propagation> Accounts::setTeamActive(const Actor& actor, const std::string& name,
+                                             bool active) {
+  store::Transaction tx(store_.connection());
+  const Outcome<store::Team> t = requireTeam(name);
+  if (!t) {
+    return t.error();
+  }
+  if (const Outcome<Ok> may = authorize(actor, *t, Action::SuspendTeam); !may) {
+    return may.error();
+  }
+  store_.setTeamState(t->id, active ? "active" : "suspended");
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return awaitGateways(seq);
 }
 
-Propagation Accounts::setTeamDryrun(const Actor& actor, const std::string& name, bool allow) {
+Outcome<Propagation> Accounts::setTeamDryrun(const Actor& actor, const std::string& name,
+                                             bool allow) {
   store::Transaction tx(store_.connection());
-  const store::Team t = requireTeam(name);
-  authorize(actor, t, Action::SuspendTeam);
-  store_.setTeamDryrun(t.id, allow);
+  const Outcome<store::Team> t = requireTeam(name);
+  if (!t) {
+    return t.error();
+  }
+  if (const Outcome<Ok> may = authorize(actor, *t, Action::SuspendTeam); !may) {
+    return may.error();
+  }
+  store_.setTeamDryrun(t->id, allow);
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return awaitGateways(seq);
 }
 
-store::User Accounts::addUser(const std::string& email, const std::string& display_name) {
-  const std::string e = checkEmail(email);
+Outcome<store::User> Accounts::addUser(const std::string& email, const std::string& display_name) {
+  const Outcome<std::string> e = checkEmail(email);
+  if (!e) {
+    return e.error();
+  }
   if (!display_name.empty()) {
-    checkName("a display name", display_name);
+    if (const Outcome<Ok> checked = checkName("a display name", display_name); !checked) {
+      return checked.error();
+    }
   }
   store::Transaction tx(store_.connection());
-  if (store_.findUser(e)) {
-    throw UserError("a user " + quoted(e) + " already exists");
+  if (store_.findUser(*e)) {
+    return conflict("a user " + quoted(*e) + " already exists");
   }
-  store::User u = store_.addUser(e, display_name);
+  store::User u = store_.addUser(*e, display_name);
   tx.commit();
   return u;
 }
 
-Propagation Accounts::addMember(const Actor& actor, const std::string& team,
-                                const std::string& email, const std::string& role) {
-  const Role r = requireRole(role);
+Outcome<Propagation> Accounts::addMember(const Actor& actor, const std::string& team,
+                                         const std::string& email, const std::string& role) {
+  const Outcome<Role> r = requireRole(role);
+  if (!r) {
+    return r.error();
+  }
   store::Transaction tx(store_.connection());
-  const store::Team t = requireTeam(team);
-  authorize(actor, t, r == Role::Owner ? Action::ManageOwners : Action::ChangeRoles);
-  const store::User u = requireUser(email);
-  if (store_.roleOf(t.id, u.id)) {
-    throw UserError(u.email + " is already a member of " + quoted(team) +
+  const Outcome<store::Team> t = requireTeam(team);
+  if (!t) {
+    return t.error();
+  }
+  const Action action = *r == Role::Owner ? Action::ManageOwners : Action::ChangeRoles;
+  if (const Outcome<Ok> may = authorize(actor, *t, action); !may) {
+    return may.error();
+  }
+  const Outcome<store::User> u = requireUser(email);
+  if (!u) {
+    return u.error();
+  }
+  if (store_.roleOf(t->id, u->id)) {
+    return conflict(u->email + " is already a member of " + quoted(team) +
                     " (change the role with: members role)");
   }
-  store_.addMember(t.id, u.id, std::string(roleName(r)));
+  store_.addMember(t->id, u->id, std::string(roleName(*r)));
   // A returning member's keys work again.
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return awaitGateways(seq);
 }
 
-Propagation Accounts::setRole(const Actor& actor, const std::string& team, const std::string& email,
-                              const std::string& role) {
-  const Role r = requireRole(role);
+Outcome<Propagation> Accounts::setRole(const Actor& actor, const std::string& team,
+                                       const std::string& email, const std::string& role) {
+  const Outcome<Role> r = requireRole(role);
+  if (!r) {
+    return r.error();
+  }
   store::Transaction tx(store_.connection());
-  const Membership m = requireMember(team, email);
-  const bool owners = r == Role::Owner || m.role == "owner";
-  authorize(actor, m.team, owners ? Action::ManageOwners : Action::ChangeRoles);
-  if (m.role == "owner" && r != Role::Owner && store_.countOwners(m.team.id) == 1) {
-    throw UserError(m.user.email + " is the last owner of " + quoted(team) +
+  const Outcome<Membership> m = requireMember(team, email);
+  if (!m) {
+    return m.error();
+  }
+  const bool owners = *r == Role::Owner || m->role == "owner";
+  if (const Outcome<Ok> may =
+          authorize(actor, m->team, owners ? Action::ManageOwners : Action::ChangeRoles);
+      !may) {
+    return may.error();
+  }
+  if (m->role == "owner" && *r != Role::Owner && store_.countOwners(m->team.id) == 1) {
+    return conflict(m->user.email + " is the last owner of " + quoted(team) +
                     ": make another member owner first");
   }
-  store_.setRole(m.team.id, m.user.id, std::string(roleName(r)));
+  store_.setRole(m->team.id, m->user.id, std::string(roleName(*r)));
   // A role that may not create keys stops the member's keys; one that may starts them again.
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return awaitGateways(seq);
 }
 
-Propagation Accounts::removeMember(const Actor& actor, const std::string& team,
-                                   const std::string& email) {
+Outcome<Propagation> Accounts::removeMember(const Actor& actor, const std::string& team,
+                                            const std::string& email) {
   store::Transaction tx(store_.connection());
-  const Membership m = requireMember(team, email);
-  authorize(actor, m.team, m.role == "owner" ? Action::ManageOwners : Action::ChangeRoles);
-  if (m.role == "owner" && store_.countOwners(m.team.id) == 1) {
-    throw UserError(m.user.email + " is the last owner of " + quoted(team) +
+  const Outcome<Membership> m = requireMember(team, email);
+  if (!m) {
+    return m.error();
+  }
+  const Action action = m->role == "owner" ? Action::ManageOwners : Action::ChangeRoles;
+  if (const Outcome<Ok> may = authorize(actor, m->team, action); !may) {
+    return may.error();
+  }
+  if (m->role == "owner" && store_.countOwners(m->team.id) == 1) {
+    return conflict(m->user.email + " is the last owner of " + quoted(team) +
                     " and cannot be removed");
   }
-  store_.removeMember(m.team.id, m.user.id);
+  store_.removeMember(m->team.id, m->user.id);
   const std::int64_t seq = store_.bumpChange();  // Their keys stop working.
   tx.commit();
   return awaitGateways(seq);
 }
 
-std::vector<store::Member> Accounts::listMembers(const Actor& actor, const std::string& team) {
-  const store::Team t = requireTeam(team);
-  authorize(actor, t, Action::ViewTeam);
-  return store_.listMembers(t.id);
+Outcome<std::vector<store::Member>> Accounts::listMembers(const Actor& actor,
+                                                          const std::string& team) {
+  const Outcome<store::Team> t = showTeam(actor, team);
+  if (!t) {
+    return t.error();
+  }
+  return store_.listMembers(t->id);
 }
 
-CreatedInvite Accounts::createInvite(const Actor& actor, const std::string& team,
-                                     const std::string& role,
-                                     const std::optional<std::string>& email,
-                                     std::chrono::milliseconds valid_for) {
-  const Role r = requireRole(role);
-  const std::optional<std::string> invited =
-      email ? std::optional(checkEmail(*email)) : std::nullopt;
+Outcome<CreatedInvite> Accounts::createInvite(const Actor& actor, const std::string& team,
+                                              const std::string& role,
+                                              const std::optional<std::string>& email,
+                                              std::chrono::milliseconds valid_for) {
+  const Outcome<Role> r = requireRole(role);
+  if (!r) {
+    return r.error();
+  }
+  std::optional<std::string> invited;
+  if (email) {
+    Outcome<std::string> e = checkEmail(*email);
+    if (!e) {
+      return e.error();
+    }
+    invited = std::move(e).value();
+  }
   if (valid_for <= std::chrono::milliseconds::zero()) {
-    throw UserError("an invitation must be valid for some time");
+    return invalid("an invitation must be valid for some time");
   }
   store::Transaction tx(store_.connection());
-  const store::Team t = requireTeam(team);
-  authorize(actor, t, Action::Invite);
-  if (r == Role::Owner) {
-    authorize(actor, t, Action::ManageOwners);
+  const Outcome<store::Team> t = requireTeam(team);
+  if (!t) {
+    return t.error();
+  }
+  if (const Outcome<Ok> may = authorize(actor, *t, Action::Invite); !may) {
+    return may.error();
+  }
+  if (*r == Role::Owner) {
+    if (const Outcome<Ok> may = authorize(actor, *t, Action::ManageOwners); !may) {
+      return may.error();
+    }
   }
   const std::string secret = auth::randomBase62(kInviteSecretLength);
   const std::string hash = auth::toHex(auth::keyedHash(server_secret_, secret));
-  store::Invite inv = store_.createInvite(t.id, std::string(roleName(r)), invited, hash,
+  store::Invite inv = store_.createInvite(t->id, std::string(roleName(*r)), invited, hash,
                                           store::nowMs() + valid_for.count());
   tx.commit();
-  return {std::move(inv), std::string(kInvitePrefix) + secret};
+  return CreatedInvite{std::move(inv), std::string(kInvitePrefix) + secret};
 }
 
-std::vector<store::Invite> Accounts::listInvites(const Actor& actor, const std::string& team) {
-  const store::Team t = requireTeam(team);
-  authorize(actor, t, Action::Invite);
-  return store_.listInvites(t.id);
+Outcome<std::vector<store::Invite>> Accounts::listInvites(const Actor& actor,
+                                                          const std::string& team) {
+  const Outcome<store::Team> t = requireTeam(team);
+  if (!t) {
+    return t.error();
+  }
+  if (const Outcome<Ok> may = authorize(actor, *t, Action::Invite); !may) {
+    return may.error();
+  }
+  return store_.listInvites(t->id);
 }
 
-Propagation Accounts::acceptInvite(const std::string& token, const std::string& email) {
-  const std::string e = checkEmail(email);
+Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std::string& email) {
+  const Outcome<std::string> e = checkEmail(email);
+  if (!e) {
+    return e.error();
+  }
   const std::string_view t = token;
   if (!t.starts_with(kInvitePrefix) || t.size() != kInvitePrefix.size() + kInviteSecretLength) {
-    throw UserError("not an invitation token");
+    return invalid("not an invitation token");
   }
   const std::string hash =
       auth::toHex(auth::keyedHash(server_secret_, t.substr(kInvitePrefix.size())));
   store::Transaction tx(store_.connection());
   const auto inv = store_.findInviteByHash(hash);
   if (!inv) {
-    throw UserError("unknown invitation");
+    return notFound("unknown invitation");
   }
   if (inv->revoked_at) {
-    throw UserError("this invitation was revoked");
+    return conflict("this invitation was revoked");
   }
   if (inv->accepted_at) {
-    throw UserError("this invitation was already used");
+    return conflict("this invitation was already used");
   }
   if (inv->expires_at <= store::nowMs()) {
-    throw UserError("this invitation has expired");
+    return conflict("this invitation has expired");
   }
-  if (inv->email && *inv->email != e) {
-    throw UserError("this invitation is for another email address");
+  if (inv->email && *inv->email != *e) {
+    return forbidden("this invitation is for another email address");
   }
-  auto user = store_.findUser(e);
+  auto user = store_.findUser(*e);
   if (!user) {
-    user = store_.addUser(e, "");
+    user = store_.addUser(*e, "");
   }
   if (store_.roleOf(inv->team_id, user->id)) {
-    throw UserError(e + " is already a member of " + quoted(inv->team));
+    return conflict(*e + " is already a member of " + quoted(inv->team));
   }
   store_.addMember(inv->team_id, user->id, inv->role);
   store_.acceptInvite(inv->id, user->id);
@@ -304,88 +480,120 @@ Propagation Accounts::acceptInvite(const std::string& token, const std::string& 
   return awaitGateways(seq);
 }
 
-void Accounts::revokeInvite(const Actor& actor, const std::string& id) {
+Outcome<Ok> Accounts::revokeInvite(const Actor& actor, const std::string& id) {
   store::Transaction tx(store_.connection());
   const auto inv = store_.findInvite(id);
   if (!inv) {
-    throw UserError("no invitation " + quoted(id));
+    return notFound("no invitation " + quoted(id));
   }
-  authorize(actor, requireTeam(inv->team), Action::Invite);
+  const Outcome<store::Team> t = requireTeam(inv->team);
+  if (!t) {
+    return t.error();
+  }
+  if (const Outcome<Ok> may = authorize(actor, *t, Action::Invite); !may) {
+    return may.error();
+  }
   if (inv->accepted_at) {
-    throw UserError("this invitation was already used");
+    return conflict("this invitation was already used");
   }
   if (!inv->revoked_at) {
     store_.revokeInvite(inv->id);
   }
   tx.commit();
+  return Ok{};
 }
 
-CreatedKey Accounts::createKey(const Actor& actor, const std::string& team, const std::string& name,
-                               const std::optional<std::string>& user_email) {
-  checkName("a key name", name);
+Accounts::NewKey Accounts::makeKey(const std::string& team_id, const std::string& name,
+                                   const std::optional<std::string>& owner_id) {
+  const auth::NewKey fresh = auth::generateKey();
+  return {
+      store_.createKey(fresh.public_id, auth::toHex(auth::keyedHash(server_secret_, fresh.secret)),
+                       name, team_id, owner_id),
+      fresh.full};
+}
+
+Outcome<CreatedKey> Accounts::createKey(const Actor& actor, const std::string& team,
+                                        const std::string& name,
+                                        const std::optional<std::string>& user_email) {
+  if (const Outcome<Ok> checked = checkName("a key name", name); !checked) {
+    return checked.error();
+  }
   store::Transaction tx(store_.connection());
-  const store::Team t = requireTeam(team);
-  authorize(actor, t, Action::CreateKey);
+  const Outcome<store::Team> t = requireTeam(team);
+  if (!t) {
+    return t.error();
+  }
+  if (const Outcome<Ok> may = authorize(actor, *t, Action::CreateKey); !may) {
+    return may.error();
+  }
   // A user creates keys as themselves; the operator may name the user the key belongs to.
   const std::optional<std::string> owner_email = actor.email ? actor.email : user_email;
   std::optional<std::string> owner_id;
   if (owner_email) {
-    const store::User u = requireUser(*owner_email);
-    if (!store_.roleOf(t.id, u.id)) {
-      throw UserError(u.email + " is not a member of " + quoted(team));
+    const Outcome<store::User> u = requireUser(*owner_email);
+    if (!u) {
+      return u.error();
     }
-    owner_id = u.id;
+    if (!store_.roleOf(t->id, u->id)) {
+      return notFound(u->email + " is not a member of " + quoted(team));
+    }
+    owner_id = u->id;
   }
-  for (const store::ApiKey& k : store_.listKeys(t.id)) {
+  for (const store::ApiKey& k : store_.listKeys(t->id)) {
     if (k.name == name && !k.revoked_at) {
-      throw UserError("team " + quoted(team) + " already has an active key named " + quoted(name));
+      return conflict("team " + quoted(team) + " already has an active key named " + quoted(name));
     }
   }
-  const auth::NewKey fresh = auth::generateKey();
-  store::ApiKey key =
-      store_.createKey(fresh.public_id, auth::toHex(auth::keyedHash(server_secret_, fresh.secret)),
-                       name, t.id, owner_id);
+  NewKey made = makeKey(t->id, name, owner_id);
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
-  return {std::move(key), fresh.full, awaitGateways(seq)};
+  return CreatedKey{std::move(made.key), std::move(made.full), awaitGateways(seq)};
 }
 
-std::vector<store::ApiKey> Accounts::listKeys(const Actor& actor,
-                                              const std::optional<std::string>& team) {
+Outcome<std::vector<store::ApiKey>> Accounts::listKeys(const Actor& actor,
+                                                       const std::optional<std::string>& team) {
   if (!team) {
     if (actor.email) {
-      throw UserError("name the team");
+      return invalid("name the team");
     }
     return store_.listKeys(std::nullopt);
   }
-  const store::Team t = requireTeam(*team);
-  authorize(actor, t, Action::ViewTeam);
-  return store_.listKeys(t.id);
+  const Outcome<store::Team> t = showTeam(actor, *team);
+  if (!t) {
+    return t.error();
+  }
+  return store_.listKeys(t->id);
 }
 
-Propagation Accounts::revokeKey(const Actor& actor, const std::string& which) {
+Outcome<Propagation> Accounts::revokeKey(const Actor& actor, const std::string& which) {
   std::string public_id = which;
   if (which.starts_with(auth::kKeyPrefix)) {
     const auth::ParsedKey parsed = auth::parseKey(which);
     if (parsed.shape != auth::KeyShape::Ok) {
-      throw UserError("not an API key");  // Never echo what may be most of a secret.
+      return invalid("not an API key");  // Never echo what may be most of a secret.
     }
     public_id = std::string(parsed.public_id);
   } else if (!auth::isPublicId(which)) {
-    throw UserError("not a key's public id: " + quoted(which));
+    return invalid("not a key's public id: " + quoted(which));
   }
   store::Transaction tx(store_.connection());
   const auto key = store_.findKey(public_id);
   if (!key) {
-    throw UserError("no key with public id " + public_id);
+    return notFound("no key with public id " + public_id);
   }
-  if (actor.email && key->created_by != actor.email) {
-    authorize(actor, requireTeam(key->team), Action::RevokeAnyKey);
-  } else if (actor.email) {
-    authorize(actor, requireTeam(key->team), Action::ViewTeam);  // Still a member.
+  if (actor.email) {
+    const Outcome<store::Team> t = requireTeam(key->team);
+    if (!t) {
+      return t.error();
+    }
+    // A creator may revoke their own key while still a member.
+    const Action action = key->created_by == actor.email ? Action::ViewTeam : Action::RevokeAnyKey;
+    if (const Outcome<Ok> may = authorize(actor, *t, action); !may) {
+      return may.error();
+    }
   }
   if (key->revoked_at) {
-    throw UserError("key " + public_id + " is already revoked");
+    return conflict("key " + public_id + " is already revoked");
   }
   store_.revokeKey(key->id);
   const std::int64_t seq = store_.bumpChange();
@@ -394,22 +602,23 @@ Propagation Accounts::revokeKey(const Actor& actor, const std::string& which) {
 }
 
 std::optional<CreatedKey> Accounts::bootstrap() {
-  {
+  std::int64_t seq = 0;
+  NewKey made;
+  try {
     store::Transaction tx(store_.connection());
     if (!store_.listTeams().empty()) {
       return std::nullopt;
     }
-    try {
-      store_.createTeam("default");
-      tx.commit();
-    } catch (const store::StoreError& e) {
-      if (e.kind() != store::StoreError::Kind::Conflict) {
-        throw;
-      }
-      return std::nullopt;  // Another gateway on the same store made it first.
+    made = makeKey(store_.createTeam("default").id, "default", std::nullopt);
+    seq = store_.bumpChange();
+    tx.commit();
+  } catch (const store::StoreError& e) {
+    if (e.kind() != store::StoreError::Kind::Conflict) {
+      throw;
     }
+    return std::nullopt;  // Another gateway on the same store made it first.
   }
-  return createKey(Actor{}, "default", "default", std::nullopt);
+  return CreatedKey{std::move(made.key), std::move(made.full), awaitGateways(seq)};
 }
 
 }  // namespace tollgate::accounts

@@ -1,28 +1,26 @@
 // Teams, people, invitations and API keys as operations with their rules: names checked, the
 // permission table applied to the acting user (the operator may do everything), the last owner
-// kept, secrets generated and only their keyed hashes stored. A change that authentication must
-// see moves the store's change sequence, and the operation then waits until every live gateway
-// on the store has applied it (bounded; the laggards are reported).
+// kept, balances added to within their limit, secrets generated and only their keyed hashes
+// stored. Every operation answers an Outcome: its value, or a Refusal that says why not; a store
+// that fails throws store::StoreError. A change that authentication must see moves the store's
+// change sequence, and the operation then waits until every live gateway on the store has
+// applied it (bounded; the laggards are reported). Every call blocks its thread on the store:
+// AccountService runs them for callers on an event loop.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "accounts/permissions.hpp"
+#include "accounts/refusal.hpp"
+#include "core/money.hpp"
 #include "store/store.hpp"
 
 namespace tollgate::accounts {
-
-/// A mistake of the caller's (unknown team, duplicate name, bad role, expired invitation…): one
-/// line that says what is wrong.
-class UserError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// Who acts: the operator (no email), or a team member by email.
 struct Actor {
@@ -46,47 +44,71 @@ struct CreatedInvite {
   std::string token;  ///< To show once.
 };
 
-/// How long a change may take to reach every live gateway, and what "live" means.
+/// A team with what `teams show` counts of it.
+struct TeamSummary {
+  store::Team team;
+  std::int64_t members = 0;
+  std::int64_t active_keys = 0;
+};
+
+/// How long a change may take to reach every live gateway, what "live" means, and how often the
+/// store is asked meanwhile.
 struct PropagationPolicy {
   std::chrono::milliseconds wait{5'000};
   std::chrono::milliseconds alive_window{3'000};  ///< Gateways heartbeat every 500 ms.
+  std::chrono::milliseconds poll{20};
 };
 
 class Accounts {
  public:
   Accounts(store::Store& s, std::string server_secret, PropagationPolicy policy = {});
 
-  store::Team createTeam(const Actor& actor, const std::string& name);
-  std::vector<store::Team> listTeams(const Actor& actor);
-  store::Team showTeam(const Actor& actor, const std::string& name);
-  Propagation setTeamActive(const Actor& actor, const std::string& name, bool active);
+  /// Makes a team with an opening balance (only the operator may give one), in one transaction.
+  Outcome<store::Team> createTeam(const Actor& actor, const std::string& name,
+                                  money::Pico balance = 0);
+  Outcome<std::vector<store::Team>> listTeams(const Actor& actor);
+  Outcome<store::Team> showTeam(const Actor& actor, const std::string& name);
+  /// The team with its member count and its count of keys not revoked.
+  Outcome<TeamSummary> teamSummary(const Actor& actor, const std::string& name);
+  /// Adds `amount` to the team's balance (the operator only), refusing a balance that would not
+  /// fit; the team as it is then.
+  Outcome<store::Team> topUp(const Actor& actor, const std::string& name, money::Pico amount);
+  Outcome<Propagation> setTeamActive(const Actor& actor, const std::string& name, bool active);
   /// Whether the team's keys may send tollgate::dryrun requests (an owner's decision).
-  Propagation setTeamDryrun(const Actor& actor, const std::string& name, bool allow);
+  Outcome<Propagation> setTeamDryrun(const Actor& actor, const std::string& name, bool allow);
 
-  store::User addUser(const std::string& email, const std::string& display_name);
-  Propagation addMember(const Actor& actor, const std::string& team, const std::string& email,
-                        const std::string& role);
-  Propagation setRole(const Actor& actor, const std::string& team, const std::string& email,
-                      const std::string& role);
-  Propagation removeMember(const Actor& actor, const std::string& team, const std::string& email);
-  std::vector<store::Member> listMembers(const Actor& actor, const std::string& team);
+  Outcome<store::User> addUser(const std::string& email, const std::string& display_name);
+  Outcome<Propagation> addMember(const Actor& actor, const std::string& team,
+                                 const std::string& email, const std::string& role);
+  Outcome<Propagation> setRole(const Actor& actor, const std::string& team,
+                               const std::string& email, const std::string& role);
+  Outcome<Propagation> removeMember(const Actor& actor, const std::string& team,
+                                    const std::string& email);
+  Outcome<std::vector<store::Member>> listMembers(const Actor& actor, const std::string& team);
 
-  CreatedInvite createInvite(const Actor& actor, const std::string& team, const std::string& role,
-                             const std::optional<std::string>& email,
-                             std::chrono::milliseconds valid_for);
-  std::vector<store::Invite> listInvites(const Actor& actor, const std::string& team);
+  Outcome<CreatedInvite> createInvite(const Actor& actor, const std::string& team,
+                                      const std::string& role,
+                                      const std::optional<std::string>& email,
+                                      std::chrono::milliseconds valid_for);
+  Outcome<std::vector<store::Invite>> listInvites(const Actor& actor, const std::string& team);
   /// Joins the invited team as `email` (a new user is created if needed).
-  Propagation acceptInvite(const std::string& token, const std::string& email);
-  void revokeInvite(const Actor& actor, const std::string& id);
+  Outcome<Propagation> acceptInvite(const std::string& token, const std::string& email);
+  Outcome<Ok> revokeInvite(const Actor& actor, const std::string& id);
 
-  CreatedKey createKey(const Actor& actor, const std::string& team, const std::string& name,
-                       const std::optional<std::string>& user_email);
-  std::vector<store::ApiKey> listKeys(const Actor& actor, const std::optional<std::string>& team);
+  Outcome<CreatedKey> createKey(const Actor& actor, const std::string& team,
+                                const std::string& name,
+                                const std::optional<std::string>& user_email);
+  Outcome<std::vector<store::ApiKey>> listKeys(const Actor& actor,
+                                               const std::optional<std::string>& team);
   /// `which` is a public id or a whole key.
-  Propagation revokeKey(const Actor& actor, const std::string& which);
+  Outcome<Propagation> revokeKey(const Actor& actor, const std::string& which);
 
-  /// Makes team `default` with one key when the store has no team yet; nullopt otherwise.
+  /// Makes team `default` with one key, in one transaction, when the store has no team yet;
+  /// nullopt otherwise (also when another gateway on the store made it first).
   std::optional<CreatedKey> bootstrap();
+
+  /// The live gateways that have not applied change `seq`, at one look.
+  std::vector<store::GatewayRecord> laggingGateways(std::int64_t seq);
 
  private:
   struct Membership {
@@ -94,13 +116,22 @@ class Accounts {
     store::User user;
     std::string role;
   };
+  /// A key just made, and its whole text to show once.
+  struct NewKey {
+    store::ApiKey key;
+    std::string full;
+  };
 
-  store::Team requireTeam(const std::string& name);
-  /// The member `email` of `team`; throws UserError when either is unknown or not a member.
-  Membership requireMember(const std::string& team, const std::string& email);
-  store::User requireUser(const std::string& email);
-  /// Throws UserError unless the actor may do `action` in `team`.
-  void authorize(const Actor& actor, const store::Team& team, Action action);
+  Outcome<store::Team> requireTeam(const std::string& name);
+  /// The member `email` of `team`; refused when either is unknown or not a member.
+  Outcome<Membership> requireMember(const std::string& team, const std::string& email);
+  Outcome<store::User> requireUser(const std::string& email);
+  /// Refused unless the actor may do `action` in `team`.
+  Outcome<Ok> authorize(const Actor& actor, const store::Team& team, Action action);
+  /// Writes a new key of team `team_id`, in the caller's transaction.
+  NewKey makeKey(const std::string& team_id, const std::string& name,
+                 const std::optional<std::string>& owner_id);
+  /// Waits (within the policy) until no live gateway lags behind change `seq`.
   Propagation awaitGateways(std::int64_t seq);
 
   store::Store& store_;
@@ -109,8 +140,11 @@ class Accounts {
 };
 
 /// Checks a team or key name: 1 to 100 characters of UTF-8, no control characters, not blank.
-void checkName(std::string_view what, const std::string& name);
+Outcome<Ok> checkName(std::string_view what, const std::string& name);
 /// Normalises an email address (lower case) and checks its shape.
-std::string checkEmail(const std::string& email);
+Outcome<std::string> checkEmail(const std::string& email);
+/// Reads an amount of USD as people type it: digits, then at most one point and more digits, at
+/// most 12 decimal places.
+Outcome<money::Pico> parseAmount(std::string_view text);
 
 }  // namespace tollgate::accounts

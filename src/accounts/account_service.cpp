@@ -1,0 +1,200 @@
+#include "accounts/account_service.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+namespace tollgate::accounts {
+namespace {
+
+namespace asio = boost::asio;
+
+Propagation& propagationOf(Propagation& p) { return p; }
+Propagation& propagationOf(CreatedKey& k) { return k.propagation; }
+
+}  // namespace
+
+AccountService::AccountService(store::Location where, std::string server_secret,
+                               PropagationPolicy policy)
+    : where_(std::move(where)), server_secret_(std::move(server_secret)), policy_(policy) {
+  accounts();
+}
+
+AccountService::~AccountService() { thread_.join(); }
+
+Accounts& AccountService::accounts() {
+  if (!accounts_) {
+    store_ = std::make_unique<store::Store>(store::connect(where_));
+    // The operation only looks once at the gateways; propagated() waits for them.
+    PropagationPolicy look_once = policy_;
+    look_once.wait = std::chrono::milliseconds::zero();
+    accounts_ = std::make_unique<Accounts>(*store_, server_secret_, look_once);
+  }
+  return *accounts_;
+}
+
+void AccountService::forget(const store::StoreError& e) {
+  if (e.kind() != store::StoreError::Kind::Conflict) {
+    accounts_.reset();
+    store_.reset();
+  }
+}
+
+template <class T>
+AccountService::Awaitable<Outcome<T>> AccountService::propagated(Awaitable<Outcome<T>> change) {
+  Outcome<T> done = co_await std::move(change);
+  if (!done) {
+    co_return done;
+  }
+  Propagation& p = propagationOf(*done);
+  const auto deadline = std::chrono::steady_clock::now() + policy_.wait;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (!p.lagging.empty() && std::chrono::steady_clock::now() < deadline) {
+    timer.expires_after(policy_.poll);
+    co_await timer.async_wait(asio::use_awaitable);
+    p.lagging = co_await run([seq = p.seq](Accounts& a) { return a.laggingGateways(seq); });
+  }
+  co_return done;
+}
+
+AccountService::Awaitable<Outcome<store::Team>> AccountService::createTeam(Actor actor,
+                                                                           std::string name,
+                                                                           money::Pico balance) {
+  return run([actor = std::move(actor), name = std::move(name), balance](Accounts& a) {
+    return a.createTeam(actor, name, balance);
+  });
+}
+
+AccountService::Awaitable<Outcome<std::vector<store::Team>>> AccountService::listTeams(
+    Actor actor) {
+  return run([actor = std::move(actor)](Accounts& a) { return a.listTeams(actor); });
+}
+
+AccountService::Awaitable<Outcome<store::Team>> AccountService::showTeam(Actor actor,
+                                                                         std::string name) {
+  return run([actor = std::move(actor), name = std::move(name)](Accounts& a) {
+    return a.showTeam(actor, name);
+  });
+}
+
+AccountService::Awaitable<Outcome<TeamSummary>> AccountService::teamSummary(Actor actor,
+                                                                            std::string name) {
+  return run([actor = std::move(actor), name = std::move(name)](Accounts& a) {
+    return a.teamSummary(actor, name);
+  });
+}
+
+AccountService::Awaitable<Outcome<store::Team>> AccountService::topUp(Actor actor, std::string name,
+                                                                      money::Pico amount) {
+  return run([actor = std::move(actor), name = std::move(name), amount](Accounts& a) {
+    return a.topUp(actor, name, amount);
+  });
+}
+
+AccountService::Awaitable<Outcome<Propagation>> AccountService::setTeamActive(Actor actor,
+                                                                              std::string name,
+                                                                              bool active) {
+  return propagated(run([actor = std::move(actor), name = std::move(name), active](Accounts& a) {
+    return a.setTeamActive(actor, name, active);
+  }));
+}
+
+AccountService::Awaitable<Outcome<Propagation>> AccountService::setTeamDryrun(Actor actor,
+                                                                              std::string name,
+                                                                              bool allow) {
+  return propagated(run([actor = std::move(actor), name = std::move(name), allow](Accounts& a) {
+    return a.setTeamDryrun(actor, name, allow);
+  }));
+}
+
+AccountService::Awaitable<Outcome<store::User>> AccountService::addUser(std::string email,
+                                                                        std::string display_name) {
+  return run([email = std::move(email), display_name = std::move(display_name)](Accounts& a) {
+    return a.addUser(email, display_name);
+  });
+}
+
+AccountService::Awaitable<Outcome<Propagation>> AccountService::addMember(Actor actor,
+                                                                          std::string team,
+                                                                          std::string email,
+                                                                          std::string role) {
+  return propagated(
+      run([actor = std::move(actor), team = std::move(team), email = std::move(email),
+           role = std::move(role)](Accounts& a) { return a.addMember(actor, team, email, role); }));
+}
+
+AccountService::Awaitable<Outcome<Propagation>> AccountService::setRole(Actor actor,
+                                                                        std::string team,
+                                                                        std::string email,
+                                                                        std::string role) {
+  return propagated(
+      run([actor = std::move(actor), team = std::move(team), email = std::move(email),
+           role = std::move(role)](Accounts& a) { return a.setRole(actor, team, email, role); }));
+}
+
+AccountService::Awaitable<Outcome<Propagation>> AccountService::removeMember(Actor actor,
+                                                                             std::string team,
+                                                                             std::string email) {
+  return propagated(
+      run([actor = std::move(actor), team = std::move(team),
+           email = std::move(email)](Accounts& a) { return a.removeMember(actor, team, email); }));
+}
+
+AccountService::Awaitable<Outcome<std::vector<store::Member>>> AccountService::listMembers(
+    Actor actor, std::string team) {
+  return run([actor = std::move(actor), team = std::move(team)](Accounts& a) {
+    return a.listMembers(actor, team);
+  });
+}
+
+AccountService::Awaitable<Outcome<CreatedInvite>> AccountService::createInvite(
+    Actor actor, std::string team, std::string role, std::optional<std::string> email,
+    std::chrono::milliseconds valid_for) {
+  return run([actor = std::move(actor), team = std::move(team), role = std::move(role),
+              email = std::move(email), valid_for](Accounts& a) {
+    return a.createInvite(actor, team, role, email, valid_for);
+  });
+}
+
+AccountService::Awaitable<Outcome<std::vector<store::Invite>>> AccountService::listInvites(
+    Actor actor, std::string team) {
+  return run([actor = std::move(actor), team = std::move(team)](Accounts& a) {
+    return a.listInvites(actor, team);
+  });
+}
+
+AccountService::Awaitable<Outcome<Propagation>> AccountService::acceptInvite(std::string token,
+                                                                             std::string email) {
+  return propagated(run([token = std::move(token), email = std::move(email)](Accounts& a) {
+    return a.acceptInvite(token, email);
+  }));
+}
+
+AccountService::Awaitable<Outcome<Ok>> AccountService::revokeInvite(Actor actor, std::string id) {
+  return run([actor = std::move(actor), id = std::move(id)](Accounts& a) {
+    return a.revokeInvite(actor, id);
+  });
+}
+
+AccountService::Awaitable<Outcome<CreatedKey>> AccountService::createKey(
+    Actor actor, std::string team, std::string name, std::optional<std::string> user_email) {
+  return propagated(run([actor = std::move(actor), team = std::move(team), name = std::move(name),
+                         user_email = std::move(user_email)](Accounts& a) {
+    return a.createKey(actor, team, name, user_email);
+  }));
+}
+
+AccountService::Awaitable<Outcome<std::vector<store::ApiKey>>> AccountService::listKeys(
+    Actor actor, std::optional<std::string> team) {
+  return run([actor = std::move(actor), team = std::move(team)](Accounts& a) {
+    return a.listKeys(actor, team);
+  });
+}
+
+AccountService::Awaitable<Outcome<Propagation>> AccountService::revokeKey(Actor actor,
+                                                                          std::string which) {
+  return propagated(run([actor = std::move(actor), which = std::move(which)](Accounts& a) {
+    return a.revokeKey(actor, which);
+  }));
+}
+
+}  // namespace tollgate::accounts

@@ -1,0 +1,118 @@
+// The account operations for callers on an event loop (the console's handlers, on the gateway's
+// I/O threads): each runs on the service's own thread, on its own store connection, while the
+// caller co_awaits its Outcome and its thread serves other requests. One thread does: the store
+// calls of an operation are short, and SQLite takes one writer at a time anyway. The wait for the
+// gateways to apply a change holds no thread: between looks at the store (on the service's
+// thread), the caller's coroutine waits on a timer of its own event loop.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "accounts/accounts.hpp"
+#include "store/connection.hpp"
+
+namespace tollgate::accounts {
+
+class AccountService {
+ public:
+  template <class T>
+  using Awaitable = boost::asio::awaitable<T>;
+
+  /// Connects to the store (throws store::StoreError when it cannot) and starts the thread.
+  AccountService(store::Location where, std::string server_secret, PropagationPolicy policy = {});
+  /// Finishes the operations under way, then stops the thread. Destroy it once the event loops
+  /// that await it have stopped, before they are destroyed.
+  ~AccountService();
+  AccountService(const AccountService&) = delete;
+  AccountService& operator=(const AccountService&) = delete;
+
+  /// Runs `op(accounts)` on the service's thread, then resumes the caller on its own executor
+  /// with what it returned; a store::StoreError it threw is thrown there. `op` owns what it uses.
+  template <class Op>
+  Awaitable<std::invoke_result_t<Op&, Accounts&>> run(Op op);
+
+  // The operations of Accounts (see there), their arguments copied into the call. Those that
+  // change what gateways must see return once every live gateway applied it, or the wait ended.
+  Awaitable<Outcome<store::Team>> createTeam(Actor actor, std::string name,
+                                             money::Pico balance = 0);
+  Awaitable<Outcome<std::vector<store::Team>>> listTeams(Actor actor);
+  Awaitable<Outcome<store::Team>> showTeam(Actor actor, std::string name);
+  Awaitable<Outcome<TeamSummary>> teamSummary(Actor actor, std::string name);
+  Awaitable<Outcome<store::Team>> topUp(Actor actor, std::string name, money::Pico amount);
+  Awaitable<Outcome<Propagation>> setTeamActive(Actor actor, std::string name, bool active);
+  Awaitable<Outcome<Propagation>> setTeamDryrun(Actor actor, std::string name, bool allow);
+
+  Awaitable<Outcome<store::User>> addUser(std::string email, std::string display_name);
+  Awaitable<Outcome<Propagation>> addMember(Actor actor, std::string team, std::string email,
+                                            std::string role);
+  Awaitable<Outcome<Propagation>> setRole(Actor actor, std::string team, std::string email,
+                                          std::string role);
+  Awaitable<Outcome<Propagation>> removeMember(Actor actor, std::string team, std::string email);
+  Awaitable<Outcome<std::vector<store::Member>>> listMembers(Actor actor, std::string team);
+
+  Awaitable<Outcome<CreatedInvite>> createInvite(Actor actor, std::string team, std::string role,
+                                                 std::optional<std::string> email,
+                                                 std::chrono::milliseconds valid_for);
+  Awaitable<Outcome<std::vector<store::Invite>>> listInvites(Actor actor, std::string team);
+  Awaitable<Outcome<Propagation>> acceptInvite(std::string token, std::string email);
+  Awaitable<Outcome<Ok>> revokeInvite(Actor actor, std::string id);
+
+  Awaitable<Outcome<CreatedKey>> createKey(Actor actor, std::string team, std::string name,
+                                           std::optional<std::string> user_email);
+  Awaitable<Outcome<std::vector<store::ApiKey>>> listKeys(Actor actor,
+                                                          std::optional<std::string> team);
+  Awaitable<Outcome<Propagation>> revokeKey(Actor actor, std::string which);
+
+ private:
+  /// `run`'s part on the service's thread. (A coroutine function, not a lambda: GCC 12 mishandles
+  /// the captures of a coroutine lambda given to co_spawn, a double free under ASan.)
+  template <class Op>
+  Awaitable<std::optional<std::invoke_result_t<Op&, Accounts&>>> onThread(Op op);
+  /// What `change` did, once no live gateway lags behind it or the policy's wait is over.
+  template <class T>
+  Awaitable<Outcome<T>> propagated(Awaitable<Outcome<T>> change);
+  /// The service thread's operations, connected again after a failure dropped them.
+  Accounts& accounts();
+  /// Drops the connection after a failure of the store itself (not a conflict), so that the next
+  /// operation connects again.
+  void forget(const store::StoreError& e);
+
+  store::Location where_;
+  std::string server_secret_;
+  PropagationPolicy policy_;
+  // Used on the service's thread only (made in the constructor, before it has work).
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<Accounts> accounts_;
+  boost::asio::thread_pool thread_{1};
+};
+
+template <class Op>
+AccountService::Awaitable<std::invoke_result_t<Op&, Accounts&>> AccountService::run(Op op) {
+  // co_spawn completes with a default-made value beside an exception, so the value (an Outcome
+  // has no default) travels in an optional.
+  auto done =
+      co_await boost::asio::co_spawn(thread_, onThread(std::move(op)), boost::asio::use_awaitable);
+  co_return std::move(*done);
+}
+
+template <class Op>
+AccountService::Awaitable<std::optional<std::invoke_result_t<Op&, Accounts&>>>
+AccountService::onThread(Op op) {
+  try {
+    co_return op(accounts());
+  } catch (const store::StoreError& e) {
+    forget(e);
+    throw;
+  }
+}
+
+}  // namespace tollgate::accounts

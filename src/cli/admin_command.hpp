@@ -1,0 +1,62 @@
+// The commands of `tollgate admin` as tables: a noun (teams, users, members, invites, keys,
+// spend) has its usage lines and a table from verb to the function that runs it. Each noun's
+// table is defined beside its functions (admin_teams.cpp, admin_people.cpp, admin_keys.cpp,
+// admin_spend.cpp); admin.cpp finds the command and prints what goes wrong.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "accounts/accounts.hpp"
+#include "cli/admin_args.hpp"
+#include "store/store.hpp"
+
+namespace tollgate::cli::admin {
+
+/// What every command works with: the account operations, acting as the operator, and the store
+/// (for the spend log).
+struct Admin {
+  accounts::Accounts& accounts;
+  store::Store& store;
+  const accounts::Actor op{};
+};
+
+/// Runs one verb: prints what it did, or throws UsageError or UserError.
+using Handler = void (*)(Admin& admin, const Args& a);
+
+struct Verb {
+  std::string_view name;
+  Handler run;
+};
+
+struct Noun {
+  std::string_view name;
+  /// Its lines of the usage text, each ending in a newline: every verb of `verbs`, with its words.
+  std::string_view usage;
+  std::span<const Verb> verbs;
+};
+
+extern const Noun kTeams;
+extern const Noun kUsers;
+extern const Noun kMembers;
+extern const Noun kInvites;
+extern const Noun kKeys;
+extern const Noun kSpend;
+
+/// Every noun, in the order the usage text lists them.
+std::span<const Noun* const> nouns();
+
+/// The usage text: the command line, each noun's lines, the roles.
+const std::string& usage();
+
+/// The value of an account operation; its refusal is a UserError.
+template <class T>
+T must(accounts::Outcome<T> outcome) {
+  if (!outcome) {
+    throw UserError(outcome.error().message);
+  }
+  return std::move(outcome).value();
+}
+
+}  // namespace tollgate::cli::admin

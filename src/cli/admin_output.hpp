@@ -1,0 +1,35 @@
+// What `tollgate admin` prints the same way everywhere: names as stored with control bytes made
+// visible, times, amounts and optional text as JSON members, and the gateways that did not
+// confirm a change in time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "accounts/accounts.hpp"
+#include "core/money.hpp"
+
+namespace tollgate::json {
+class Writer;
+}  // namespace tollgate::json
+
+namespace tollgate::cli::admin {
+
+/// Names and emails are shown as they are stored, with control bytes made visible.
+std::string shown(const std::string& s);
+
+/// A time (RFC 3339, UTC) or null.
+void timeField(json::Writer& w, std::string_view key, std::optional<std::int64_t> ms);
+/// An amount of pico-USD as its exact decimal USD number.
+void usdField(json::Writer& w, std::string_view key, money::Pico amount);
+/// A text or null.
+void textField(json::Writer& w, std::string_view key, const std::optional<std::string>& v);
+/// The document written so far, on a stdout line of its own.
+void printJson(json::Writer& w);
+
+/// A warning on stderr for each gateway that had not applied the change when the wait ended.
+void reportLagging(const accounts::Propagation& p);
+
+}  // namespace tollgate::cli::admin

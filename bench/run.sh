@@ -50,6 +50,8 @@ KEEP=${BENCH_KEEP:-0}
 WAIT_IDLE=${BENCH_WAIT_IDLE:-0}
 RETRIES=${BENCH_RETRIES:-2}
 BUDGET=${BENCH_BUDGET:-360}
+ROUNDS=${BENCH_ROUNDS:-10}
+ROUND_DUR=${BENCH_ROUND_SECONDS:-4}
 DISTURBED=0
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -404,11 +406,11 @@ start_target() {
       T_PIDS=$MOCK_TREE
       [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
       ;;
-    nginx)
+    nginx | nginx_b) # nginx_b: a second, identical nginx, the interleaved rounds' control
       local port buffering=on
       port=$(freeport)
       [[ $mode == sse ]] && buffering=off
-      start_nginx "proxy-$mode" "$PROXY_CPU" "$BENCH/nginx/proxy.conf.in" \
+      start_nginx "proxy-$mode${target#nginx}" "$PROXY_CPU" "$BENCH/nginx/proxy.conf.in" \
         LISTEN_PORT="$port" UPSTREAM_PORT="$upstream" PROXY_BUFFERING="$buffering"
       wait_port "$port" "$NG_PID" "$NG_PREFIX/stderr.log"
       T_PORT=$port
@@ -545,6 +547,7 @@ wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
   W_TYPE=application/json
   case $2 in
     chat) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC="" ;;
+    round) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC=round_ ;;
     anth) W_PATH=/v1/chat/completions W_BODY=$BODY_CLAUDE W_METRIC=anth_ ;;
     embed)
       W_PATH=/v1/embeddings W_METRIC=embed_
@@ -794,6 +797,45 @@ for ((run = 1; run <= RUNS; run++)); do
   done
 done
 
+# ------------------------------------------------------------------ interleaved rounds
+# This machine's speed drifts (nginx alone measured 41k req/s, then 25k, a minute apart), so a
+# ratio of two figures taken a minute apart measures the drift as much as the proxies. Here
+# every path is started once, then loaded in turn for ROUND_DUR seconds at 64 connections,
+# round after round, each round beginning with the next path: nginx, a second identical nginx
+# (the method's control: its ratio to the first should be 1), the open path, the billed path.
+ROUND_PATHS=()
+has() { [[ " ${ACTIVE[*]} " == *" $1 "* && -z ${BROKEN[$1]:-} ]]; }
+if ((ROUNDS > 0)) && has nginx; then
+  ROUND_PATHS=(nginx nginx_b)
+  for t in tollgate tollgate_auth; do has "$t" && ROUND_PATHS+=("$t"); done
+fi
+if ((${#ROUND_PATHS[@]} > 2)); then
+  declare -A RT_PORT=() RT_PIDS=() RT_BODY=() RT_AUTH=()
+  ROUND_STOP=()
+  for t in "${ROUND_PATHS[@]}"; do
+    start_target "$t" json
+    RT_PORT[$t]=$T_PORT RT_PIDS[$t]=$T_PIDS RT_BODY[$t]=$T_BODY RT_AUTH[$t]=${BENCH_AUTH:-}
+    ROUND_STOP+=("${T_STOP[@]}")
+    T_STOP=()
+    check_path "$t (rounds)" || die "$t: the rounds' sanity request failed"
+    warm_up "$T_BODY"
+  done
+  saved_dur=$DUR
+  DUR=$ROUND_DUR
+  n_paths=${#ROUND_PATHS[@]}
+  log "interleaved rounds: $ROUNDS x (${ROUND_PATHS[*]}), ${ROUND_DUR}s each at 64 connections"
+  for ((r = 0; r < ROUNDS; r++)); do
+    for ((i = 0; i < n_paths; i++)); do
+      t=${ROUND_PATHS[$(((r + i) % n_paths))]}
+      T_PORT=${RT_PORT[$t]} T_PIDS=${RT_PIDS[$t]} T_BODY=${RT_BODY[$t]}
+      if [[ -n ${RT_AUTH[$t]} ]]; then export BENCH_AUTH=${RT_AUTH[$t]}; else unset BENCH_AUTH; fi
+      run_wrk "$t" 64 "round $((r + 1))" round
+    done
+  done
+  DUR=$saved_dur
+  stop_pids root "${ROUND_STOP[@]}"
+fi
+
 if ((SOAK > 0)); then
   for t in "${ACTIVE[@]}"; do
     [[ $t == direct || -n ${BROKEN[$t]:-} ]] && continue
@@ -814,7 +856,6 @@ fi
 # ------------------------------------------------------------------ report
 
 ELAPSED=$(($(date +%s) - START_TS))
-has() { [[ " ${ACTIVE[*]} " == *" $1 "* && -z ${BROKEN[$1]:-} ]]; }
 cell() { if has "$1"; then med "$1" "$2"; else echo "-"; fi; }
 divide() { # divide NUM DEN: NUM/DEN to two decimals; "-" if either is "-" or DEN is 0
   [[ $1 == - || $2 == - ]] && { echo "-"; return; }
@@ -900,6 +941,63 @@ REPORT="$OUT/results.md"
     arow "CPU us/stream @${STREAM_RATE} streams/s" anth_stream_cpu cpustream %.1f
     arow "stream last byte p50 @${STREAM_RATE}/s (ms)" anth_ttlb50 ttlb50 %.3f
     arow "stream last byte p99 @${STREAM_RATE}/s (ms)" anth_ttlb99 ttlb99 %.3f
+    echo
+  fi
+  if ((${#ROUND_PATHS[@]} > 2)); then
+    series() { echo "${VALS["$1|$2"]:-}"; }
+    stats() { # stats LIST: "median min max" of the numbers in LIST
+      awk -v a="$1" 'BEGIN { m = split(a, r, " "); if (m == 0) { print "- - -"; exit }
+        for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (r[j] + 0 < r[i] + 0) { t = r[i]; r[i] = r[j]; r[j] = t }
+        printf "%s %s %s", (m % 2) ? r[(m + 1) / 2] : (r[m / 2] + r[m / 2 + 1]) / 2, r[1], r[m] }'
+    }
+    per_round() { # per_round NUM_LIST DEN_LIST: the per-round ratios
+      awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
+        for (i = 1; i <= n; i++) if (y[i] > 0) printf "%.4f ", x[i] / y[i] }'
+    }
+    best_rps=$(stats "$(series nginx round_rps64)" | awk '{ print $3 }')
+    best_cpu=$(stats "$(series nginx round_cpu64)" | awk '{ print $2 }')
+    echo "Interleaved rounds: ${ROUNDS} rounds of ${ROUND_DUR}s per path at 64 connections, the paths in"
+    echo "turn; nginx at its best round: ${best_rps} req/s, ${best_cpu} us CPU/req. \"vs best\" is the"
+    echo "path's median over the rounds against that; \"per round\" is the median (min-max) of the"
+    echo "ratios to nginx in the same round. nginx_b is a second nginx: the method's control."
+    echo
+    echo "| path          | req/s (median) | vs best | per round          | CPU us/req (median) | vs best | per round          |"
+    echo "|---------------|---------------:|--------:|--------------------|--------------------:|--------:|--------------------|"
+    declare -A RB_RPS=() RB_CPU=()
+    for t in "${ROUND_PATHS[@]}"; do
+      read -r rmed _ _ <<<"$(stats "$(series "$t" round_rps64)")"
+      read -r cmed _ _ <<<"$(stats "$(series "$t" round_cpu64)")"
+      read -r pr_med pr_min pr_max <<<"$(stats "$(per_round "$(series "$t" round_rps64)" "$(series nginx round_rps64)")")"
+      read -r pc_med pc_min pc_max <<<"$(stats "$(per_round "$(series "$t" round_cpu64)" "$(series nginx round_cpu64)")")"
+      RB_RPS[$t]=$(divide "$rmed" "$best_rps")
+      RB_CPU[$t]=$(divide "$cmed" "$best_cpu")
+      printf '| %-13s | %14s | %7s | %-18s | %19s | %7s | %-18s |\n' "$t" "$rmed" "${RB_RPS[$t]}" \
+        "$(printf '%.2f (%.2f-%.2f)' "$pr_med" "$pr_min" "$pr_max")" "$cmed" "${RB_CPU[$t]}" \
+        "$(printf '%.2f (%.2f-%.2f)' "$pc_med" "$pc_min" "$pc_max")"
+    done
+    echo
+    echo "Targets against nginx's best round (the median of per-round ratios beside):"
+    round_verdict() { awk -v v="$1" "BEGIN { print (v != \"-\" && $2) ? \"PASS\" : \"FAIL\" }"; }
+    printf '  %-52s %s\n' "control: nginx_b / nginx per round ~ 1" \
+      "$(stats "$(per_round "$(series nginx_b round_rps64)" "$(series nginx round_rps64)")" | awk '{ printf "%.2f (%.2f-%.2f)", $1, $2, $3 }')"
+    if [[ -n ${RB_RPS[tollgate]:-} ]]; then
+      printf '  %-52s %s (%sx; per round %s)\n' "open: req/s @64 conns >= 0.65x nginx" \
+        "$(round_verdict "${RB_RPS[tollgate]}" 'v >= 0.65')" "${RB_RPS[tollgate]}" \
+        "$(stats "$(per_round "$(series tollgate round_rps64)" "$(series nginx round_rps64)")" | awk '{ printf "%.2f", $1 }')"
+      printf '  %-52s %s (%sx; per round %s)\n' "open: CPU us/req @64 conns <= 1.5x nginx" \
+        "$(round_verdict "${RB_CPU[tollgate]}" 'v <= 1.5')" "${RB_CPU[tollgate]}" \
+        "$(stats "$(per_round "$(series tollgate round_cpu64)" "$(series nginx round_cpu64)")" | awk '{ printf "%.2f", $1 }')"
+    fi
+    if [[ -n ${RB_RPS[tollgate_auth]:-} ]]; then
+      printf '  %-52s %s (%sx; per round %s)\n' "billed: req/s @64 conns >= 0.55x nginx" \
+        "$(round_verdict "${RB_RPS[tollgate_auth]}" 'v >= 0.55')" "${RB_RPS[tollgate_auth]}" \
+        "$(stats "$(per_round "$(series tollgate_auth round_rps64)" "$(series nginx round_rps64)")" | awk '{ printf "%.2f", $1 }')"
+      if [[ -n ${RB_CPU[tollgate]:-} ]]; then
+        read -r kc _ _ <<<"$(per_round "$(series tollgate_auth round_cpu64)" "$(series tollgate round_cpu64)" | { read -r l; stats "$l"; })"
+        printf '  %-52s %s (%sx per round, median)\n' "billed: CPU us/req @64 conns <= 1.2x open" \
+          "$(round_verdict "$kc" 'v <= 1.2')" "$(printf '%.2f' "$kc")"
+      fi
+    fi
     echo
   fi
   echo "Targets (tollgate vs nginx):"

@@ -163,23 +163,41 @@ bool Ledger::transact(const std::string& failing, Body&& body) {
   }
 }
 
+void Ledger::applyTeam(store::Store& db, std::span<const Op> ops, std::span<Reply> replies) {
+  std::vector<store::Settlement> settling;
+  std::vector<std::size_t> settled_at;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (op.kind == Kind::Hold) {
+      replies[i].hold = db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.draw.lent},
+                                options_.gateway_id, times(kEscrowRequests, op.hold.amount),
+                                times(kEscrowPlentyRequests, op.hold.amount), op.draw.existing);
+    } else {
+      settling.push_back({op.hold.id, op.row, op.withholdable});
+      settled_at.push_back(i);
+    }
+  }
+  if (settling.empty()) {
+    return;
+  }
+  const std::vector<store::SettleOutcome> outcomes = db.settle(settling);
+  for (std::size_t k = 0; k < outcomes.size(); ++k) {
+    replies[settled_at[k]].settled = outcomes[k];
+  }
+}
+
 bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
   const bool committed =
       transact("the ledger could not commit " + std::to_string(ops.size()) + " operations",
                [&](store::Store& db) {
-                 for (std::size_t i = 0; i < ops.size(); ++i) {
-                   const Op& op = ops[i];
-                   switch (op.kind) {
-                     case Kind::Hold:
-                       replies[i].hold =
-                           db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.draw.lent},
-                                   options_.gateway_id, times(kEscrowRequests, op.hold.amount),
-                                   times(kEscrowPlentyRequests, op.hold.amount), op.draw.existing);
-                       break;
-                     case Kind::Settle:
-                       replies[i].settled = db.settle(op.hold.id, op.row, op.withholdable);
-                       break;
+                 // The batch is sorted by team: each team's operations go together.
+                 for (std::size_t i = 0; i < ops.size();) {
+                   std::size_t end = i + 1;
+                   while (end < ops.size() && ops[end].hold.team_id == ops[i].hold.team_id) {
+                     ++end;
                    }
+                   applyTeam(db, ops.subspan(i, end - i), replies.subspan(i, end - i));
+                   i = end;
                  }
                });
   if (!committed) {

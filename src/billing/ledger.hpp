@@ -105,6 +105,9 @@ class Ledger {
   /// Commits `ops` in one transaction, their replies marked committed; false when it failed
   /// (the connection is dropped when the store itself failed).
   bool apply(std::span<Op> ops, std::span<Reply> replies);
+  /// One team's operations of a batch: its holds in order, then its settlements together (one
+  /// update per hold, team and aggregate row for all of them).
+  void applyTeam(store::Store& db, std::span<const Op> ops, std::span<Reply> replies);
   void commit(std::deque<Op>& batch);
   /// Takes from the escrow at hand what it can of each hold's amount, before the store is asked
   /// for the rest.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,6 +131,13 @@ struct SpendRow {
   bool cache_hit = false;
 };
 
+/// A charge to settle: its hold, its spend row, whether its answer can still be refused.
+struct Settlement {
+  std::string hold_id;
+  SpendRow row;
+  bool withholdable = false;
+};
+
 struct SpendFilter {
   std::string team_id;
   std::int64_t since_ms = 0;
@@ -220,11 +228,13 @@ class Store {
   /// Takes `amount` back from hold `hold_id` into the balance; false when the hold is gone
   /// (reclaimed). A hold left at zero is removed.
   bool shrinkHold(const std::string& hold_id, std::int64_t amount);
-  /// Debits `row.cost` from the team out of hold `hold_id` and writes the spend row and its daily
-  /// aggregates. When the hold is gone (reclaimed from a gateway taken for dead) the balance less
-  /// what is held still never goes below zero: an answer that is `withholdable` and not covered is
-  /// Withheld; otherwise what is available is debited and the rest recorded as uncollected.
-  SettleOutcome settle(const std::string& hold_id, SpendRow row, bool withholdable);
+  /// Settles each of `batch`: debits its `row.cost` from the team out of its hold and writes its
+  /// spend row, the daily aggregates counting it. When its hold is gone (reclaimed from a gateway
+  /// taken for dead) the balance less what is held still never goes below zero: an answer that is
+  /// `withholdable` and not covered is Withheld; otherwise what is available is debited and the
+  /// rest recorded as uncollected. One update per hold, per team and per aggregate row serves
+  /// the whole batch. Returns each one's outcome, in order.
+  std::vector<SettleOutcome> settle(std::span<const Settlement> batch);
   /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
   std::int64_t reclaimHolds(std::int64_t alive_window_ms);
   /// Deletes raw spend rows older than `before_ms` (aggregates stay); returns how many.
@@ -247,8 +257,9 @@ class Store {
   void forgetGatewaysUnseenFor(std::int64_t ms);
 
  private:
-  /// Writes a spend row and adds it to its daily aggregates.
-  void writeSpend(const SpendRow& s);
+  /// Writes the spend rows, then adds them to their daily aggregates, one update per row of
+  /// those.
+  void writeSpend(std::span<const SpendRow* const> rows);
 
   std::unique_ptr<Connection> c_;
 };

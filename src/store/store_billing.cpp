@@ -1,5 +1,9 @@
 // The Store's SQL for balances, holds and the spend log (see store.hpp).
 #include <algorithm>
+#include <array>
+#include <deque>
+#include <map>
+#include <set>
 
 #include "core/text.hpp"
 #include "store/store.hpp"
@@ -108,62 +112,116 @@ bool Store::shrinkHold(const std::string& hold_id, std::int64_t amount) {
   return true;
 }
 
-SettleOutcome Store::settle(const std::string& hold_id, SpendRow row, bool withholdable) {
-  if (!c_->query("UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING 1",
-                 {row.cost, hold_id})
-           .empty()) {
+std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
+  // Each hold gives the sum of its charges in one update, and each team is debited once; a hold
+  // that is gone has its charges settled one by one below. Holds, then teams, each in key order.
+  std::map<std::string, std::int64_t> by_hold;
+  for (const Settlement& s : batch) {
+    by_hold[s.hold_id] += s.row.cost;  // At most what the holds reserved: within a balance.
+  }
+  std::map<std::string, std::int64_t> by_team;
+  std::set<std::string> gone;
+  for (const auto& [hold_id, sum] : by_hold) {
+    const Rows held = c_->query(
+        "UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING team_id", {sum, hold_id});
+    if (held.empty()) {
+      gone.insert(hold_id);
+    } else {
+      by_team[held[0].text(0)] += sum;
+    }
+  }
+  for (const auto& [team_id, sum] : by_team) {
     c_->query("UPDATE teams SET balance = balance - $1, reserved = reserved - $1 WHERE id = $2",
-              {row.cost, row.team_id});
-    writeSpend(row);
-    return SettleOutcome::Kept;
+              {sum, team_id});
   }
-  // Reclaimed while this gateway was taken for dead, and released whole: other requests may
-  // have been admitted on that money since. Only what the team has available now is taken.
-  const Rows team =
-      c_->query("UPDATE teams SET balance = balance WHERE id = $1 RETURNING balance - reserved",
-                {row.team_id});
-  const std::int64_t available = team.empty() ? 0 : std::max<std::int64_t>(team[0].integer(0), 0);
-  const std::int64_t covered = std::min(row.cost, available);
-  if (covered < row.cost && withholdable) {
-    return SettleOutcome::Withheld;
+  std::vector<SettleOutcome> outcomes(batch.size(), SettleOutcome::Kept);
+  std::deque<SpendRow> reclaimed;  // Rows of reclaimed holds, as debited (stable addresses).
+  std::vector<const SpendRow*> rows;
+  rows.reserve(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const Settlement& s = batch[i];
+    if (!gone.contains(s.hold_id)) {
+      rows.push_back(&s.row);
+      continue;
+    }
+    // Reclaimed while this gateway was taken for dead, and released whole: other requests may
+    // have been admitted on that money since. Only what the team has available now is taken.
+    const Rows team =
+        c_->query("UPDATE teams SET balance = balance WHERE id = $1 RETURNING balance - reserved",
+                  {s.row.team_id});
+    const std::int64_t available = team.empty() ? 0 : std::max<std::int64_t>(team[0].integer(0), 0);
+    const std::int64_t covered = std::min(s.row.cost, available);
+    if (covered < s.row.cost && s.withholdable) {
+      outcomes[i] = SettleOutcome::Withheld;
+      continue;
+    }
+    c_->query("UPDATE teams SET balance = balance - $1 WHERE id = $2", {covered, s.row.team_id});
+    SpendRow& row = reclaimed.emplace_back(s.row);
+    row.uncollected = row.cost - covered;
+    row.cost = covered;
+    rows.push_back(&row);
+    outcomes[i] = SettleOutcome::Reclaimed;
   }
-  c_->query("UPDATE teams SET balance = balance - $1 WHERE id = $2", {covered, row.team_id});
-  row.uncollected = row.cost - covered;
-  row.cost = covered;
-  writeSpend(row);
-  return SettleOutcome::Reclaimed;
+  writeSpend(rows);
+  return outcomes;
 }
 
-void Store::writeSpend(const SpendRow& s) {
-  c_->query(
-      "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
-      "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
-      "upstream_ms, streamed, estimated, cache_hit, uncollected) VALUES ($1, $2, $3, $4, $5, $6, "
-      "$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
-      {s.request_id, s.created_at, s.team_id, s.key_public_id, s.endpoint, s.model, s.provider,
-       s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags_json, s.status,
-       s.upstream_ms, std::int64_t{s.streamed}, std::int64_t{s.estimated},
-       std::int64_t{s.cache_hit}, s.uncollected});
-  const std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
-  c_->query(
-      "INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
-      "completion_tokens, cost) VALUES ($1, $2, $3, $4, 1, $5, $6, $7) "
-      "ON CONFLICT (team_id, day, model, key_public_id) DO UPDATE SET "
-      "requests = spend_daily.requests + 1, "
-      "prompt_tokens = spend_daily.prompt_tokens + excluded.prompt_tokens, "
-      "completion_tokens = spend_daily.completion_tokens + excluded.completion_tokens, "
-      "cost = spend_daily.cost + excluded.cost",
-      {s.team_id, day, s.model, s.key_public_id, s.prompt_tokens, s.completion_tokens, s.cost});
-  for (const auto& [tag, value] : s.tags) {
+void Store::writeSpend(std::span<const SpendRow* const> rows) {
+  /// The sums one aggregate row gains.
+  struct Sums {
+    std::int64_t requests = 0;
+    std::int64_t prompt_tokens = 0;
+    std::int64_t completion_tokens = 0;
+    std::int64_t cost = 0;
+    void add(const SpendRow& s) {
+      // Counts are clamped to their request's bound when read: a batch's sums stay far from
+      // the limits of a BIGINT.
+      ++requests;
+      prompt_tokens += s.prompt_tokens;
+      completion_tokens += s.completion_tokens;
+      cost += s.cost;
+    }
+  };
+  std::map<std::array<std::string, 4>, Sums> daily;  // team, day, model, key
+  std::map<std::array<std::string, 4>, Sums> tags;   // team, day, tag, value
+  for (const SpendRow* row : rows) {
+    const SpendRow& s = *row;
+    c_->query(
+        "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
+        "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
+        "upstream_ms, streamed, estimated, cache_hit, uncollected) VALUES ($1, $2, $3, $4, $5, "
+        "$6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+        {s.request_id, s.created_at, s.team_id, s.key_public_id, s.endpoint, s.model, s.provider,
+         s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags_json,
+         s.status, s.upstream_ms, std::int64_t{s.streamed}, std::int64_t{s.estimated},
+         std::int64_t{s.cache_hit}, s.uncollected});
+    std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
+    for (const auto& [tag, value] : s.tags) {
+      tags[{s.team_id, day, tag, value}].add(s);
+    }
+    daily[{s.team_id, std::move(day), s.model, s.key_public_id}].add(s);
+  }
+  for (const auto& [k, sum] : daily) {
+    c_->query(
+        "INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
+        "completion_tokens, cost) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+        "ON CONFLICT (team_id, day, model, key_public_id) DO UPDATE SET "
+        "requests = spend_daily.requests + excluded.requests, "
+        "prompt_tokens = spend_daily.prompt_tokens + excluded.prompt_tokens, "
+        "completion_tokens = spend_daily.completion_tokens + excluded.completion_tokens, "
+        "cost = spend_daily.cost + excluded.cost",
+        {k[0], k[1], k[2], k[3], sum.requests, sum.prompt_tokens, sum.completion_tokens, sum.cost});
+  }
+  for (const auto& [k, sum] : tags) {
     c_->query(
         "INSERT INTO spend_daily_tags (team_id, day, tag, value, requests, prompt_tokens, "
-        "completion_tokens, cost) VALUES ($1, $2, $3, $4, 1, $5, $6, $7) "
+        "completion_tokens, cost) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
         "ON CONFLICT (team_id, day, tag, value) DO UPDATE SET "
-        "requests = spend_daily_tags.requests + 1, "
+        "requests = spend_daily_tags.requests + excluded.requests, "
         "prompt_tokens = spend_daily_tags.prompt_tokens + excluded.prompt_tokens, "
         "completion_tokens = spend_daily_tags.completion_tokens + excluded.completion_tokens, "
         "cost = spend_daily_tags.cost + excluded.cost",
-        {s.team_id, day, tag, value, s.prompt_tokens, s.completion_tokens, s.cost});
+        {k[0], k[1], k[2], k[3], sum.requests, sum.prompt_tokens, sum.completion_tokens, sum.cost});
   }
 }
 

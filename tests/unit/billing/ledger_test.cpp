@@ -46,15 +46,13 @@ class LedgerTest : public ::testing::Test {
   /// A heartbeat that began and committed at `at`.
   void beat(store::Liveness::Clock::time_point at) { liveness_.beat(at, at); }
   std::future<bool> settle(const store::Hold& h, const std::string& request_id, std::int64_t cost,
-                           bool withholdable = true) {
-    store::SpendRow row;
+                           bool withholdable = true, store::SpendRow row = {}) {
     row.request_id = request_id;
     row.team_id = team_;
     row.key_public_id = "key";
     row.endpoint = "chat";
     row.model = "m";
     row.cost = cost;
-    row.tags_json = "{}";
     return asio::co_spawn(io_, ledger_->settle(h, std::move(row), withholdable), asio::use_future);
   }
   std::pair<std::int64_t, std::int64_t> balanceAndReserved() {
@@ -149,6 +147,47 @@ TEST_F(LedgerTest, AnOperationTheStoreRefusesFailsAloneNotItsBatch) {
   // in the balance; the other hold (5) is still reserved.
   ledger_.reset();
   EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{98}, std::int64_t{5}));
+}
+
+TEST_F(LedgerTest, SettlementsCommittedTogetherAreAggregatedExactly) {
+  db_->topUp(team_, 1'000);
+  const Ledger::HoldReply held = hold(100).get();
+  ASSERT_EQ(held.status, Ledger::HoldStatus::Held);
+  // The store's write lock held: the five settlements queue and are committed in one batch.
+  db_->connection().begin();
+  std::vector<std::future<bool>> settled;
+  for (int i = 0; i < 5; ++i) {
+    store::SpendRow row;
+    row.prompt_tokens = 10 + i;
+    row.completion_tokens = 1;
+    row.tags = {{"feature", i % 2 == 0 ? "search" : "chat"}};
+    row.tags_json = i % 2 == 0 ? R"({"feature":"search"})" : R"({"feature":"chat"})";
+    settled.push_back(
+        settle({held.hold.id, team_, 20}, "req-" + std::to_string(i), 3 + i, true, std::move(row)));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  db_->connection().commit();
+  for (auto& f : settled) {
+    EXPECT_TRUE(f.get());
+  }
+  ledger_.reset();
+  // 3 + 4 + 5 + 6 + 7 = 25 charged; nothing left reserved once the escrow went back.
+  EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{975}, std::int64_t{0}));
+  const store::Rows daily = db_->connection().query(
+      "SELECT requests, prompt_tokens, completion_tokens, cost FROM spend_daily");
+  ASSERT_EQ(daily.size(), 1U);
+  EXPECT_EQ(daily[0].integer(0), 5);
+  EXPECT_EQ(daily[0].integer(1), 60);
+  EXPECT_EQ(daily[0].integer(2), 5);
+  EXPECT_EQ(daily[0].integer(3), 25);
+  const store::Rows tags =
+      db_->connection().query("SELECT value, requests, cost FROM spend_daily_tags ORDER BY value");
+  ASSERT_EQ(tags.size(), 2U);
+  EXPECT_EQ(tags[0].text(0), "chat");
+  EXPECT_EQ(tags[0].integer(1), 2);
+  EXPECT_EQ(tags[0].integer(2), 4 + 6);
+  EXPECT_EQ(tags[1].integer(1), 3);
+  EXPECT_EQ(tags[1].integer(2), 3 + 5 + 7);
 }
 
 TEST_F(LedgerTest, HoldsReclaimedFromAStalledGatewayNeverOverdrawTheBalance) {

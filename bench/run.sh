@@ -16,7 +16,9 @@
 #   BENCH_STREAM_CONNS=32   keep-alive connections of the streaming test
 #   BENCH_SOAK=20           seconds of the RSS soak (fixed rate) per proxy; 0 disables
 #   BENCH_TARGETS="direct nginx tollgate tollgate_auth"  (tollgate_auth: auth = "required" and a
-#                           valid key on every request, beside the open path)
+#                           valid key on every request, beside the open path; tollgate_pg: the
+#                           same, its store a PostgreSQL cluster the benchmark starts on the load
+#                           CPU, added by default when the server is installed)
 #   BENCH_PROXY_CPU=0       CPU for the proxy under test
 #   BENCH_LOAD_CPU=1        CPU for the load generators and the mock upstream
 #   TOLLGATE_BIN=build/tollgate
@@ -41,7 +43,10 @@ STREAM_RATE=${BENCH_STREAM_RATE:-500}
 STREAM_DUR=${BENCH_STREAM_DURATION:-8}
 STREAM_CONNS=${BENCH_STREAM_CONNS:-32}
 SOAK=${BENCH_SOAK:-20}
-TARGETS=${BENCH_TARGETS:-direct nginx tollgate tollgate_auth}
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)
+DEFAULT_TARGETS="direct nginx tollgate tollgate_auth"
+[[ -n $PG_BIN && -x $PG_BIN/initdb ]] && DEFAULT_TARGETS+=" tollgate_pg"
+TARGETS=${BENCH_TARGETS:-$DEFAULT_TARGETS}
 PROXY_CPU=${BENCH_PROXY_CPU:-0}
 LOAD_CPU=${BENCH_LOAD_CPU:-1}
 TOLLGATE_BIN=${TOLLGATE_BIN:-$ROOT/build/tollgate}
@@ -77,7 +82,7 @@ int_in BENCH_WAIT_IDLE "$WAIT_IDLE" 0 3600
 int_in BENCH_RETRIES "$RETRIES" 0 5
 int_in BENCH_BUDGET "$BUDGET" 0 36000
 for t in $TARGETS; do
-  case $t in direct | nginx | tollgate | tollgate_auth) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
+  case $t in direct | nginx | tollgate | tollgate_auth | tollgate_pg) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
 done
 
 for tool in wrk nginx g++ taskset timeout; do
@@ -138,6 +143,7 @@ cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   ((${#STARTED[@]})) && stop_pids all "${STARTED[@]}"
+  stop_postgres
   if [[ $KEEP == 1 ]]; then
     log "kept $WORK"
   else
@@ -393,6 +399,38 @@ MOCK_TREE=$(tree_of "$MOCK_PID" | tr '\n' ' ')
 remember $MOCK_TREE
 log "mock upstream: json 127.0.0.1:$MOCK_JSON_PORT, sse 127.0.0.1:$MOCK_SSE_PORT (pids $MOCK_TREE)"
 
+# ------------------------------------------------------------------ PostgreSQL (CPU $LOAD_CPU)
+# tollgate_pg's store: a private cluster on the load CPU beside the mock and the client (whose
+# busy share each phase reports), started once, a new database for each start of the target.
+# Its settings are the server's defaults (fsync and synchronous_commit on): a charge durable
+# against a power cut, as a deployment on PostgreSQL has it.
+PG_DIR=""
+PG_PORT=""
+as_postgres() { if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi; }
+start_postgres() {
+  [[ -n $PG_BIN ]] || die "tollgate_pg: no PostgreSQL server installed (scripts/setup installs it)"
+  PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tollgate-bench-pg.XXXXXX")
+  chmod 755 "$PG_DIR"
+  ((EUID == 0)) && chown postgres:postgres "$PG_DIR"
+  PG_PORT=$(freeport)
+  as_postgres "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 >"$PG_DIR/initdb.log" 2>&1 ||
+    die "tollgate_pg: initdb failed (see $PG_DIR/initdb.log)"
+  as_postgres taskset -c "$LOAD_CPU" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 \
+    -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -k $PG_DIR" start >/dev/null ||
+    die "tollgate_pg: the server did not start (see $PG_DIR/log)"
+  log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{ print $3 }') on CPU $LOAD_CPU, port $PG_PORT"
+}
+stop_postgres() {
+  [[ -n $PG_DIR ]] || return 0
+  as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$PG_DIR"
+  PG_DIR=""
+}
+new_pg_database() { # a fresh `tollgate` database: a new store, as each SQLite start has
+  PGOPTIONS="-c client_min_messages=warning" "$PG_BIN/dropdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres --if-exists tollgate
+  "$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres tollgate
+}
+
 # ------------------------------------------------------------------ proxies under test (CPU $PROXY_CPU)
 
 # start_target TARGET MODE(json|sse): sets T_PORT, T_PIDS (watched), T_STOP (to stop), T_BODY, T_EXPECT
@@ -417,11 +455,18 @@ start_target() {
       T_PIDS=$(tree_of "$NG_PID" | tr '\n' ' ')
       [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
       ;;
-    tollgate | tollgate_auth)
-      local dir="$WORK/$target-$mode" pid i line="" auth=open
-      [[ $target == tollgate_auth ]] && auth=required
+    tollgate | tollgate_auth | tollgate_pg)
+      local dir="$WORK/$target-$mode" pid i line="" auth=open storage
+      [[ $target != tollgate ]] && auth=required
       rm -rf "$dir"
       mkdir -p "$dir"
+      storage="url = \"sqlite://$dir/tollgate.db\""
+      if [[ $target == tollgate_pg ]]; then
+        new_pg_database
+        storage="url = \"postgresql://postgres@127.0.0.1:$PG_PORT/tollgate\"
+server_secret = \"env::BENCH_SERVER_SECRET\""
+        export BENCH_SERVER_SECRET="bench-server-secret-0123456789abcdef0123456789"
+      fi
       cat >"$dir/tollgate.toml" <<EOF
 [gateway]
 listen = "127.0.0.1:0"
@@ -429,7 +474,7 @@ auth = "$auth"
 workers = 1
 
 [storage]
-url = "sqlite://$dir/tollgate.db"
+$storage
 
 [models.bench_model]
 input_cost_per_token = 0.00000015
@@ -491,11 +536,11 @@ EOF
       unset BENCH_AUTH
       if [[ $auth == required ]]; then
         BENCH_AUTH="Bearer $(sed -n 's/^export TOLLGATE_API_KEY=//p' "$dir/stdout.log")"
-        [[ $BENCH_AUTH == "Bearer sk-tollgate-"* ]] || die "tollgate_auth printed no first key"
+        [[ $BENCH_AUTH == "Bearer sk-tollgate-"* ]] || die "$target printed no first key"
         export BENCH_AUTH
         # The key's team pays for every request: reserve, settle and a spend row each.
         "$TOLLGATE_BIN" admin --config "$dir/tollgate.toml" teams topup default 1000000 >/dev/null ||
-          die "tollgate_auth: could not top up the team"
+          die "$target: could not top up the team"
       fi
       wait_port "$T_PORT" "$pid" "$dir/stdout.log"
       T_PIDS=$(tree_of "$pid" | tr '\n' ' ')
@@ -561,14 +606,16 @@ wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
 }
 
 run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
-  local target=$1 c=$2 run=$3 out ticks0 ticks1 reqs dur errs rps cpu tck=$CLK_TCK
+  local target=$1 c=$2 run=$3 out ticks0 ticks1 load0 load1 reqs dur errs rps cpu tck=$CLK_TCK
   wrk_kind "$target" "${4:-chat}"
   phase_begin "$target"
   ticks0=$(cpu_ticks $T_PIDS)
+  read -r load0 _ <<<"$(cpu_stat "$LOAD_CPU")"
   BENCH_BODY="$W_BODY" BENCH_CONTENT_TYPE="$W_TYPE" run_capture "$WORK/out.txt" timeout $((DUR + 30)) \
     taskset -c "$LOAD_CPU" wrk -t1 -c"$c" -d"${DUR}s" --timeout 10s -s "$BENCH/wrk_post.lua" \
     "http://127.0.0.1:$T_PORT$W_PATH"
   ticks1=$(cpu_ticks $T_PIDS)
+  read -r load1 _ <<<"$(cpu_stat "$LOAD_CPU")"
   phase_end "$target" "run $run wrk ${4:-chat} -c$c"
   out=$(grep '^RESULT' "$WORK/out.txt" || true)
   reqs=$(kv requests "$out")
@@ -581,6 +628,9 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   add "$target" "${W_METRIC}rps$c" "$rps"
   add "$target" "${W_METRIC}cpu$c" "$cpu"
   add "$target" "${W_METRIC}util$c" "$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $dur * 100" 0)"
+  # How busy the load CPU was (the client, the mock, and tollgate_pg's PostgreSQL): past about
+  # 90 % the load side, not the proxy, may be what limits the figure.
+  add "$target" "${W_METRIC}loadbusy$c" "$(calc "($load1 - $load0) * 1e6 / $tck / $dur * 100" 0)"
   log "  $target ${4:-chat} -c$c: $rps req/s, $cpu us CPU/req"
 }
 
@@ -707,6 +757,7 @@ done
 ((${#ACTIVE[@]})) || die "nothing to benchmark: ${WARN[*]:-no targets}"
 
 declare -A BROKEN=()
+[[ " ${ACTIVE[*]} " == *" tollgate_pg "* ]] && start_postgres
 [[ -z $IDLE_WARN ]] || WARN+=("$IDLE_WARN")
 T_STOP=()
 START_TS=$(date +%s)
@@ -807,7 +858,7 @@ ROUND_PATHS=()
 has() { [[ " ${ACTIVE[*]} " == *" $1 "* && -z ${BROKEN[$1]:-} ]]; }
 if ((ROUNDS > 0)) && has nginx; then
   ROUND_PATHS=(nginx nginx_b)
-  for t in tollgate tollgate_auth; do has "$t" && ROUND_PATHS+=("$t"); done
+  for t in tollgate tollgate_auth tollgate_pg; do has "$t" && ROUND_PATHS+=("$t"); done
 fi
 if ((${#ROUND_PATHS[@]} > 2)); then
   declare -A RT_PORT=() RT_PIDS=() RT_BODY=() RT_AUTH=()
@@ -843,7 +894,7 @@ if ((SOAK > 0)); then
     start_target "$t" json
     run_soak "$t"
     stop_target
-    if [[ $t == tollgate_auth ]]; then
+    if [[ $t == tollgate_auth || $t == tollgate_pg ]]; then
       # At its exit the gateway says what its ledger's commits held: the group commit at this rate.
       line=$(grep -m1 '^tollgate: ledger: ' "$WORK/$t-json/stdout.log" || true)
       log "  $t soak: ${line:-no ledger line}"
@@ -877,8 +928,8 @@ REPORT="$OUT/results.md"
 {
   echo "Tollgate bench: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, nginx $(nginx -v 2>&1 | sed 's|.*/||'), runs=$RUNS (medians), wrk ${DUR}s per point, fixed rate ${RATE}/s over ${RATE_CONNS} conns for ${RATE_DUR}s, TTFB over ${TTFB_N} sequential requests, streams at ${STREAM_RATE}/s over ${STREAM_CONNS} conns for ${STREAM_DUR}s, soak ${SOAK}s, request $(wc -c <"$BODY_DIRECT") bytes"
   echo
-  printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s |\n' "metric" "direct" "nginx" "tollgate" "tollgate/nginx" "with key" "key/open"
-  printf '|%s|%s|%s|%s|%s|%s|%s|\n' "----------------------------------" "----------:" "----------:" "----------:" "----------------" "----------:" "-----------"
+  printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s | %9s | %-9s |\n' "metric" "direct" "nginx" "tollgate" "tollgate/nginx" "with key" "key/open" "key, PG" "PG/SQLite"
+  printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' "----------------------------------" "----------:" "----------:" "----------:" "----------------" "----------:" "-----------" "----------:" "-----------"
   fmt() { # fmt PRINTF-FORMAT VALUE ("-" stays "-")
     [[ $2 == - ]] && { echo "-"; return; }
     awk -v v="$2" "BEGIN { printf \"$1\", v }"
@@ -886,9 +937,10 @@ REPORT="$OUT/results.md"
   row() { # row LABEL METRIC KIND(ratio|delta|none) FORMAT
     local cmp
     case $3 in delta) cmp=$(delta "$2") ;; ratio) cmp=$(ratio "$2") ;; *) cmp="" ;; esac
-    printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s |\n' "$1" "$(fmt "$4" "$(cell direct "$2")")" \
+    printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s | %9s | %-9s |\n' "$1" "$(fmt "$4" "$(cell direct "$2")")" \
       "$(fmt "$4" "$(cell nginx "$2")")" "$(fmt "$4" "$(cell tollgate "$2")")" "$cmp" \
-      "$(fmt "$4" "$(cell tollgate_auth "$2")")" "$(keyratio "$2")"
+      "$(fmt "$4" "$(cell tollgate_auth "$2")")" "$(keyratio "$2")" \
+      "$(fmt "$4" "$(cell tollgate_pg "$2")")" "$(divide "$(cell tollgate_pg "$2")" "$(cell tollgate_auth "$2")")"
   }
   row "req/s @16 conns" rps16 ratio %.0f
   row "req/s @64 conns" rps64 ratio %.0f
@@ -912,8 +964,9 @@ REPORT="$OUT/results.md"
     has "$1" || { echo "-"; return; }
     echo "$(maxval "$1" foreign_p)/$(maxval "$1" foreign_l)"
   }
-  printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s |\n' "max other load CPU $PROXY_CPU/$LOAD_CPU (%)" \
-    "$(otherload direct)" "$(otherload nginx)" "$(otherload tollgate)" "" "$(otherload tollgate_auth)" ""
+  printf '| %-32s | %9s | %9s | %9s | %-14s | %9s | %-9s | %9s | %-9s |\n' "max other load CPU $PROXY_CPU/$LOAD_CPU (%)" \
+    "$(otherload direct)" "$(otherload nginx)" "$(otherload tollgate)" "" "$(otherload tollgate_auth)" "" \
+    "$(otherload tollgate_pg)" ""
   if ((SOAK > 0)); then
     row "soak RSS start (MiB)" soak_start ratio %.1f
     row "soak RSS end (MiB)" soak_end ratio %.1f
@@ -961,8 +1014,8 @@ REPORT="$OUT/results.md"
     echo "path's median over the rounds against that; \"per round\" is the median (min-max) of the"
     echo "ratios to nginx in the same round. nginx_b is a second nginx: the method's control."
     echo
-    echo "| path          | req/s (median) | vs best | per round          | CPU us/req (median) | vs best | per round          |"
-    echo "|---------------|---------------:|--------:|--------------------|--------------------:|--------:|--------------------|"
+    echo "| path          | req/s (median) | vs best | per round          | CPU us/req (median) | vs best | per round          | load CPU busy % (max) |"
+    echo "|---------------|---------------:|--------:|--------------------|--------------------:|--------:|--------------------|----------------------:|"
     declare -A RB_RPS=() RB_CPU=()
     for t in "${ROUND_PATHS[@]}"; do
       read -r rmed _ _ <<<"$(stats "$(series "$t" round_rps64)")"
@@ -971,9 +1024,9 @@ REPORT="$OUT/results.md"
       read -r pc_med pc_min pc_max <<<"$(stats "$(per_round "$(series "$t" round_cpu64)" "$(series nginx round_cpu64)")")"
       RB_RPS[$t]=$(divide "$rmed" "$best_rps")
       RB_CPU[$t]=$(divide "$cmed" "$best_cpu")
-      printf '| %-13s | %14s | %7s | %-18s | %19s | %7s | %-18s |\n' "$t" "$rmed" "${RB_RPS[$t]}" \
+      printf '| %-13s | %14s | %7s | %-18s | %19s | %7s | %-18s | %21s |\n' "$t" "$rmed" "${RB_RPS[$t]}" \
         "$(printf '%.2f (%.2f-%.2f)' "$pr_med" "$pr_min" "$pr_max")" "$cmed" "${RB_CPU[$t]}" \
-        "$(printf '%.2f (%.2f-%.2f)' "$pc_med" "$pc_min" "$pc_max")"
+        "$(printf '%.2f (%.2f-%.2f)' "$pc_med" "$pc_min" "$pc_max")" "$(maxval "$t" round_loadbusy64)"
     done
     echo
     echo "Targets against nginx's best round (the median of per-round ratios beside):"
@@ -988,16 +1041,19 @@ REPORT="$OUT/results.md"
         "$(round_verdict "${RB_CPU[tollgate]}" 'v <= 1.5')" "${RB_CPU[tollgate]}" \
         "$(stats "$(per_round "$(series tollgate round_cpu64)" "$(series nginx round_cpu64)")" | awk '{ printf "%.2f", $1 }')"
     fi
-    if [[ -n ${RB_RPS[tollgate_auth]:-} ]]; then
-      printf '  %-52s %s (%sx; per round %s)\n' "billed: req/s @64 conns >= 0.55x nginx" \
-        "$(round_verdict "${RB_RPS[tollgate_auth]}" 'v >= 0.55')" "${RB_RPS[tollgate_auth]}" \
-        "$(stats "$(per_round "$(series tollgate_auth round_rps64)" "$(series nginx round_rps64)")" | awk '{ printf "%.2f", $1 }')"
+    for t in tollgate_auth tollgate_pg; do
+      [[ -n ${RB_RPS[$t]:-} ]] || continue
+      l=billed
+      [[ $t == tollgate_pg ]] && l="billed, PostgreSQL"
+      printf '  %-52s %s (%sx; per round %s)\n' "$l: req/s @64 conns >= 0.55x nginx" \
+        "$(round_verdict "${RB_RPS[$t]}" 'v >= 0.55')" "${RB_RPS[$t]}" \
+        "$(stats "$(per_round "$(series "$t" round_rps64)" "$(series nginx round_rps64)")" | awk '{ printf "%.2f", $1 }')"
       if [[ -n ${RB_CPU[tollgate]:-} ]]; then
-        read -r kc _ _ <<<"$(per_round "$(series tollgate_auth round_cpu64)" "$(series tollgate round_cpu64)" | { read -r l; stats "$l"; })"
-        printf '  %-52s %s (%sx per round, median)\n' "billed: CPU us/req @64 conns <= 1.2x open" \
+        read -r kc _ _ <<<"$(per_round "$(series "$t" round_cpu64)" "$(series tollgate round_cpu64)" | { read -r l2; stats "$l2"; })"
+        printf '  %-52s %s (%sx per round, median)\n' "$l: CPU us/req @64 conns <= 1.2x open" \
           "$(round_verdict "$kc" 'v <= 1.2')" "$(printf '%.2f' "$kc")"
       fi
-    fi
+    done
     echo
   fi
   echo "Targets (tollgate vs nginx):"
@@ -1023,23 +1079,27 @@ REPORT="$OUT/results.md"
     v=$(awk -v g="$g" -v f="$UPLOAD_MB" 'BEGIN { print (g != "-" && g < f) ? "PASS" : "FAIL" }')
     target_line "upload peak RSS growth < one file (${UPLOAD_MB} MiB) in all" "$v (${g} MiB for 8 uploads at a time)"
   fi
-  if has tollgate_auth; then
-    n=$(cell nginx rps64); k=$(cell tollgate_auth rps64)
+  billed_targets() { # billed_targets TARGET LABEL: the billed path's targets, for one store engine
+    local t=$1 l=$2 n k o g s v
+    has "$t" || return 0
+    n=$(cell nginx rps64); k=$(cell "$t" rps64)
     [[ $n == - || $k == - ]] && v=n/a || v=$(awk -v n="$n" -v k="$k" 'BEGIN { print (k >= 0.5 * n) ? "PASS" : "FAIL" }')
-    target_line "with a key: req/s @64 conns >= 0.5x nginx" "$v ($(awk -v n="$n" -v k="$k" 'BEGIN { if (n > 0) printf "%.2f", k / n; else print "-" }')x)"
-    o=$(cell tollgate cpu64); k=$(cell tollgate_auth cpu64)
+    target_line "$l: req/s @64 conns >= 0.5x nginx" "$v ($(awk -v n="$n" -v k="$k" 'BEGIN { if (n > 0 && k != "-") printf "%.2f", k / n; else print "-" }')x)"
+    o=$(cell tollgate cpu64); k=$(cell "$t" cpu64)
     [[ $o == - || $k == - ]] && v=n/a || v=$(awk -v o="$o" -v k="$k" 'BEGIN { print (k <= 1.1 * o) ? "PASS" : "FAIL" }')
-    target_line "with a key: CPU us/req @64 conns <= 1.1x open" "$v ($(keyratio cpu64)x)"
-    n=$(cell nginx p99); k=$(cell tollgate_auth p99)
+    target_line "$l: CPU us/req @64 conns <= 1.1x open" "$v ($(divide "$k" "$o")x)"
+    n=$(cell nginx p99); k=$(cell "$t" p99)
     [[ $n == - || $k == - ]] && v=n/a || v=$(awk -v n="$n" -v k="$k" 'BEGIN { print (k - n <= 0.5) ? "PASS" : "FAIL" }')
-    target_line "with a key: p99 @${RATE} req/s within 0.5 ms of nginx" "$v ($(awk -v n="$n" -v k="$k" 'BEGIN { if (k != "-") printf "%+.3f ms", k - n; else print "-" }'))"
-    if ((SOAK > 0)) && [[ $(cell tollgate_auth soak_growth_kb) != - ]]; then
-      g=$(cell tollgate_auth soak_growth_kb)
-      s=$(cell tollgate_auth soak_start)
+    target_line "$l: p99 @${RATE} req/s within 0.5 ms of nginx" "$v ($(awk -v n="$n" -v k="$k" 'BEGIN { if (k != "-") printf "%+.3f ms", k - n; else print "-" }'))"
+    if ((SOAK > 0)) && [[ $(cell "$t" soak_growth_kb) != - ]]; then
+      g=$(cell "$t" soak_growth_kb)
+      s=$(cell "$t" soak_start)
       v=$(awk -v g="$g" -v s="$s" 'BEGIN { lim = s * 1024 * 0.02; if (lim < 1024) lim = 1024; print (g <= lim) ? "PASS" : "FAIL" }')
-      target_line "with a key: RSS flat over ${SOAK}s soak" "$v (${g} KiB; samples ${SOAK_SAMPLES[tollgate_auth]:-} KiB)"
+      target_line "$l: RSS flat over ${SOAK}s soak" "$v (${g} KiB; samples ${SOAK_SAMPLES[$t]:-} KiB)"
     fi
-  fi
+  }
+  billed_targets tollgate_auth "with a key"
+  billed_targets tollgate_pg "with a key, PostgreSQL"
   anthverdict() { # anthverdict TARGET ANTH_METRIC OPENAI_METRIC: Anthropic path <= 1.2x OpenAI path
     local a o
     a=$(cell "$1" "$2"); o=$(cell "$1" "$3")

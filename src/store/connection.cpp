@@ -27,6 +27,15 @@ std::optional<std::int64_t> Row::optionalInteger(std::size_t i) const {
 
 std::int64_t Row::integer(std::size_t i) const { return optionalInteger(i).value_or(0); }
 
+std::vector<Rows> Connection::pipeline(std::span<const Statement> statements) {
+  std::vector<Rows> out;
+  out.reserve(statements.size());
+  for (const Statement& s : statements) {
+    out.push_back(query(s.sql, s.params));
+  }
+  return out;
+}
+
 std::optional<Location> parseLocation(std::string_view url, std::string_view base_dir,
                                       std::string& why) {
   constexpr std::string_view kSqlite = "sqlite://";

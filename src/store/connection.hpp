@@ -66,6 +66,12 @@ class Row {
 
 using Rows = std::vector<Row>;
 
+/// One statement of a pipeline: its SQL and its parameters.
+struct Statement {
+  std::string sql;
+  std::vector<Param> params;
+};
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -76,6 +82,11 @@ class Connection {
   Rows query(std::string_view sql, std::initializer_list<Param> params = {}) {
     return query(sql, std::span<const Param>(params.begin(), params.size()));
   }
+
+  /// Runs `statements` in order, in the current transaction, and returns the rows of each.
+  /// PostgreSQL sends them all before it reads an answer (one round trip for the lot); SQLite
+  /// runs them one by one. The first that fails throws, and none after it takes effect.
+  virtual std::vector<Rows> pipeline(std::span<const Statement> statements);
 
   /// Runs several statements without parameters (schema changes).
   virtual void script(std::string_view sql) = 0;

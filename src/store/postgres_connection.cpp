@@ -4,6 +4,8 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <optional>
+
 #include "store/engines.hpp"
 
 namespace tollgate::store {
@@ -37,28 +39,94 @@ class PostgresConnection final : public Connection {
   Engine engine() const override { return Engine::Postgres; }
 
   Rows query(std::string_view sql, std::span<const Param> params) override {
+    const std::vector<const char*> values = texts(params);
+    const std::string text(sql);
+    const ClearResult res{PQexecParams(conn_, text.c_str(), static_cast<int>(values.size()),
+                                       nullptr, values.data(), nullptr, nullptr, 0)};
+    check(res.r);
+    return rowsOf(res.r);
+  }
+
+  std::vector<Rows> pipeline(std::span<const Statement> statements) override {
+    if (statements.size() < 2) {
+      return Connection::pipeline(statements);
+    }
+    if (PQenterPipelineMode(conn_) != 1) {
+      throw StoreError(StoreError::Kind::Unavailable,
+                       "postgresql: " + trimmed(PQerrorMessage(conn_)));
+    }
+    for (const Statement& s : statements) {
+      const std::vector<const char*> values = texts(s.params);
+      if (PQsendQueryParams(conn_, s.sql.c_str(), static_cast<int>(values.size()), nullptr,
+                            values.data(), nullptr, nullptr, 0) != 1) {
+        PQexitPipelineMode(conn_);  // Fails while results are pending: the connection is lost.
+        throw StoreError(StoreError::Kind::Unavailable,
+                         "postgresql: " + trimmed(PQerrorMessage(conn_)));
+      }
+    }
+    if (PQpipelineSync(conn_) != 1) {
+      throw StoreError(StoreError::Kind::Unavailable,
+                       "postgresql: " + trimmed(PQerrorMessage(conn_)));
+    }
+    // Every answer is read up to the sync, even after a failure, so that the connection is idle
+    // again (and the transaction can be rolled back) before the first failure is thrown.
+    std::vector<Rows> out;
+    out.reserve(statements.size());
+    std::optional<StoreError> failure;
+    for (;;) {
+      PGresult* r = PQgetResult(conn_);
+      if (r == nullptr) {
+        if (PQstatus(conn_) != CONNECTION_OK) {
+          throw StoreError(StoreError::Kind::Unavailable, "postgresql: connection lost");
+        }
+        continue;  // The end of one statement's results.
+      }
+      const ClearResult res{r};
+      const ExecStatusType status = PQresultStatus(r);
+      if (status == PGRES_PIPELINE_SYNC) {
+        break;
+      }
+      if (status == PGRES_PIPELINE_ABORTED) {
+        continue;  // Not run: an earlier statement failed.
+      }
+      try {
+        check(r);
+        out.push_back(rowsOf(r));
+      } catch (const StoreError& e) {
+        failure = failure.value_or(e);
+      }
+    }
+    PQexitPipelineMode(conn_);
+    if (failure) {
+      throw *failure;
+    }
+    return out;
+  }
+
+  /// The parameters as libpq takes them: text, or null.
+  static std::vector<const char*> texts(std::span<const Param> params) {
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const Param& p : params) {
       values.push_back(p.text() ? p.text()->c_str() : nullptr);
     }
-    const std::string text(sql);
-    const ClearResult res{PQexecParams(conn_, text.c_str(), static_cast<int>(values.size()),
-                                       nullptr, values.data(), nullptr, nullptr, 0)};
-    check(res.r);
+    return values;
+  }
+
+  static Rows rowsOf(PGresult* res) {
     Rows rows;
-    const int n = PQntuples(res.r);
-    const int columns = PQnfields(res.r);
+    const int n = PQntuples(res);
+    const int columns = PQnfields(res);
     rows.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
       std::vector<std::optional<std::string>> row;
       row.reserve(static_cast<std::size_t>(columns));
       for (int c = 0; c < columns; ++c) {
-        if (PQgetisnull(res.r, i, c) != 0) {
+        if (PQgetisnull(res, i, c) != 0) {
           row.emplace_back();
         } else {
-          row.emplace_back(std::string(PQgetvalue(res.r, i, c),
-                                       static_cast<std::size_t>(PQgetlength(res.r, i, c))));
+          row.emplace_back(
+              std::string(PQgetvalue(res, i, c), static_cast<std::size_t>(PQgetlength(res, i, c))));
         }
       }
       rows.emplace_back(std::move(row));

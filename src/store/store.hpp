@@ -233,7 +233,8 @@ class Store {
   /// taken for dead) the balance less what is held still never goes below zero: an answer that is
   /// `withholdable` and not covered is Withheld; otherwise what is available is debited and the
   /// rest recorded as uncollected. One update per hold, per team and per aggregate row serves
-  /// the whole batch. Returns each one's outcome, in order.
+  /// the whole batch, in two pipelines (on PostgreSQL, two round trips). Returns each one's
+  /// outcome, in order.
   std::vector<SettleOutcome> settle(std::span<const Settlement> batch);
   /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
   std::int64_t reclaimHolds(std::int64_t alive_window_ms);
@@ -257,9 +258,9 @@ class Store {
   void forgetGatewaysUnseenFor(std::int64_t ms);
 
  private:
-  /// Writes the spend rows, then adds them to their daily aggregates, one update per row of
-  /// those.
-  void writeSpend(std::span<const SpendRow* const> rows);
+  /// Appends to `out` the statements that write the spend rows and add them to their daily
+  /// aggregates, one update per row of those.
+  void spendWrites(std::span<const SpendRow* const> rows, std::vector<Statement>& out);
 
   std::unique_ptr<Connection> c_;
 };

@@ -119,20 +119,28 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
   for (const Settlement& s : batch) {
     by_hold[s.hold_id] += s.row.cost;  // At most what the holds reserved: within a balance.
   }
+  std::vector<Statement> holds;
+  for (const auto& [hold_id, sum] : by_hold) {
+    holds.push_back(
+        {"UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING team_id", {sum, hold_id}});
+  }
+  const std::vector<Rows> held = c_->pipeline(holds);
   std::map<std::string, std::int64_t> by_team;
   std::set<std::string> gone;
-  for (const auto& [hold_id, sum] : by_hold) {
-    const Rows held = c_->query(
-        "UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING team_id", {sum, hold_id});
-    if (held.empty()) {
-      gone.insert(hold_id);
+  auto hold = by_hold.begin();
+  for (const Rows& r : held) {
+    if (r.empty()) {
+      gone.insert(hold->first);
     } else {
-      by_team[held[0].text(0)] += sum;
+      by_team[r[0].text(0)] += hold->second;
     }
+    ++hold;
   }
+  std::vector<Statement> writes;
   for (const auto& [team_id, sum] : by_team) {
-    c_->query("UPDATE teams SET balance = balance - $1, reserved = reserved - $1 WHERE id = $2",
-              {sum, team_id});
+    writes.push_back(
+        {"UPDATE teams SET balance = balance - $1, reserved = reserved - $1 WHERE id = $2",
+         {sum, team_id}});
   }
   std::vector<SettleOutcome> outcomes(batch.size(), SettleOutcome::Kept);
   std::deque<SpendRow> reclaimed;  // Rows of reclaimed holds, as debited (stable addresses).
@@ -162,11 +170,12 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
     rows.push_back(&row);
     outcomes[i] = SettleOutcome::Reclaimed;
   }
-  writeSpend(rows);
+  spendWrites(rows, writes);
+  c_->pipeline(writes);
   return outcomes;
 }
 
-void Store::writeSpend(std::span<const SpendRow* const> rows) {
+void Store::spendWrites(std::span<const SpendRow* const> rows, std::vector<Statement>& out) {
   /// The sums one aggregate row gains.
   struct Sums {
     std::int64_t requests = 0;
@@ -186,15 +195,15 @@ void Store::writeSpend(std::span<const SpendRow* const> rows) {
   std::map<std::array<std::string, 4>, Sums> tags;   // team, day, tag, value
   for (const SpendRow* row : rows) {
     const SpendRow& s = *row;
-    c_->query(
-        "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
-        "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
-        "upstream_ms, streamed, estimated, cache_hit, uncollected) VALUES ($1, $2, $3, $4, $5, "
-        "$6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
-        {s.request_id, s.created_at, s.team_id, s.key_public_id, s.endpoint, s.model, s.provider,
-         s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags_json,
-         s.status, s.upstream_ms, std::int64_t{s.streamed}, std::int64_t{s.estimated},
-         std::int64_t{s.cache_hit}, s.uncollected});
+    out.push_back(
+        {"INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
+         "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
+         "upstream_ms, streamed, estimated, cache_hit, uncollected) VALUES ($1, $2, $3, $4, $5, "
+         "$6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+         {s.request_id, s.created_at, s.team_id, s.key_public_id, s.endpoint, s.model, s.provider,
+          s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags_json,
+          s.status, s.upstream_ms, std::int64_t{s.streamed}, std::int64_t{s.estimated},
+          std::int64_t{s.cache_hit}, s.uncollected}});
     std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
     for (const auto& [tag, value] : s.tags) {
       tags[{s.team_id, day, tag, value}].add(s);
@@ -202,26 +211,28 @@ void Store::writeSpend(std::span<const SpendRow* const> rows) {
     daily[{s.team_id, std::move(day), s.model, s.key_public_id}].add(s);
   }
   for (const auto& [k, sum] : daily) {
-    c_->query(
-        "INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
-        "completion_tokens, cost) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-        "ON CONFLICT (team_id, day, model, key_public_id) DO UPDATE SET "
-        "requests = spend_daily.requests + excluded.requests, "
-        "prompt_tokens = spend_daily.prompt_tokens + excluded.prompt_tokens, "
-        "completion_tokens = spend_daily.completion_tokens + excluded.completion_tokens, "
-        "cost = spend_daily.cost + excluded.cost",
-        {k[0], k[1], k[2], k[3], sum.requests, sum.prompt_tokens, sum.completion_tokens, sum.cost});
+    out.push_back(
+        {"INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
+         "completion_tokens, cost) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+         "ON CONFLICT (team_id, day, model, key_public_id) DO UPDATE SET "
+         "requests = spend_daily.requests + excluded.requests, "
+         "prompt_tokens = spend_daily.prompt_tokens + excluded.prompt_tokens, "
+         "completion_tokens = spend_daily.completion_tokens + excluded.completion_tokens, "
+         "cost = spend_daily.cost + excluded.cost",
+         {k[0], k[1], k[2], k[3], sum.requests, sum.prompt_tokens, sum.completion_tokens,
+          sum.cost}});
   }
   for (const auto& [k, sum] : tags) {
-    c_->query(
-        "INSERT INTO spend_daily_tags (team_id, day, tag, value, requests, prompt_tokens, "
-        "completion_tokens, cost) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-        "ON CONFLICT (team_id, day, tag, value) DO UPDATE SET "
-        "requests = spend_daily_tags.requests + excluded.requests, "
-        "prompt_tokens = spend_daily_tags.prompt_tokens + excluded.prompt_tokens, "
-        "completion_tokens = spend_daily_tags.completion_tokens + excluded.completion_tokens, "
-        "cost = spend_daily_tags.cost + excluded.cost",
-        {k[0], k[1], k[2], k[3], sum.requests, sum.prompt_tokens, sum.completion_tokens, sum.cost});
+    out.push_back(
+        {"INSERT INTO spend_daily_tags (team_id, day, tag, value, requests, prompt_tokens, "
+         "completion_tokens, cost) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+         "ON CONFLICT (team_id, day, tag, value) DO UPDATE SET "
+         "requests = spend_daily_tags.requests + excluded.requests, "
+         "prompt_tokens = spend_daily_tags.prompt_tokens + excluded.prompt_tokens, "
+         "completion_tokens = spend_daily_tags.completion_tokens + excluded.completion_tokens, "
+         "cost = spend_daily_tags.cost + excluded.cost",
+         {k[0], k[1], k[2], k[3], sum.requests, sum.prompt_tokens, sum.completion_tokens,
+          sum.cost}});
   }
 }
 

@@ -10,6 +10,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { execFileSync } from 'node:child_process';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
@@ -19,6 +20,26 @@ import {
 const PICO_PER_TOKEN = 1_000_000n; // 0.000001 USD a completion token; prompts are free
 const BALANCE_TOKENS = 20_000n;
 const MODEL = 'stall';
+
+/**
+ * True when another connection can write to the store within 0.2 s: the stopped gateway holds no
+ * lock (it may be stopped in the middle of a heartbeat's or a batch's transaction, and would then
+ * block every other writer until it resumes).
+ */
+function storeIsFree(store) {
+  try {
+    if (store.name === 'sqlite') {
+      execFileSync('sqlite3', ['-cmd', '.timeout 200', `${store.dir}/tollgate.db`, 'BEGIN IMMEDIATE; ROLLBACK;'],
+        { stdio: 'ignore', timeout: 5_000 });
+    } else {
+      store.sql("SET lock_timeout = '200ms'; BEGIN; SELECT 1 FROM teams FOR UPDATE; SELECT 1 FROM holds FOR UPDATE; "
+        + 'SELECT 1 FROM gateways FOR UPDATE; ROLLBACK;');
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Starts a stream; resolves {req, firstChunk} once the first event has arrived. */
 function startStream(baseURL, key, content) {
@@ -82,7 +103,14 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     const [, held] = team();
     assert.ok(held > 2n * 100n * PICO_PER_TOKEN, `both holds and an escrow beyond them are reserved (${held})`);
 
-    process.kill(stalled.pid, 'SIGSTOP');
+    // Stopped where it holds no lock of the store's (else retried a moment later).
+    for (let attempt = 0; ; attempt++) {
+      process.kill(stalled.pid, 'SIGSTOP');
+      if (storeIsFree(store)) break;
+      assert.ok(attempt < 10, 'the gateway always held a lock of the store when stopped');
+      process.kill(stalled.pid, 'SIGCONT');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     // Its client gives up on the stream while it is stopped.
     stream.req.destroy();
     // Ten seconds without a heartbeat, and the other gateway gives its holds back to the balance.

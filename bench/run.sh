@@ -2,7 +2,7 @@
 # Tollgate load benchmark: mock upstream direct vs nginx reverse proxy vs Tollgate (and Tollgate's
 # Anthropic path: the same requests translated to and from the mock's Anthropic Messages API).
 # See bench/README.md for what every figure means. Run from anywhere:
-#   bench/run.sh                      # default: 3 runs, 20 s RSS soak, ~4-5 minutes
+#   bench/run.sh                      # default: 3 runs, 10 interleaved rounds, 20 s soak, ~15 min
 #   BENCH_SOAK=60 bench/run.sh        # 60 s RSS soak per proxy
 # Environment (all optional):
 #   BENCH_RUNS=3            runs per case; medians are reported
@@ -27,6 +27,8 @@
 #   BENCH_WAIT_IDLE=0       wait up to this many seconds for an idle machine before starting
 #   BENCH_RETRIES=2         repeat a run of a path disturbed by other load on our CPUs (at most N times) ...
 #   BENCH_BUDGET=360        ... while the estimated total stays within this many seconds
+#   BENCH_ROUNDS=10         interleaved rounds of every path at 64 connections (0: none)
+#   BENCH_ROUND_SECONDS=4   seconds per path per round
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

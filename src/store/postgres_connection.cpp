@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <optional>
+#include <utility>
 
 #include "store/engines.hpp"
 
@@ -39,6 +40,11 @@ class PostgresConnection final : public Connection {
   Engine engine() const override { return Engine::Postgres; }
 
   Rows query(std::string_view sql, std::span<const Param> params) override {
+    if (pending_begin_) {
+      // The transaction's BEGIN goes with its first statement, in one round trip.
+      const Statement first{std::string(sql), std::vector<Param>(params.begin(), params.end())};
+      return std::move(pipeline(std::span(&first, 1)).front());
+    }
     const std::vector<const char*> values = texts(params);
     const std::string text(sql);
     const ClearResult res{PQexecParams(conn_, text.c_str(), static_cast<int>(values.size()),
@@ -48,10 +54,17 @@ class PostgresConnection final : public Connection {
   }
 
   std::vector<Rows> pipeline(std::span<const Statement> statements) override {
-    if (statements.size() < 2) {
+    if (statements.size() < 2 && !pending_begin_) {
       return Connection::pipeline(statements);
     }
+    const bool with_begin = std::exchange(pending_begin_, false);
     if (PQenterPipelineMode(conn_) != 1) {
+      throw StoreError(StoreError::Kind::Unavailable,
+                       "postgresql: " + trimmed(PQerrorMessage(conn_)));
+    }
+    if (with_begin &&
+        PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
+      PQexitPipelineMode(conn_);
       throw StoreError(StoreError::Kind::Unavailable,
                        "postgresql: " + trimmed(PQerrorMessage(conn_)));
     }
@@ -73,6 +86,7 @@ class PostgresConnection final : public Connection {
     std::vector<Rows> out;
     out.reserve(statements.size());
     std::optional<StoreError> failure;
+    bool begun = !with_begin;  // BEGIN's own answer is not one of the statements'.
     for (;;) {
       PGresult* r = PQgetResult(conn_);
       if (r == nullptr) {
@@ -91,7 +105,10 @@ class PostgresConnection final : public Connection {
       }
       try {
         check(r);
-        out.push_back(rowsOf(r));
+        if (begun) {
+          out.push_back(rowsOf(r));
+        }
+        begun = true;
       } catch (const StoreError& e) {
         failure = failure.value_or(e);
       }
@@ -135,12 +152,19 @@ class PostgresConnection final : public Connection {
   }
 
   void script(std::string_view sql) override {
+    if (std::exchange(pending_begin_, false)) {
+      if (sql == "COMMIT" || sql == "ROLLBACK") {
+        return;  // Nothing was sent: there is no transaction to end.
+      }
+      script("BEGIN");
+    }
     const std::string text(sql);
     const ClearResult res{PQexec(conn_, text.c_str())};
     check(res.r);
   }
 
-  void begin() override { script("BEGIN"); }
+  /// Sent with the transaction's first statement rather than in a round trip of its own.
+  void begin() override { pending_begin_ = true; }
 
   void lockSchema() override {
     query("SELECT pg_advisory_xact_lock(" + std::string(kSchemaLockId) + ")", {});
@@ -206,6 +230,7 @@ class PostgresConnection final : public Connection {
 
   PGconn* conn_;
   bool listening_ = false;
+  bool pending_begin_ = false;  ///< begin() was called; BEGIN not yet sent.
 };
 
 }  // namespace

@@ -11,6 +11,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
@@ -39,6 +40,23 @@ function storeIsFree(store) {
   } catch {
     return false;
   }
+}
+
+/**
+ * Sends SIGSTOP to `pid` and waits until every thread of it has stopped: a signal is delivered
+ * asynchronously, and a thread still running on another CPU could otherwise see what the test
+ * does next (a client hanging up) before it stops.
+ */
+async function stop(pid) {
+  process.kill(pid, 'SIGSTOP');
+  await waitFor(() => fs.readdirSync(`/proc/${pid}/task`).every((tid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      return /^[tT]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+    } catch {
+      return true; // The thread has ended.
+    }
+  }), 5_000, 5);
 }
 
 /** Starts a stream; resolves {req, firstChunk} once the first event has arrived. */
@@ -105,7 +123,7 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
 
     // Stopped where it holds no lock of the store's (else retried a moment later).
     for (let attempt = 0; ; attempt++) {
-      process.kill(stalled.pid, 'SIGSTOP');
+      await stop(stalled.pid);
       if (storeIsFree(store)) break;
       assert.ok(attempt < 10, 'the gateway always held a lock of the store when stopped');
       process.kill(stalled.pid, 'SIGCONT');
@@ -117,7 +135,7 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     await waitFor(() => team()[1] === 0n, 25_000, 250);
     // ...and spends all of it.
     const drain = await post(other, chatBody('mock:bill-max', { max_tokens: Number(BALANCE_TOKENS) }, MODEL));
-    assert.equal(drain.status, 200, `${drain.text} ${team()}`);
+    assert.equal(drain.status, 200, `${drain.text} ${team()} ${JSON.stringify(await spend('stall'))}`);
     assert.deepEqual(team(), [0n, 0n]);
     process.kill(stalled.pid, 'SIGCONT');
 

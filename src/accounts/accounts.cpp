@@ -1,6 +1,7 @@
 #include "accounts/accounts.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 #include "auth/api_key.hpp"
@@ -249,22 +250,18 @@ Outcome<store::Team> Accounts::topUp(const Actor& actor, const std::string& name
 
 Outcome<Propagation> Accounts::setTeamActive(const Actor& actor, const std::string& name,
                                              bool active) {
-  store::Transaction tx(store_.connection());
-  const Outcome<store::Team> t = requireTeam(name);
-  if (!t) {
-    return t.error();
-  }
-  if (const Outcome<Ok> may = authorize(actor, *t, Action::SuspendTeam); !may) {
-    return may.error();
-  }
-  store_.setTeamState(t->id, active ? "active" : "suspended");
-  const std::int64_t seq = store_.bumpChange();
-  tx.commit();
-  return awaitGateways(seq);
+  return changeTeam(actor, name, [&](const store::Team& t) {
+    store_.setTeamState(t.id, active ? "active" : "suspended");
+  });
 }
 
 Outcome<Propagation> Accounts::setTeamDryrun(const Actor& actor, const std::string& name,
                                              bool allow) {
+  return changeTeam(actor, name, [&](const store::Team& t) { store_.setTeamDryrun(t.id, allow); });
+}
+
+Outcome<Propagation> Accounts::changeTeam(const Actor& actor, const std::string& name,
+                                          const std::function<void(const store::Team&)>& change) {
   store::Transaction tx(store_.connection());
   const Outcome<store::Team> t = requireTeam(name);
   if (!t) {
@@ -273,7 +270,7 @@ Outcome<Propagation> Accounts::setTeamDryrun(const Actor& actor, const std::stri
   if (const Outcome<Ok> may = authorize(actor, *t, Action::SuspendTeam); !may) {
     return may.error();
   }
-  store_.setTeamDryrun(t->id, allow);
+  change(*t);
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return awaitGateways(seq);

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -133,6 +134,10 @@ class Accounts {
                  const std::optional<std::string>& owner_id);
   /// Waits (within the policy) until no live gateway lags behind change `seq`.
   Propagation awaitGateways(std::int64_t seq);
+  /// Makes `change` to team `name` (a decision of its owners', Action::SuspendTeam) in one
+  /// transaction that authentication must see, then waits for the gateways to apply it.
+  Outcome<Propagation> changeTeam(const Actor& actor, const std::string& name,
+                                  const std::function<void(const store::Team&)>& change);
 
   store::Store& store_;
   std::string server_secret_;

@@ -13,8 +13,7 @@
 #include "fakes.hpp"
 #include "openai/chat_request.hpp"
 #include "providers/openai_compatible.hpp"
-#include "store/migrations.hpp"
-#include "temp_dir.hpp"
+#include "sqlite_ledger.hpp"
 
 namespace tollgate::api {
 namespace {
@@ -53,18 +52,10 @@ constexpr money::Pico kHold = 100'000'000;  // 0.0001 USD
 /// 3 prompt tokens at 0.000001 USD and 1 completion token at 0.000002 USD.
 constexpr money::Pico kCost = 5'000'000;
 
-class Call : public ::testing::Test {
+class Call : public test::SqliteLedgerTest {
  protected:
   void SetUp() override {
-    where_ = {store::Engine::Sqlite, dir_.file("t.db")};
-    db_ = std::make_unique<store::Store>(store::connect(where_));
-    store::migrate(db_->connection());
-    team_ = db_->createTeam("acme").id;
-    db_->registerGateway({"gw", "test-host", 0, 0, 0});
-    const auto now = store::Liveness::Clock::now();
-    liveness_.beat(now, now);
-    ledger_ =
-        std::make_unique<billing::Ledger>(where_, billing::Ledger::Options{"gw", 0}, liveness_);
+    SqliteLedgerTest::SetUp();
     adapters_.add(config::ProviderType::OpenAI, providers::openAiAdapter());
     transport_.scripts["x"] = kAnswer;
   }
@@ -99,22 +90,11 @@ class Call : public ::testing::Test {
     return out;
   }
 
-  std::int64_t balance() {
-    return db_->connection()
-        .query("SELECT balance FROM teams WHERE id = $1", {team_})
-        .at(0)
-        .integer(0);
-  }
+  std::int64_t balance() { return balanceAndReserved().first; }
   std::int64_t spendRows() {
     return db_->connection().query("SELECT COUNT(*) FROM spend").at(0).integer(0);
   }
 
-  test::TempDir dir_{"tollgate-call-test"};
-  store::Location where_;
-  std::unique_ptr<store::Store> db_;
-  std::string team_;
-  store::Liveness liveness_;
-  std::unique_ptr<billing::Ledger> ledger_;
   providers::Registry adapters_;
   test::FakeTransport transport_;
 };

@@ -13,24 +13,17 @@
 #include <future>
 #include <thread>
 
-#include "store/migrations.hpp"
-#include "temp_dir.hpp"
+#include "sqlite_ledger.hpp"
 
 namespace tollgate::billing {
 namespace {
 
 namespace asio = boost::asio;
 
-class LedgerTest : public ::testing::Test {
+class LedgerTest : public test::SqliteLedgerTest {
  protected:
   void SetUp() override {
-    where_ = {store::Engine::Sqlite, dir_.file("t.db")};
-    db_ = std::make_unique<store::Store>(store::connect(where_));
-    store::migrate(db_->connection());
-    team_ = db_->createTeam("acme").id;
-    db_->registerGateway({"gw", "test-host", 0, 0, 0});
-    beat(store::Liveness::Clock::now());
-    ledger_ = std::make_unique<Ledger>(where_, Ledger::Options{"gw", 0}, liveness_);
+    SqliteLedgerTest::SetUp();
     io_thread_ = std::thread([this] { io_.run(); });
   }
   void TearDown() override {
@@ -43,8 +36,6 @@ class LedgerTest : public ::testing::Test {
   std::future<Ledger::HoldReply> hold(std::int64_t amount) {
     return asio::co_spawn(io_, ledger_->hold(team_, amount), asio::use_future);
   }
-  /// A heartbeat that began and committed at `at`.
-  void beat(store::Liveness::Clock::time_point at) { liveness_.beat(at, at); }
   std::future<bool> settle(const store::Hold& h, const std::string& request_id, std::int64_t cost,
                            bool withholdable = true, store::SpendRow row = {}) {
     row.request_id = request_id;
@@ -55,18 +46,6 @@ class LedgerTest : public ::testing::Test {
     row.cost = cost;
     return asio::co_spawn(io_, ledger_->settle(h, std::move(row), withholdable), asio::use_future);
   }
-  std::pair<std::int64_t, std::int64_t> balanceAndReserved() {
-    const store::Rows r =
-        db_->connection().query("SELECT balance, reserved FROM teams WHERE id = $1", {team_});
-    return {r.at(0).integer(0), r.at(0).integer(1)};
-  }
-
-  test::TempDir dir_{"tollgate-ledger-test"};
-  store::Liveness liveness_;
-  store::Location where_;
-  std::unique_ptr<store::Store> db_;
-  std::string team_;
-  std::unique_ptr<Ledger> ledger_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
   std::thread io_thread_;

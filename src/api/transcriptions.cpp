@@ -37,6 +37,10 @@ awaitable<void> transcriptions(const Services& s, exchange::RequestContext& ctx,
   // The hold bounds the seconds an upstream can report; an answer that reports none (text, srt,
   // vtt) is charged that bound, flagged estimated.
   admission.facts.audio_estimate_ms = billing::audioBoundMs(wav_ms, model.max_audio_seconds);
+  // Tokens are recorded, not priced: a token a byte of the upload bounds what a row can add to
+  // the aggregates (far more than any transcript of that audio holds).
+  admission.facts.bound = {static_cast<std::int64_t>(req.spool->size()),
+                           static_cast<std::int64_t>(req.spool->size())};
   admission.max_cost =
       billing::audioCost(admission.facts.audio_estimate_ms, model.cost_per_audio_second);
   const openai::TranscriptionRequest& r = *request;

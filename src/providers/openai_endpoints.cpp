@@ -147,9 +147,12 @@ class TranscriptionExchange final : public WholeExchange {
     const rapidjson::Value* seconds = json::member(doc, "duration");
     if (const rapidjson::Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
       if (json::stringMember(*u, "type") == "tokens") {
-        const std::int64_t in = json::intMember(*u, "input_tokens").value_or(0);
-        const std::int64_t out = json::intMember(*u, "output_tokens").value_or(0);
-        usage_ = openai::Usage{in, out, in + out};
+        // Counts that are not counts are missing, as for chat: never read as another number.
+        const auto in = json::countMember(*u, "input_tokens");
+        const auto out = json::countMember(*u, "output_tokens");
+        if (in && out) {
+          usage_ = openai::usageOf(*in, *out);
+        }
       }
       if (const rapidjson::Value* s = json::member(*u, "seconds")) {
         seconds = s;

@@ -603,6 +603,26 @@ describe('transcriptions: billing (cost_per_audio_second)', () => {
     assert.equal(row.estimated, true);
   });
 
+  test('token counts past what the upload could hold are clamped to it, flagged; the aggregates stay whole', T, async () => {
+    const k = await keyFor('tx-huge', '1');
+    const file = notWav(3000, 3);
+    for (let i = 0; i < 2; i++) {
+      const r = await upload(priced('json', file, [['prompt', 'mock:huge-token-usage']]), { k });
+      assert.equal(r.status, 200, r.text);
+    }
+    const rows = await spend('tx-huge');
+    assert.equal(rows.length, 2);
+    for (const row of rows) {
+      assert.ok(row.prompt_tokens > 0 && row.prompt_tokens < 1_000_000, JSON.stringify(row));
+      assert.ok(row.completion_tokens > 0 && row.completion_tokens < 1_000_000, JSON.stringify(row));
+      assert.equal(row.estimated, true);
+    }
+    const summary = JSON.parse((await ok('spend', 'summary', '--team', 'tx-huge', '--by', 'day', '--json')).stdout);
+    assert.equal(summary.length, 1);
+    assert.equal(summary[0].requests, 2);
+    assert.equal(summary[0].prompt_tokens, rows[0].prompt_tokens + rows[1].prompt_tokens);
+  });
+
   test('a balance below the file\'s bound -> 403 insufficient_balance, nothing sent upstream', T, async () => {
     const k = await keyFor('tx-poor', '0.0001'); // one second; the file is bounded at 3600
     const before = mock.requests.length;

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "core/thread_name.hpp"
+
 namespace tollgate::auth {
 namespace {
 
@@ -124,6 +126,7 @@ void KeyFollower::step(Clock::time_point& last_beat, Clock::time_point& last_flu
 }
 
 void KeyFollower::run() {
+  nameThisThread("tg-keys");
   auto last_beat = Clock::now();
   auto last_flush = Clock::now();
   while (!stop_) {

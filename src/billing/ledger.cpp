@@ -10,6 +10,8 @@
 #include <span>
 #include <vector>
 
+#include "core/thread_name.hpp"
+
 namespace tollgate::billing {
 namespace {
 
@@ -313,6 +315,7 @@ void Ledger::maintain() {
 }
 
 void Ledger::run() {
+  nameThisThread("tg-ledger");
   auto last_reclaim = Clock::now();
   auto last_prune = Clock::now() - kPruneEvery;
   for (;;) {

@@ -18,6 +18,7 @@
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "core/thread_name.hpp"
 #include "net/access_log.hpp"
 #include "net/outbound.hpp"
 #include "net/session.hpp"
@@ -209,6 +210,7 @@ int serve(const config::Config& config, const RouterFactory& make_router) {
   for (auto& w : workers) {
     keep_running.emplace_back(w->ioc.get_executor());
     threads.emplace_back([&, worker = w.get()] {
+      nameThisThread("tg-io");
       worker->ioc.run();
       std::lock_guard lock(mu);
       ++finished;

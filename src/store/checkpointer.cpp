@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/thread_name.hpp"
+
 namespace tollgate::store {
 namespace {
 
@@ -22,6 +24,7 @@ Checkpointer::~Checkpointer() {
 }
 
 void Checkpointer::run() {
+  nameThisThread("tg-checkpoint");
   std::unique_ptr<Connection> c;
   std::unique_lock lock(mu_);
   while (!stopped_.wait_for(lock, kCheckpointEvery, [&] { return stop_; })) {

@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "store/engines.hpp"
@@ -40,75 +41,94 @@ class PostgresConnection final : public Connection {
   Engine engine() const override { return Engine::Postgres; }
 
   Rows query(std::string_view sql, std::span<const Param> params) override {
-    if (pending_begin_) {
-      // The transaction's BEGIN goes with its first statement, in one round trip.
-      const Statement first{std::string(sql), std::vector<Param>(params.begin(), params.end())};
-      return std::move(pipeline(std::span(&first, 1)).front());
-    }
-    const std::vector<const char*> values = texts(params);
-    const std::string text(sql);
-    const ClearResult res{PQexecParams(conn_, text.c_str(), static_cast<int>(values.size()),
-                                       nullptr, values.data(), nullptr, nullptr, 0)};
-    check(res.r);
-    return rowsOf(res.r);
+    const Statement one{std::string(sql), std::vector<Param>(params.begin(), params.end())};
+    return std::move(pipeline(std::span(&one, 1)).front());
   }
 
+  /// The statements in one round trip (and the transaction's BEGIN, when it is still to send).
+  /// Each SQL text is prepared once per connection (parsed and planned by the server once, not
+  /// at every use), the first time it is sent, in the same round trip.
   std::vector<Rows> pipeline(std::span<const Statement> statements) override {
-    if (statements.size() < 2 && !pending_begin_) {
-      return Connection::pipeline(statements);
-    }
     const bool with_begin = std::exchange(pending_begin_, false);
     if (PQenterPipelineMode(conn_) != 1) {
       throw StoreError(StoreError::Kind::Unavailable,
                        "postgresql: " + trimmed(PQerrorMessage(conn_)));
     }
-    if (with_begin &&
-        PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
-      PQexitPipelineMode(conn_);
-      throw StoreError(StoreError::Kind::Unavailable,
-                       "postgresql: " + trimmed(PQerrorMessage(conn_)));
+    // What each command sent answers: nothing the caller reads (BEGIN), a preparation (its SQL,
+    // forgotten unless it succeeds), or a statement's rows.
+    struct Sent {
+      const std::string* preparing = nullptr;
+      bool rows = false;
+    };
+    std::vector<Sent> sent;
+    sent.reserve(statements.size() * 2 + 1);
+    const auto lost = [this] {
+      PQexitPipelineMode(conn_);  // Fails while results are pending: the connection is lost.
+      return StoreError(StoreError::Kind::Unavailable,
+                        "postgresql: " + trimmed(PQerrorMessage(conn_)));
+    };
+    if (with_begin) {
+      if (PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
+        throw lost();
+      }
+      sent.push_back({});
     }
     for (const Statement& s : statements) {
       const std::vector<const char*> values = texts(s.params);
-      if (PQsendQueryParams(conn_, s.sql.c_str(), static_cast<int>(values.size()), nullptr,
-                            values.data(), nullptr, nullptr, 0) != 1) {
-        PQexitPipelineMode(conn_);  // Fails while results are pending: the connection is lost.
-        throw StoreError(StoreError::Kind::Unavailable,
-                         "postgresql: " + trimmed(PQerrorMessage(conn_)));
+      const int n = static_cast<int>(values.size());
+      auto known = prepared_.find(s.sql);
+      if (known == prepared_.end() && prepared_.size() < kMaxPrepared) {
+        known = prepared_.emplace(s.sql, "tg" + std::to_string(next_name_++)).first;
+        if (PQsendPrepare(conn_, known->second.c_str(), s.sql.c_str(), n, nullptr) != 1) {
+          prepared_.erase(known);
+          throw lost();
+        }
+        sent.push_back({.preparing = &known->first});
       }
+      const int queued = known != prepared_.end()
+                             ? PQsendQueryPrepared(conn_, known->second.c_str(), n, values.data(),
+                                                   nullptr, nullptr, 0)
+                             : PQsendQueryParams(conn_, s.sql.c_str(), n, nullptr, values.data(),
+                                                 nullptr, nullptr, 0);
+      if (queued != 1) {
+        throw lost();
+      }
+      sent.push_back({.rows = true});
     }
     if (PQpipelineSync(conn_) != 1) {
-      throw StoreError(StoreError::Kind::Unavailable,
-                       "postgresql: " + trimmed(PQerrorMessage(conn_)));
+      throw lost();
     }
     // Every answer is read up to the sync, even after a failure, so that the connection is idle
     // again (and the transaction can be rolled back) before the first failure is thrown.
     std::vector<Rows> out;
     out.reserve(statements.size());
     std::optional<StoreError> failure;
-    bool begun = !with_begin;  // BEGIN's own answer is not one of the statements'.
+    std::size_t next = 0;
     for (;;) {
       PGresult* r = PQgetResult(conn_);
       if (r == nullptr) {
         if (PQstatus(conn_) != CONNECTION_OK) {
           throw StoreError(StoreError::Kind::Unavailable, "postgresql: connection lost");
         }
-        continue;  // The end of one statement's results.
+        continue;  // The end of one command's results.
       }
       const ClearResult res{r};
       const ExecStatusType status = PQresultStatus(r);
       if (status == PGRES_PIPELINE_SYNC) {
         break;
       }
+      const Sent what = next < sent.size() ? sent[next++] : Sent{};
+      if (what.preparing != nullptr && status != PGRES_COMMAND_OK) {
+        prepared_.erase(*what.preparing);  // Not prepared: prepared again at its next use.
+      }
       if (status == PGRES_PIPELINE_ABORTED) {
-        continue;  // Not run: an earlier statement failed.
+        continue;  // Not run: an earlier command failed.
       }
       try {
         check(r);
-        if (begun) {
+        if (what.rows) {
           out.push_back(rowsOf(r));
         }
-        begun = true;
       } catch (const StoreError& e) {
         failure = failure.value_or(e);
       }
@@ -228,7 +248,12 @@ class PostgresConnection final : public Connection {
     return text;
   }
 
+  /// Past this many distinct SQL texts, statements are sent unprepared (parsed at each use).
+  static constexpr std::size_t kMaxPrepared = 256;
+
   PGconn* conn_;
+  std::unordered_map<std::string, std::string> prepared_;  ///< SQL -> its statement's name
+  std::uint64_t next_name_ = 0;
   bool listening_ = false;
   bool pending_begin_ = false;  ///< begin() was called; BEGIN not yet sent.
 };

@@ -1235,11 +1235,13 @@ REPORT="$OUT/results.md"
     target_line "$l: CPU us/stream <= 1.2x open" "$(vs 'k <= 1.2 * o' "$k" "$o" 1) ($(divide "$k" "$o")x)"
     n=$(cell nginx ttlb99); k=$(cell "$t" ttlb99)
     target_line "$l: stream last byte p99 within 1 ms of nginx" "$(vs 'k - n <= 1' "$k" 1 "$n") ($(awk -v n="$n" -v k="$k" 'BEGIN { if (k != "-" && n != "-") printf "%+.3f ms", k - n; else print "-" }'))"
-    if ((SOAK > 0)) && [[ $(cell "$t" soak_growth_kb) != - ]]; then
-      g=$(cell "$t" soak_growth_kb)
+    if ((SOAK > 0)) && [[ $(cell "$t" soak_growth2_kb) != - ]]; then
+      # Judged on the soak's second half: the store's page cache (SQLite's is bounded at a few
+      # MiB) fills in the first while the spend log grows; what still grows after is a leak.
+      g=$(cell "$t" soak_growth2_kb)
       s=$(cell "$t" soak_start)
       v=$(awk -v g="$g" -v s="$s" 'BEGIN { lim = s * 1024 * 0.02; if (lim < 1024) lim = 1024; print (g <= lim) ? "PASS" : "FAIL" }')
-      target_line "$l: RSS flat over ${SOAK}s soak" "$v (${g} KiB; samples ${SOAK_SAMPLES[$t]:-} KiB)"
+      target_line "$l: RSS flat over the soak's 2nd half" "$v (${g} KiB; samples ${SOAK_SAMPLES[$t]:-} KiB)"
     fi
   }
   billed_targets tollgate_auth "with a key"

@@ -85,7 +85,7 @@ int admin(int argc, char** argv) {
     return usage();
   }
   const auto loaded = load(*inv);
-  return loaded ? tollgate::cli::runAdmin(inv->rest, loaded->second) : 1;
+  return loaded ? tollgate::cli::runAdmin(inv->rest, loaded->first, loaded->second) : 1;
 }
 
 int migrate(int argc, char** argv) {

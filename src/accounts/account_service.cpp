@@ -3,6 +3,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include "accounts/records_json.hpp"
+
 namespace tollgate::accounts {
 namespace {
 
@@ -14,8 +16,11 @@ Propagation& propagationOf(CreatedKey& k) { return k.propagation; }
 }  // namespace
 
 AccountService::AccountService(store::Location where, std::string server_secret,
-                               PropagationPolicy policy)
-    : where_(std::move(where)), server_secret_(std::move(server_secret)), policy_(policy) {
+                               PropagationPolicy policy, SessionPolicy sessions)
+    : where_(std::move(where)),
+      server_secret_(std::move(server_secret)),
+      policy_(policy),
+      sessions_(sessions) {
   accounts();
 }
 
@@ -27,7 +32,7 @@ Accounts& AccountService::accounts() {
     // The operation only looks once at the gateways; propagated() waits for them.
     PropagationPolicy look_once = policy_;
     look_once.wait = std::chrono::milliseconds::zero();
-    accounts_ = std::make_unique<Accounts>(*store_, server_secret_, look_once);
+    accounts_ = std::make_unique<Accounts>(*store_, server_secret_, look_once, sessions_);
   }
   return *accounts_;
 }
@@ -163,10 +168,11 @@ AccountService::Awaitable<Outcome<std::vector<store::Invite>>> AccountService::l
 }
 
 AccountService::Awaitable<Outcome<Propagation>> AccountService::acceptInvite(std::string token,
-                                                                             std::string email) {
-  return propagated(run([token = std::move(token), email = std::move(email)](Accounts& a) {
-    return a.acceptInvite(token, email);
-  }));
+                                                                             std::string email,
+                                                                             std::string source) {
+  return propagated(
+      run([token = std::move(token), email = std::move(email), source = std::move(source)](
+              Accounts& a) { return a.acceptInvite(token, email, source); }));
 }
 
 AccountService::Awaitable<Outcome<Ok>> AccountService::revokeInvite(Actor actor, std::string id) {
@@ -195,6 +201,67 @@ AccountService::Awaitable<Outcome<Propagation>> AccountService::revokeKey(Actor 
   return propagated(run([actor = std::move(actor), which = std::move(which)](Accounts& a) {
     return a.revokeKey(actor, which);
   }));
+}
+
+AccountService::Awaitable<Outcome<SignedIn>> AccountService::resolveSession(std::string id) {
+  return run([id = std::move(id)](Accounts& a) { return a.sessions().resolve(id); });
+}
+
+AccountService::Awaitable<bool> AccountService::csrfMatches(std::string id, std::string token) {
+  return run([id = std::move(id), token = std::move(token)](Accounts& a) {
+    return a.sessions().csrfMatches(id, token);
+  });
+}
+
+AccountService::Awaitable<std::string> AccountService::csrfToken(std::string id) {
+  return run([id = std::move(id)](Accounts& a) { return a.sessions().csrfToken(id); });
+}
+
+AccountService::Awaitable<Outcome<NewSession>> AccountService::redeemLoginLink(std::string token,
+                                                                               std::string source) {
+  return run([token = std::move(token), source = std::move(source)](Accounts& a) {
+    return a.sessions().redeemLoginLink(token, source);
+  });
+}
+
+AccountService::Awaitable<bool> AccountService::closeSession(std::string id) {
+  return run([id = std::move(id)](Accounts& a) {
+    a.sessions().close(id);
+    return true;
+  });
+}
+
+AccountService::Awaitable<Outcome<TeamRole>> AccountService::memberOf(store::User user,
+                                                                      std::string team_id) {
+  return run([user = std::move(user), team_id = std::move(team_id)](Accounts& a) {
+    return a.memberOf(user, team_id);
+  });
+}
+
+AccountService::Awaitable<std::vector<TeamRole>> AccountService::teamsOf(store::User user) {
+  return run([user = std::move(user)](Accounts& a) { return a.teamsOf(user); });
+}
+
+AccountService::Awaitable<std::vector<store::SpendTotal>> AccountService::summarizeSpend(
+    std::string team_id, store::SpendGroup by, std::string since_day) {
+  return run([team_id = std::move(team_id), by, since_day = std::move(since_day)](Accounts& a) {
+    return a.store().summarizeSpend(team_id, by, since_day);
+  });
+}
+
+AccountService::Awaitable<std::vector<store::SpendRow>> AccountService::listSpend(
+    store::SpendFilter f) {
+  return run([f = std::move(f)](Accounts& a) { return a.store().listSpend(f); });
+}
+
+AccountService::Awaitable<std::string> AccountService::spendCsv(store::SpendFilter f) {
+  return run(
+      [f = std::move(f)](Accounts& a) { return accounts::spendCsv(a.store().listSpend(f)); });
+}
+
+AccountService::Awaitable<std::vector<store::AuditEntry>> AccountService::listAudit(
+    store::AuditFilter f) {
+  return run([f = std::move(f)](Accounts& a) { return a.store().listAudit(f); });
 }
 
 }  // namespace tollgate::accounts

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "accounts/accounts.hpp"
+#include "accounts/sessions.hpp"
 #include "store/connection.hpp"
 
 namespace tollgate::accounts {
@@ -28,7 +29,8 @@ class AccountService {
   using Awaitable = boost::asio::awaitable<T>;
 
   /// Connects to the store (throws store::StoreError when it cannot) and starts the thread.
-  AccountService(store::Location where, std::string server_secret, PropagationPolicy policy = {});
+  AccountService(store::Location where, std::string server_secret, PropagationPolicy policy = {},
+                 SessionPolicy sessions = {});
   /// Finishes the operations under way, then stops the thread. Destroy it once the event loops
   /// that await it have stopped, before they are destroyed.
   ~AccountService();
@@ -63,7 +65,8 @@ class AccountService {
                                                  std::optional<std::string> email,
                                                  std::chrono::milliseconds valid_for);
   Awaitable<Outcome<std::vector<store::Invite>>> listInvites(Actor actor, std::string team);
-  Awaitable<Outcome<Propagation>> acceptInvite(std::string token, std::string email);
+  Awaitable<Outcome<Propagation>> acceptInvite(std::string token, std::string email,
+                                               std::string source = "");
   Awaitable<Outcome<Ok>> revokeInvite(Actor actor, std::string id);
 
   Awaitable<Outcome<CreatedKey>> createKey(Actor actor, std::string team, std::string name,
@@ -71,6 +74,24 @@ class AccountService {
   Awaitable<Outcome<std::vector<store::ApiKey>>> listKeys(Actor actor,
                                                           std::optional<std::string> team);
   Awaitable<Outcome<Propagation>> revokeKey(Actor actor, std::string which);
+
+  // The console's sign-in (sessions.hpp) and what it reads of a team once its caller was allowed.
+  // (Coroutines call these rather than run() with a lambda of their own: GCC 12 copies a closure
+  // made in a coroutine's co_await expression into run's frame byte by byte, and a short string
+  // it captured is then freed from the wrong address.)
+  Awaitable<Outcome<SignedIn>> resolveSession(std::string id);
+  Awaitable<bool> csrfMatches(std::string id, std::string token);
+  Awaitable<std::string> csrfToken(std::string id);
+  Awaitable<Outcome<NewSession>> redeemLoginLink(std::string token, std::string source);
+  Awaitable<bool> closeSession(std::string id);
+  Awaitable<Outcome<TeamRole>> memberOf(store::User user, std::string team_id);
+  Awaitable<std::vector<TeamRole>> teamsOf(store::User user);
+  Awaitable<std::vector<store::SpendTotal>> summarizeSpend(std::string team_id,
+                                                           store::SpendGroup by,
+                                                           std::string since_day);
+  Awaitable<std::vector<store::SpendRow>> listSpend(store::SpendFilter f);
+  Awaitable<std::string> spendCsv(store::SpendFilter f);
+  Awaitable<std::vector<store::AuditEntry>> listAudit(store::AuditFilter f);
 
  private:
   /// `run`'s part on the service's thread. (A coroutine function, not a lambda: GCC 12 mishandles
@@ -89,6 +110,7 @@ class AccountService {
   store::Location where_;
   std::string server_secret_;
   PropagationPolicy policy_;
+  SessionPolicy sessions_;
   // Used on the service's thread only (made in the constructor, before it has work).
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Accounts> accounts_;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <thread>
 
+#include "accounts/sessions.hpp"
 #include "auth/api_key.hpp"
 #include "core/text.hpp"
 
@@ -95,8 +96,31 @@ Outcome<money::Pico> parseAmount(std::string_view text) {
   return *amount;
 }
 
-Accounts::Accounts(store::Store& s, std::string server_secret, PropagationPolicy policy)
-    : store_(s), server_secret_(std::move(server_secret)), policy_(policy) {}
+Accounts::Accounts(store::Store& s, std::string server_secret, PropagationPolicy policy,
+                   SessionPolicy sessions)
+    : store_(s),
+      server_secret_(std::move(server_secret)),
+      policy_(policy),
+      sessions_(std::make_unique<Sessions>(s, server_secret_, sessions)) {}
+
+Accounts::~Accounts() = default;
+
+Outcome<TeamRole> Accounts::memberOf(const store::User& user, const std::string& team_id) {
+  const auto role = store_.roleOf(team_id, user.id);
+  auto team = role ? store_.findTeamById(team_id) : std::nullopt;
+  if (!team) {
+    return notFound("no such team");
+  }
+  return TeamRole{*std::move(team), parseRole(*role).value_or(Role::Viewer)};
+}
+
+std::vector<TeamRole> Accounts::teamsOf(const store::User& user) {
+  std::vector<TeamRole> out;
+  for (auto& [team, role] : store_.teamsOf(user.id)) {
+    out.push_back({std::move(team), parseRole(role).value_or(Role::Viewer)});
+  }
+  return out;
+}
 
 Outcome<store::Team> Accounts::requireTeam(const std::string& name) {
   auto t = store_.findTeam(name);
@@ -150,6 +174,15 @@ Outcome<Ok> Accounts::authorize(const Actor& actor, const store::Team& team, Act
   return Ok{};
 }
 
+void Accounts::audit(const Actor& actor, const std::string& team_id, std::string_view action,
+                     const std::string& target) {
+  store_.appendAudit({.actor = actor.email.value_or("operator"),
+                      .team_id = team_id,
+                      .action = std::string(action),
+                      .target = target,
+                      .source = actor.source.empty() ? std::string("cli") : actor.source});
+}
+
 std::vector<store::GatewayRecord> Accounts::laggingGateways(std::int64_t seq) {
   return store_.laggingGateways(seq, policy_.alive_window.count());
 }
@@ -189,6 +222,10 @@ Outcome<store::Team> Accounts::createTeam(const Actor& actor, const std::string&
   if (balance != 0) {
     store_.topUp(t.id, balance);
     t.balance = balance;
+  }
+  audit(actor, t.id, "team.created", name);
+  if (balance != 0) {
+    audit(actor, t.id, "team.topped_up", money::formatUsd(balance) + " USD");
   }
   tx.commit();
   return t;
@@ -243,6 +280,7 @@ Outcome<store::Team> Accounts::topUp(const Actor& actor, const std::string& name
     return conflict("that balance would be too large");
   }
   store_.topUp(t->id, amount);
+  audit(actor, t->id, "team.topped_up", money::formatUsd(amount) + " USD");
   std::optional<store::Team> after = store_.findTeam(name);
   tx.commit();
   return *std::move(after);
@@ -250,17 +288,19 @@ Outcome<store::Team> Accounts::topUp(const Actor& actor, const std::string& name
 
 Outcome<Propagation> Accounts::setTeamActive(const Actor& actor, const std::string& name,
                                              bool active) {
-  return changeTeam(actor, name, [&](const store::Team& t) {
-    store_.setTeamState(t.id, active ? "active" : "suspended");
-  });
+  return changeTeam(
+      actor, name, active ? "team.resumed" : "team.suspended",
+      [&](const store::Team& t) { store_.setTeamState(t.id, active ? "active" : "suspended"); });
 }
 
 Outcome<Propagation> Accounts::setTeamDryrun(const Actor& actor, const std::string& name,
                                              bool allow) {
-  return changeTeam(actor, name, [&](const store::Team& t) { store_.setTeamDryrun(t.id, allow); });
+  return changeTeam(actor, name, allow ? "team.dryrun_allowed" : "team.dryrun_refused",
+                    [&](const store::Team& t) { store_.setTeamDryrun(t.id, allow); });
 }
 
 Outcome<Propagation> Accounts::changeTeam(const Actor& actor, const std::string& name,
+                                          std::string_view action,
                                           const std::function<void(const store::Team&)>& change) {
   store::Transaction tx(store_.connection());
   const Outcome<store::Team> t = requireTeam(name);
@@ -271,6 +311,7 @@ Outcome<Propagation> Accounts::changeTeam(const Actor& actor, const std::string&
     return may.error();
   }
   change(*t);
+  audit(actor, t->id, action, name);
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return awaitGateways(seq);
@@ -319,6 +360,7 @@ Outcome<Propagation> Accounts::addMember(const Actor& actor, const std::string& 
                     " (change the role with: members role)");
   }
   store_.addMember(t->id, u->id, std::string(roleName(*r)));
+  audit(actor, t->id, "member.added", u->email + " as " + std::string(roleName(*r)));
   // A returning member's keys work again.
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
@@ -347,6 +389,8 @@ Outcome<Propagation> Accounts::setRole(const Actor& actor, const std::string& te
                     ": make another member owner first");
   }
   store_.setRole(m->team.id, m->user.id, std::string(roleName(*r)));
+  audit(actor, m->team.id, "member.role_changed",
+        m->user.email + " from " + m->role + " to " + std::string(roleName(*r)));
   // A role that may not create keys stops the member's keys; one that may starts them again.
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
@@ -369,6 +413,7 @@ Outcome<Propagation> Accounts::removeMember(const Actor& actor, const std::strin
                     " and cannot be removed");
   }
   store_.removeMember(m->team.id, m->user.id);
+  audit(actor, m->team.id, "member.removed", m->user.email);
   const std::int64_t seq = store_.bumpChange();  // Their keys stop working.
   tx.commit();
   return awaitGateways(seq);
@@ -419,6 +464,8 @@ Outcome<CreatedInvite> Accounts::createInvite(const Actor& actor, const std::str
   const std::string hash = auth::toHex(auth::keyedHash(server_secret_, secret));
   store::Invite inv = store_.createInvite(t->id, std::string(roleName(*r)), invited, hash,
                                           store::nowMs() + valid_for.count());
+  audit(actor, t->id, "invitation.created",
+        inv.id + " (" + inv.role + (invited ? ", for " + *invited : std::string(", open")) + ")");
   tx.commit();
   return CreatedInvite{std::move(inv), std::string(kInvitePrefix) + secret};
 }
@@ -435,7 +482,8 @@ Outcome<std::vector<store::Invite>> Accounts::listInvites(const Actor& actor,
   return store_.listInvites(t->id);
 }
 
-Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std::string& email) {
+Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std::string& email,
+                                            const std::string& source) {
   const Outcome<std::string> e = checkEmail(email);
   if (!e) {
     return e.error();
@@ -472,6 +520,7 @@ Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std:
   }
   store_.addMember(inv->team_id, user->id, inv->role);
   store_.acceptInvite(inv->id, user->id);
+  audit({*e, source}, inv->team_id, "invitation.accepted", inv->id + " (" + inv->role + ")");
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return awaitGateways(seq);
@@ -495,6 +544,7 @@ Outcome<Ok> Accounts::revokeInvite(const Actor& actor, const std::string& id) {
   }
   if (!inv->revoked_at) {
     store_.revokeInvite(inv->id);
+    audit(actor, t->id, "invitation.revoked", inv->id);
   }
   tx.commit();
   return Ok{};
@@ -542,6 +592,7 @@ Outcome<CreatedKey> Accounts::createKey(const Actor& actor, const std::string& t
     }
   }
   NewKey made = makeKey(t->id, name, owner_id);
+  audit(actor, t->id, "key.created", made.key.public_id + " (" + name + ")");
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return CreatedKey{std::move(made.key), std::move(made.full), awaitGateways(seq)};
@@ -593,6 +644,7 @@ Outcome<Propagation> Accounts::revokeKey(const Actor& actor, const std::string& 
     return conflict("key " + public_id + " is already revoked");
   }
   store_.revokeKey(key->id);
+  audit(actor, key->team_id, "key.revoked", public_id + " (" + key->name + ")");
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
   return awaitGateways(seq);
@@ -606,7 +658,11 @@ std::optional<CreatedKey> Accounts::bootstrap() {
     if (!store_.listTeams().empty()) {
       return std::nullopt;
     }
-    made = makeKey(store_.createTeam("default").id, "default", std::nullopt);
+    const store::Team team = store_.createTeam("default");
+    made = makeKey(team.id, "default", std::nullopt);
+    const Actor first_start{std::nullopt, "first start"};
+    audit(first_start, team.id, "team.created", team.name);
+    audit(first_start, team.id, "key.created", made.key.public_id + " (default)");
     seq = store_.bumpChange();
     tx.commit();
   } catch (const store::StoreError& e) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,9 +24,17 @@
 
 namespace tollgate::accounts {
 
-/// Who acts: the operator (no email), or a team member by email.
+/// Who acts: the operator (no email), or a team member by email; `source` is where from, as the
+/// audit log records it (the client's address; empty: the command line, "cli").
 struct Actor {
   std::optional<std::string> email;
+  std::string source;
+};
+
+/// How long a console session lasts: idle, and at most.
+struct SessionPolicy {
+  std::chrono::milliseconds idle{12LL * 3600 * 1000};
+  std::chrono::milliseconds lifetime{7LL * 24 * 3600 * 1000};
 };
 
 /// Gateways that had not applied a change when the wait for them ended.
@@ -60,9 +69,30 @@ struct PropagationPolicy {
   std::chrono::milliseconds poll{20};
 };
 
+/// A team and the role a user has in it.
+struct TeamRole {
+  store::Team team;
+  Role role = Role::Viewer;
+};
+
+class Sessions;
+
 class Accounts {
  public:
-  Accounts(store::Store& s, std::string server_secret, PropagationPolicy policy = {});
+  Accounts(store::Store& s, std::string server_secret, PropagationPolicy policy = {},
+           SessionPolicy sessions = {});
+  ~Accounts();
+
+  /// Console sign-in (sessions.hpp).
+  Sessions& sessions() { return *sessions_; }
+  /// The store, for reads whose permission the caller checked (the console's spend and audit).
+  store::Store& store() { return store_; }
+
+  /// `user`'s role in team `team_id`: refused NotFound alike for a team that does not exist
+  /// and for one the user is not a member of (the console never confirms a stranger's team).
+  Outcome<TeamRole> memberOf(const store::User& user, const std::string& team_id);
+  /// The teams `user` is a member of, each with the role.
+  std::vector<TeamRole> teamsOf(const store::User& user);
 
   /// Makes a team with an opening balance (only the operator may give one), in one transaction.
   Outcome<store::Team> createTeam(const Actor& actor, const std::string& name,
@@ -92,8 +122,9 @@ class Accounts {
                                       const std::optional<std::string>& email,
                                       std::chrono::milliseconds valid_for);
   Outcome<std::vector<store::Invite>> listInvites(const Actor& actor, const std::string& team);
-  /// Joins the invited team as `email` (a new user is created if needed).
-  Outcome<Propagation> acceptInvite(const std::string& token, const std::string& email);
+  /// Joins the invited team as `email` (a new user is created if needed); `source` as Actor's.
+  Outcome<Propagation> acceptInvite(const std::string& token, const std::string& email,
+                                    const std::string& source = "");
   Outcome<Ok> revokeInvite(const Actor& actor, const std::string& id);
 
   Outcome<CreatedKey> createKey(const Actor& actor, const std::string& team,
@@ -110,6 +141,11 @@ class Accounts {
 
   /// The live gateways that have not applied change `seq`, at one look.
   std::vector<store::GatewayRecord> laggingGateways(std::int64_t seq);
+
+  /// Appends a row to the audit log (in the caller's transaction, if any): `actor` did `action`
+  /// ("key.created", …) to `target` in team `team_id` (empty: none).
+  void audit(const Actor& actor, const std::string& team_id, std::string_view action,
+             const std::string& target);
 
  private:
   struct Membership {
@@ -137,11 +173,13 @@ class Accounts {
   /// Makes `change` to team `name` (a decision of its owners', Action::SuspendTeam) in one
   /// transaction that authentication must see, then waits for the gateways to apply it.
   Outcome<Propagation> changeTeam(const Actor& actor, const std::string& name,
+                                  std::string_view action,
                                   const std::function<void(const store::Team&)>& change);
 
   store::Store& store_;
   std::string server_secret_;
   PropagationPolicy policy_;
+  std::unique_ptr<Sessions> sessions_;
 };
 
 /// Checks a team or key name: 1 to 100 characters of UTF-8, no control characters, not blank.

@@ -20,7 +20,13 @@ constexpr std::array kTable{
     Grant{Action::ChangeRoles, true, true, false, false},
     Grant{Action::ManageOwners, true, false, false, false},
     Grant{Action::SuspendTeam, true, false, false, false},
+    Grant{Action::ReadSpend, true, true, true, true},
+    Grant{Action::ReadAudit, true, true, false, false},
+    Grant{Action::UsePlayground, true, true, true, false},
 };
+constexpr std::array<std::string_view, kTable.size()> kActionNames{
+    "view_team",     "create_key",   "revoke_any_key", "invite",     "change_roles",
+    "manage_owners", "suspend_team", "read_spend",     "read_audit", "use_playground"};
 
 constexpr bool tableFollowsEnum() {
   for (std::size_t i = 0; i < kTable.size(); ++i) {
@@ -31,7 +37,8 @@ constexpr bool tableFollowsEnum() {
   return true;
 }
 static_assert(tableFollowsEnum(), "kTable rows must follow Action's order");
-static_assert(kTable.size() == static_cast<std::size_t>(Action::SuspendTeam) + 1);
+static_assert(kTable.size() == static_cast<std::size_t>(Action::UsePlayground) + 1);
+static_assert(kTable.size() == std::size(kActions));
 
 constexpr std::array<std::string_view, 4> kRoleNames{"owner", "admin", "member", "viewer"};
 
@@ -69,6 +76,10 @@ std::optional<Role> parseRole(std::string_view text) {
     }
   }
   return std::nullopt;
+}
+
+std::string_view actionName(Action action) {
+  return kActionNames[static_cast<std::size_t>(action)];
 }
 
 std::string_view roleName(Role role) { return kRoleNames[static_cast<std::size_t>(role)]; }

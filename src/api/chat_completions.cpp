@@ -37,7 +37,8 @@ awaitable<void> chatCompletions(const Services& s, exchange::RequestContext& ctx
                             ""};
   // Bound: the most any route can cost as it is sent (a variant's system prompt included).
   Admission admission{{"chat", meta.episode_id,
-                       billing::spendTags(std::move(request->tags), req.header("User-Agent")),
+                       billing::spendTags(std::move(request->tags), req.header("User-Agent"),
+                                          ctx.caller.playground),
                        request->stream, body_bytes},
                       0,
                       request->dryrun};

@@ -18,9 +18,10 @@ constexpr std::size_t kUploadMemoryBytes = 256 * 1024;
 
 }  // namespace
 
-http::Router makeRouter(const Services& s, const http::Authenticator* authenticator) {
+http::Router makeRouter(const Services& s, const http::Authenticator* authenticator,
+                        std::vector<http::Route> more) {
   const std::size_t chat_body = s.config.gateway.max_body_bytes;
-  std::vector<http::Route> routes;
+  std::vector<http::Route> routes = std::move(more);
   routes.push_back({Method::Get, "/health", Access::Public, kSmallBody, {}, health});
   routes.push_back(
       {Method::Get, "/ready", Access::Public, kSmallBody, {}, [s](auto& ctx, auto& req, auto& out) {

@@ -7,8 +7,10 @@
 
 namespace tollgate::api {
 
-/// The router of one worker. Handlers keep a copy of `services`, whose referents (and the
-/// authenticator, if any) must outlive the router.
-http::Router makeRouter(const Services& services, const http::Authenticator* authenticator);
+/// The router of one worker, with `more` routes beside the inference API's (the console's).
+/// Handlers keep a copy of `services`, whose referents (and the authenticator, if any) must
+/// outlive the router.
+http::Router makeRouter(const Services& services, const http::Authenticator* authenticator,
+                        std::vector<http::Route> more = {});
 
 }  // namespace tollgate::api

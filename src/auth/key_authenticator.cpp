@@ -69,6 +69,7 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   caller.team_id = grant->team_id;
   caller.team = grant->team;
   caller.team_allows_dryrun = grant->team_allows_dryrun;
+  caller.user_id = grant->creator_id;
   const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();

@@ -17,6 +17,7 @@ KeyTable::KeyTable(const std::vector<store::KeyGrant>& rows, const KeyTable* pre
     g.team_active = r.team_active;
     g.creator_may_create = r.creator_may_create;
     g.team_allows_dryrun = r.team_allows_dryrun;
+    g.creator_id = r.creator_id;
     if (const Grant* old = previous != nullptr ? previous->find(r.public_id) : nullptr) {
       g.last_used_ms.store(old->last_used_ms.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);

@@ -28,6 +28,7 @@ struct Grant {
   bool team_active = true;
   bool creator_may_create = true;
   bool team_allows_dryrun = true;
+  std::string creator_id;  ///< The creating user's id; empty for the operator's keys.
   /// When a request last used the key (ms since the epoch); marked at most once a second.
   mutable std::atomic<std::int64_t> last_used_ms{0};
   std::int64_t flushed_ms = 0;  ///< What the store already has; owned by the flushing thread.

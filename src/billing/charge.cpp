@@ -121,6 +121,7 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
   row.created_at = store::nowMs();
   row.team_id = hold_.team_id;
   row.key_public_id = ctx_->caller.key_public_id;
+  row.user_id = ctx_->caller.user_id;
   row.endpoint = facts_.endpoint;
   row.model = model.id;
   row.provider = ctx_->provider;

@@ -4,8 +4,12 @@
 
 namespace tollgate::billing {
 
-Tags spendTags(Tags tags, std::string_view user_agent) {
+Tags spendTags(Tags tags, std::string_view user_agent, bool playground) {
   Tags out = std::move(tags);
+  if (playground) {
+    std::erase_if(out, [](const auto& tag) { return tag.first == "playground"; });
+    out.emplace_back("playground", "true");
+  }
   for (auto& [key, value] : out) {
     if (key == "source" && value == "playground") {
       key = "playground";

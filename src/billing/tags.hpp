@@ -15,8 +15,9 @@ using Tags = std::vector<std::pair<std::string, std::string>>;
 inline constexpr std::size_t kMaxUserAgentTagBytes = 256;
 
 /// The tags to record for a request whose validated `tollgate::tags` is `tags` (empty when
-/// absent) and whose User-Agent header is `user_agent` (may be empty).
-Tags spendTags(Tags tags, std::string_view user_agent);
+/// absent) and whose User-Agent header is `user_agent` (may be empty); a request from the
+/// console's `playground` is always tagged playground=true.
+Tags spendTags(Tags tags, std::string_view user_agent, bool playground = false);
 
 /// `tags` as a JSON object, for the spend row.
 std::string tagsJson(const Tags& tags);

@@ -16,8 +16,8 @@ constexpr std::string_view kUsageHead =
     "usage: tollgate admin [--config FILE | --data-dir DIR] COMMAND\n";
 constexpr std::string_view kUsageTail = "roles: owner, admin, member, viewer\n";
 
-constexpr std::array<const Noun*, 6> kNouns{&kTeams,   &kUsers, &kMembers,
-                                            &kInvites, &kKeys,  &kSpend};
+constexpr std::array<const Noun*, 8> kNouns{&kTeams, &kUsers, &kMembers, &kInvites,
+                                            &kKeys,  &kSpend, &kAudit,   &kLoginLink};
 
 }  // namespace
 
@@ -37,7 +37,8 @@ const std::string& usage() {
 
 }  // namespace admin
 
-int runAdmin(std::span<const std::string> args, const StoreSetup& setup) {
+int runAdmin(std::span<const std::string> args, const config::Config& config,
+             const StoreSetup& setup) {
   using admin::UsageError;
   using admin::UserError;
   if (args.size() < 2) {
@@ -46,16 +47,23 @@ int runAdmin(std::span<const std::string> args, const StoreSetup& setup) {
   }
   const std::string& noun_name = args[0];
   const std::string& verb_name = args[1];
+  // A noun that is a command of its own (login-link EMAIL) takes every word after it.
+  const auto noun = std::find_if(admin::nouns().begin(), admin::nouns().end(),
+                                 [&](const admin::Noun* n) { return n->name == noun_name; });
+  const bool direct = noun != admin::nouns().end() && (*noun)->direct != nullptr;
   try {
-    const admin::Args a(args.subspan(2),
+    const admin::Args a(args.subspan(direct ? 1 : 2),
                         {"name", "role", "email", "expires", "team", "user", "balance", "since",
                          "model", "tag", "by"},
                         {"json", "csv"});
     store::Store st(store::connect(setup.location));
     store::migrate(st.connection());
     accounts::Accounts acc(st, setup.server_secret);
-    const auto noun = std::find_if(admin::nouns().begin(), admin::nouns().end(),
-                                   [&](const admin::Noun* n) { return n->name == noun_name; });
+    admin::Admin context{acc, st, config};
+    if (direct) {
+      (*noun)->direct(context, a);
+      return 0;
+    }
     if (noun == admin::nouns().end()) {
       throw UsageError("unknown command " + text::printable(noun_name, 40));
     }
@@ -66,7 +74,6 @@ int runAdmin(std::span<const std::string> args, const StoreSetup& setup) {
       throw UsageError("unknown command " + std::string((*noun)->name) + " " +
                        text::printable(verb_name, 40));
     }
-    admin::Admin context{acc, st};
     verb->run(context, a);
     return 0;
   } catch (const UsageError& e) {

@@ -8,10 +8,12 @@
 #include <string>
 
 #include "cli/store_setup.hpp"
+#include "config/config.hpp"
 
 namespace tollgate::cli {
 
 /// Runs one admin command; `args` follow `admin` and its store options.
-int runAdmin(std::span<const std::string> args, const StoreSetup& setup);
+int runAdmin(std::span<const std::string> args, const config::Config& config,
+             const StoreSetup& setup);
 
 }  // namespace tollgate::cli

@@ -1,7 +1,8 @@
 // The commands of `tollgate admin` as tables: a noun (teams, users, members, invites, keys,
-// spend) has its usage lines and a table from verb to the function that runs it. Each noun's
-// table is defined beside its functions (admin_teams.cpp, admin_people.cpp, admin_keys.cpp,
-// admin_spend.cpp); admin.cpp finds the command and prints what goes wrong.
+// spend, audit) has its usage lines and a table from verb to the function that runs it, or is a
+// command of its own (login-link). Each noun's table is defined beside its functions
+// (admin_teams.cpp, admin_people.cpp, admin_keys.cpp, admin_spend.cpp, admin_console.cpp);
+// admin.cpp finds the command and prints what goes wrong.
 #pragma once
 
 #include <span>
@@ -10,6 +11,7 @@
 
 #include "accounts/accounts.hpp"
 #include "cli/admin_args.hpp"
+#include "config/config.hpp"
 #include "store/store.hpp"
 
 namespace tollgate::cli::admin {
@@ -19,6 +21,7 @@ namespace tollgate::cli::admin {
 struct Admin {
   accounts::Accounts& accounts;
   store::Store& store;
+  const config::Config& config;
   const accounts::Actor op{};
 };
 
@@ -35,6 +38,8 @@ struct Noun {
   /// Its lines of the usage text, each ending in a newline: every verb of `verbs`, with its words.
   std::string_view usage;
   std::span<const Verb> verbs;
+  /// A noun that is a command of its own (`login-link EMAIL`): run with the words after it.
+  Handler direct = nullptr;
 };
 
 extern const Noun kTeams;
@@ -43,6 +48,8 @@ extern const Noun kMembers;
 extern const Noun kInvites;
 extern const Noun kKeys;
 extern const Noun kSpend;
+extern const Noun kAudit;
+extern const Noun kLoginLink;
 
 /// Every noun, in the order the usage text lists them.
 std::span<const Noun* const> nouns();

@@ -27,16 +27,7 @@ void listKeys(Admin& admin, const Args& a) {
     json::Writer w;
     w.startArray();
     for (const store::ApiKey& k : all) {
-      w.startObject();
-      w.field("name", k.name);
-      w.field("public_id", k.public_id);
-      w.field("team", k.team);
-      textField(w, "created_by", k.created_by);
-      timeField(w, "created_at", k.created_at);
-      timeField(w, "last_used_at", k.last_used_at);
-      w.field("state", k.revoked_at ? "revoked" : "active");
-      timeField(w, "revoked_at", k.revoked_at);
-      w.endObject();
+      accounts::writeKey(w, k);
     }
     w.endArray();
     printJson(w);

@@ -9,29 +9,6 @@ namespace tollgate::cli::admin {
 
 std::string shown(const std::string& s) { return text::printable(s, 1000); }
 
-void timeField(json::Writer& w, std::string_view key, std::optional<std::int64_t> ms) {
-  w.key(key);
-  if (ms) {
-    w.string(text::utcTimestamp(*ms));
-  } else {
-    w.null();
-  }
-}
-
-void usdField(json::Writer& w, std::string_view key, money::Pico amount) {
-  w.key(key);
-  w.rawNumber(money::formatUsd(amount));
-}
-
-void textField(json::Writer& w, std::string_view key, const std::optional<std::string>& v) {
-  w.key(key);
-  if (v) {
-    w.string(*v);
-  } else {
-    w.null();
-  }
-}
-
 void printJson(json::Writer& w) { std::printf("%s\n", w.take().c_str()); }
 
 void reportLagging(const accounts::Propagation& p) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "accounts/accounts.hpp"
+#include "accounts/records_json.hpp"
 #include "core/money.hpp"
 
 namespace tollgate::json {
@@ -20,12 +21,10 @@ namespace tollgate::cli::admin {
 /// Names and emails are shown as they are stored, with control bytes made visible.
 std::string shown(const std::string& s);
 
-/// A time (RFC 3339, UTC) or null.
-void timeField(json::Writer& w, std::string_view key, std::optional<std::int64_t> ms);
-/// An amount of pico-USD as its exact decimal USD number.
-void usdField(json::Writer& w, std::string_view key, money::Pico amount);
-/// A text or null.
-void textField(json::Writer& w, std::string_view key, const std::optional<std::string>& v);
+// Times, amounts and optional text as JSON members, as the console's API writes them too.
+using accounts::textField;
+using accounts::timeField;
+using accounts::usdField;
 /// The document written so far, on a stdout line of its own.
 void printJson(json::Writer& w);
 

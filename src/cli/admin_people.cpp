@@ -46,12 +46,7 @@ void listMembers(Admin& admin, const Args& a) {
     json::Writer w;
     w.startArray();
     for (const store::Member& m : all) {
-      w.startObject();
-      w.field("email", m.user.email);
-      w.field("name", m.user.name);
-      w.field("role", m.role);
-      timeField(w, "joined_at", m.joined_at);
-      w.endObject();
+      accounts::writeMember(w, m);
     }
     w.endArray();
     printJson(w);
@@ -61,16 +56,6 @@ void listMembers(Admin& admin, const Args& a) {
     std::printf("%s\t%s\t%s\n", shown(m.user.email).c_str(), m.role.c_str(),
                 shown(m.user.name).c_str());
   }
-}
-
-std::string inviteState(const store::Invite& i) {
-  if (i.revoked_at) {
-    return "revoked";
-  }
-  if (i.accepted_at) {
-    return "accepted";
-  }
-  return i.expires_at <= store::nowMs() ? "expired" : "pending";
 }
 
 void createInvite(Admin& admin, const Args& a) {
@@ -91,15 +76,7 @@ void listInvites(Admin& admin, const Args& a) {
     json::Writer w;
     w.startArray();
     for (const store::Invite& i : all) {
-      w.startObject();
-      w.field("id", i.id);
-      w.field("role", i.role);
-      textField(w, "email", i.email);
-      w.field("state", inviteState(i));
-      timeField(w, "created_at", i.created_at);
-      timeField(w, "expires_at", i.expires_at);
-      textField(w, "accepted_by", i.accepted_by);
-      w.endObject();
+      accounts::writeInvite(w, i);
     }
     w.endArray();
     printJson(w);
@@ -107,7 +84,7 @@ void listInvites(Admin& admin, const Args& a) {
   }
   for (const store::Invite& i : all) {
     std::printf("%s\t%s\t%s\t%s\texpires %s\n", i.id.c_str(), i.role.c_str(),
-                inviteState(i).c_str(), shown(i.email.value_or("-")).c_str(),
+                accounts::inviteState(i).c_str(), shown(i.email.value_or("-")).c_str(),
                 text::utcTimestamp(i.expires_at).c_str());
   }
 }

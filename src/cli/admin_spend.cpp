@@ -1,7 +1,6 @@
 // `tollgate admin spend …`: a team's spend log, row by row (text, JSON or CSV) or summed by day,
 // model, key or tag.
 #include <cstdio>
-#include <ctime>
 #include <map>
 
 #include "cli/admin_command.hpp"
@@ -18,10 +17,8 @@ std::int64_t since(const Args& a) {
   if (!text) {
     return 0;
   }
-  std::tm tm{};
-  const char* end = strptime(text->c_str(), "%Y-%m-%d", &tm);
-  if (end != nullptr && *end == '\0') {
-    return static_cast<std::int64_t>(timegm(&tm)) * 1000;
+  if (const auto day = text::parseUtcDay(*text)) {
+    return *day;
   }
   try {
     return store::nowMs() - duration(*text).count();
@@ -30,66 +27,16 @@ std::int64_t since(const Args& a) {
   }
 }
 
-/// One CSV field (RFC 4180), always quoted; a leading = + - @ gets a ' so that spreadsheets
-/// do not run it as a formula.
-std::string csv(std::string_view v) {
-  std::string out = "\"";
-  if (!v.empty() && std::string_view("=+-@").find(v.front()) != std::string_view::npos) {
-    out += '\'';
-  }
-  for (const char c : v) {
-    out += c;
-    if (c == '"') {
-      out += '"';
-    }
-  }
-  return out + "\"";
-}
-
 void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
   if (a.flag("csv")) {
-    std::printf(
-        "request_id,created_at,team,key,endpoint,model,provider,episode_id,prompt_tokens,"
-        "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated,uncollected\n");
-    for (const store::SpendRow& s : rows) {
-      std::printf("%s,%s,%s,%s,%s,%s,%s,%s,%lld,%lld,%s,%s,%lld,%lld,%s,%s,%s\n",
-                  csv(s.request_id).c_str(), csv(text::utcTimestamp(s.created_at)).c_str(),
-                  csv(s.team).c_str(), csv(s.key_public_id).c_str(), csv(s.endpoint).c_str(),
-                  csv(s.model).c_str(), csv(s.provider).c_str(), csv(s.episode_id).c_str(),
-                  static_cast<long long>(s.prompt_tokens),
-                  static_cast<long long>(s.completion_tokens), money::formatUsd(s.cost).c_str(),
-                  csv(s.tags_json).c_str(), static_cast<long long>(s.status),
-                  static_cast<long long>(s.upstream_ms), s.streamed ? "true" : "false",
-                  s.estimated ? "true" : "false", money::formatUsd(s.uncollected).c_str());
-    }
+    std::fputs(accounts::spendCsv(rows).c_str(), stdout);
     return;
   }
   if (a.flag("json")) {
     json::Writer w;
     w.startArray();
     for (const store::SpendRow& s : rows) {
-      w.startObject();
-      w.field("request_id", s.request_id);
-      timeField(w, "created_at", s.created_at);
-      w.field("team", s.team);
-      textField(w, "key", s.key_public_id.empty() ? std::nullopt : std::optional(s.key_public_id));
-      w.field("endpoint", s.endpoint);
-      w.field("model", s.model);
-      w.field("provider", s.provider);
-      textField(w, "variant", s.variant.empty() ? std::nullopt : std::optional(s.variant));
-      w.field("episode_id", s.episode_id);
-      w.field("prompt_tokens", s.prompt_tokens);
-      w.field("completion_tokens", s.completion_tokens);
-      usdField(w, "cost", s.cost);
-      w.key("tags");
-      w.raw(s.tags_json);
-      w.field("status", s.status);
-      w.field("upstream_ms", s.upstream_ms);
-      w.field("streamed", s.streamed);
-      w.field("estimated", s.estimated);
-      w.field("cache_hit", s.cache_hit);
-      usdField(w, "uncollected", s.uncollected);
-      w.endObject();
+      accounts::writeSpendRow(w, s);
     }
     w.endArray();
     printJson(w);
@@ -116,7 +63,7 @@ store::Team spendTeam(Admin& admin, const Args& a) {
 
 void listSpend(Admin& admin, const Args& a) {
   const store::Team team = spendTeam(admin, a);
-  store::SpendFilter f{team.id, since(a), a.option("model"), std::nullopt};
+  store::SpendFilter f{.team_id = team.id, .since_ms = since(a), .model = a.option("model")};
   if (const auto tag = a.option("tag")) {
     const auto eq = tag->find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -133,11 +80,12 @@ void summarizeSpend(Admin& admin, const Args& a) {
       {"day", store::SpendGroup::Day},
       {"model", store::SpendGroup::Model},
       {"key", store::SpendGroup::Key},
-      {"tag", store::SpendGroup::Tag}};
+      {"tag", store::SpendGroup::Tag},
+      {"user", store::SpendGroup::User}};
   const std::string by = a.required("by");
   const auto group = kGroups.find(by);
   if (group == kGroups.end()) {
-    throw UserError("--by must be day, model, key or tag");
+    throw UserError("--by must be day, model, key, tag or user");
   }
   const std::int64_t from = since(a);
   const std::string since_day = from == 0 ? "" : text::utcTimestamp(from).substr(0, 10);
@@ -146,13 +94,7 @@ void summarizeSpend(Admin& admin, const Args& a) {
     json::Writer w;
     w.startArray();
     for (const store::SpendTotal& t : totals) {
-      w.startObject();
-      w.field(by, t.group);
-      w.field("requests", t.requests);
-      w.field("prompt_tokens", t.prompt_tokens);
-      w.field("completion_tokens", t.completion_tokens);
-      usdField(w, "cost", t.cost);
-      w.endObject();
+      accounts::writeSpendTotal(w, by, t);
     }
     w.endArray();
     printJson(w);

@@ -3,11 +3,15 @@
 #include <cstdio>
 #include <memory>
 
+#include "accounts/account_service.hpp"
 #include "accounts/accounts.hpp"
+#include "accounts/sessions.hpp"
+#include "api/console/console_routes.hpp"
 #include "api/routes.hpp"
 #include "auth/key_authenticator.hpp"
 #include "auth/key_follower.hpp"
 #include "billing/ledger.hpp"
+#include "config/console_config.hpp"
 #include "core/ids.hpp"
 #include "net/server.hpp"
 #include "providers/adapter.hpp"
@@ -18,13 +22,31 @@
 namespace tollgate::cli {
 namespace {
 
-std::string listenAddress(const config::Gateway& g) {
-  const bool v6 = g.host.find(':') != std::string::npos;
-  return (v6 ? "[" + g.host + "]" : g.host) + ":" + std::to_string(g.port);
+/// A new store's console owner: [console] owner_email made an owner of team `default`, and a
+/// one-time sign-in link for them printed beside the first key.
+void bootstrapOwner(accounts::Accounts& acc, const config::Config& config) {
+  const accounts::Actor op;
+  const auto team = acc.showTeam(op, "default");
+  if (!team || !config.console.enabled || !config.console.login_links) {
+    return;
+  }
+  if (!acc.addUser(config.console.owner_email, "")) {
+    return;
+  }
+  if (!acc.addMember(op, "default", config.console.owner_email, "owner")) {
+    return;
+  }
+  const auto link = acc.sessions().createLoginLink(config.console.owner_email);
+  if (link) {
+    std::printf(
+        "tollgate: sign in to the console as %s (this link works once, for 15 minutes):\n"
+        "%s/console/signin?token=%s\n",
+        config.console.owner_email.c_str(), config::consoleOrigin(config).c_str(), link->c_str());
+  }
 }
 
-/// A new store gets team `default` and one key, shown this once; later starts say how to make
-/// another.
+/// A new store gets team `default` and one key, shown this once (and the console's first
+/// owner); later starts say how to make another.
 void bootstrap(store::Store& st, const config::Config& config, const StoreSetup& setup) {
   accounts::Accounts acc(st, setup.server_secret, {std::chrono::milliseconds(0)});
   const auto created = acc.bootstrap();
@@ -43,27 +65,41 @@ void bootstrap(store::Store& st, const config::Config& config, const StoreSetup&
       "curl -s http://%s/v1/chat/completions -H \"Authorization: Bearer $TOLLGATE_API_KEY\" "
       "-H 'Content-Type: application/json' "
       "-d '{\"model\":\"echo\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n",
-      created->full.c_str(), listenAddress(config.gateway).c_str());
+      created->full.c_str(), config::listenAddress(config.gateway).c_str());
+  bootstrapOwner(acc, config);
   std::fflush(stdout);
 }
 
 /// Serves `config` until SIGINT or SIGTERM; returns the process exit code. Routes that need an
 /// API key ask `authenticator`; with none (open mode) every route is public. Requests are billed
 /// through `ledger` (nullptr: nothing is billed), in open mode to `open_team_id` if not empty.
-int runGateway(const config::Config& config, const http::Authenticator* authenticator,
-               billing::Ledger* ledger, const std::string& open_team_id) {
+int runGateway(const config::Config& config, const StoreSetup& setup,
+               const http::Authenticator* authenticator, billing::Ledger* ledger,
+               const std::string& open_team_id) {
   const providers::SecretRedactor redactor(config);
   const routing::Breakers breakers(config);
+  std::unique_ptr<accounts::AccountService> accounts;
+  if (config.console.enabled) {
+    try {
+      accounts = std::make_unique<accounts::AccountService>(
+          setup.location, setup.server_secret, accounts::PropagationPolicy{},
+          accounts::SessionPolicy{config.console.session_idle, config.console.session_lifetime});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tollgate: the console cannot use the store: %s\n", e.what());
+      return 1;
+    }
+  }
   return net::serve(config, [&](providers::Transport& network, http::OutboundHttp& outbound,
                                 const std::atomic<bool>& draining) {
-    return api::makeRouter(
-        api::Services{config,
-                      {network, providers::builtinAdapters(), redactor, breakers},
-                      outbound,
-                      draining,
-                      ledger,
-                      open_team_id},
-        authenticator);
+    const api::Services services{
+        config,   {network, providers::builtinAdapters(), redactor, breakers},
+        outbound, draining,
+        ledger,   open_team_id};
+    std::vector<http::Route> console;
+    if (accounts) {
+      api::console::addRoutes(console, {config, *accounts, services});
+    }
+    return api::makeRouter(services, authenticator, std::move(console));
   });
 }
 
@@ -94,7 +130,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     return 1;
   }
   if (!required && open_team_id.empty()) {
-    return runGateway(config, nullptr, nullptr, "");  // Nothing to check, nothing to bill.
+    return runGateway(config, setup, nullptr, nullptr, "");  // Nothing to check, nothing to bill.
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
@@ -115,7 +151,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     return 1;
   }
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret);
-  return runGateway(config, required ? &authenticator : nullptr, ledger.get(), open_team_id);
+  return runGateway(config, setup, required ? &authenticator : nullptr, ledger.get(), open_team_id);
 }
 
 }  // namespace tollgate::cli

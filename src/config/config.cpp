@@ -16,6 +16,7 @@
 #include <limits>
 #include <sstream>
 
+#include "config/console_config.hpp"
 #include "config/routing_config.hpp"
 #include "config/table_reader.hpp"
 #include "core/json.hpp"
@@ -231,8 +232,8 @@ UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
   return url;
 }
 
-/// A secret named as env::VARIABLE_NAME in the file, read from the environment; empty when the
-/// key is absent.
+}  // namespace
+
 std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env) {
   const auto ref = r.string(key);
   if (!ref) {
@@ -251,6 +252,8 @@ std::string envSecret(const TableReader& r, std::string_view key, const EnvLooku
   }
   return *value;
 }
+
+namespace {
 
 Storage parseStorage(const TableReader& r, const EnvLookup& env) {
   r.allowOnly({"url", "server_secret", "spend_retention_days"});
@@ -544,13 +547,16 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
-  r.allowOnly({"gateway", "storage", "models", "functions"});
+  r.allowOnly({"gateway", "storage", "console", "models", "functions"});
   Config config;
   if (const toml::table* g = r.table("gateway")) {
     config.gateway = parseGateway(TableReader(*g, "gateway", source));
   }
   if (const toml::table* st = r.table("storage")) {
     config.storage = parseStorage(TableReader(*st, "storage", source), env);
+  }
+  if (const toml::table* c = r.table("console")) {
+    config.console = parseConsole(TableReader(*c, "console", source), env);
   }
   const toml::table* models = r.table("models");
   if (models == nullptr || models->empty()) {

@@ -178,9 +178,40 @@ struct Storage {
   std::int64_t spend_retention_days = 0;
 };
 
+/// Signing in to the console with an OpenID Connect provider.
+struct Oidc {
+  std::string issuer;  ///< Exactly as the provider's discovery document gives it.
+  std::string client_id;
+  std::string client_secret;  ///< From the environment.
+};
+
+/// The web console: pages under /console/, its JSON API under /console/api/.
+struct Console {
+  bool enabled = true;
+  /// The origin browsers reach the console at ("https://gw.example.com"): what sign-in links,
+  /// redirect URIs, the Origin check and the cookie's Secure flag follow. Empty: the listener's
+  /// own address over http.
+  std::string public_url;
+  /// The embedded default's first start makes this user an owner of team `default`.
+  std::string owner_email = "owner@localhost";
+  /// Anyone the identity provider vouches for may become a user (else: invited or added only).
+  bool allow_signup = false;
+  /// Only these email domains may sign in with the provider (empty: any).
+  std::vector<std::string> allowed_email_domains;
+  /// One-time sign-in links (`tollgate admin login-link`); on by default without a provider.
+  bool login_links = true;
+  Millis session_idle{12LL * 3600 * 1000};
+  Millis session_lifetime{7LL * 24 * 3600 * 1000};
+  std::optional<Oidc> oidc;
+
+  /// True when the console is served over https (the cookie is then Secure, __Host- named).
+  bool https() const { return public_url.starts_with("https://"); }
+};
+
 struct Config {
   Gateway gateway;
   Storage storage;
+  Console console;
   std::string source_dir;           ///< The config file's folder; empty for the embedded default.
   std::vector<Model> models;        ///< Sorted by id.
   std::vector<Function> functions;  ///< Sorted by name.

@@ -20,6 +20,12 @@ namespace tollgate::config {
 
 inline constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
 
+class TableReader;
+
+/// The secret `key` names as env::VARIABLE: the variable's value (not empty, no spaces or control
+/// characters); empty when the key is absent.
+std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env);
+
 /// Walks one TOML table, remembering the dotted path for error messages.
 class TableReader {
  public:

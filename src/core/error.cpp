@@ -54,6 +54,13 @@ constexpr std::array kTable{
     Row{ErrorKind::UpstreamStreamInterrupted, {502, kApiError, "upstream_stream_interrupted"}},
     Row{ErrorKind::ServiceUnavailable, {503, kApiError, "service_unavailable"}},
     Row{ErrorKind::BillingUnavailable, {503, kApiError, "billing_unavailable"}},
+    Row{ErrorKind::NotSignedIn, {401, kAuthentication, "not_signed_in"}},
+    Row{ErrorKind::SignInFailed, {401, kAuthentication, "sign_in_failed"}},
+    Row{ErrorKind::CsrfFailed, {403, kPermission, "csrf_failed"}},
+    Row{ErrorKind::RoleForbidden, {403, kPermission, "role_forbidden"}},
+    Row{ErrorKind::ResourceNotFound, {404, kInvalidRequest, "resource_not_found"}},
+    Row{ErrorKind::Conflict, {409, kInvalidRequest, "conflict"}},
+    Row{ErrorKind::IdentityProviderUnavailable, {502, kApiError, "identity_provider_unavailable"}},
     Row{ErrorKind::Internal, {500, kApiError, "internal_error"}},
 };
 

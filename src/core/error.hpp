@@ -42,6 +42,13 @@ enum class ErrorKind {
   UpstreamStreamInterrupted,
   ServiceUnavailable,
   BillingUnavailable,
+  NotSignedIn,
+  SignInFailed,
+  CsrfFailed,
+  RoleForbidden,
+  ResourceNotFound,
+  Conflict,
+  IdentityProviderUnavailable,
   Internal,
 };
 

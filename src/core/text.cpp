@@ -129,6 +129,19 @@ std::string printable(std::string_view s, std::size_t max_bytes) {
   return out;
 }
 
+std::optional<std::int64_t> parseUtcDay(std::string_view day) {
+  if (day.size() != 10 || day[4] != '-' || day[7] != '-') {
+    return std::nullopt;
+  }
+  const std::string text(day);
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%d", &tm);
+  if (end == nullptr || *end != '\0') {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(timegm(&tm)) * 1000;
+}
+
 std::optional<std::string> percentDecode(std::string_view s) {
   const auto hex = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';

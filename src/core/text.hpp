@@ -43,6 +43,10 @@ std::string printable(std::string_view s, std::size_t max_bytes = 200);
 /// first ten characters are the UTC day.
 std::string utcTimestamp(std::int64_t ms);
 
+/// The start of a UTC day written "2026-11-01", in milliseconds since the Unix epoch; nullopt for
+/// any other text.
+std::optional<std::int64_t> parseUtcDay(std::string_view day);
+
 /// `s` with its %XX escapes decoded (RFC 3986 §2.1); nullopt for a malformed escape.
 std::optional<std::string> percentDecode(std::string_view s);
 

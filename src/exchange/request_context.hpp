@@ -21,6 +21,10 @@ struct Caller {
   std::string team_id;
   std::string team;
   bool team_allows_dryrun = true;  ///< Whether the team takes tollgate::dryrun requests.
+  /// The user on whose behalf: the console's signed-in user (the playground), or the key's
+  /// creator; empty for an operator's key and in open mode.
+  std::string user_id;
+  bool playground = false;  ///< Sent from the console's playground: tagged so in the spend log.
 };
 
 /// Token counts of an answer.

@@ -53,6 +53,7 @@ struct Request {
   /// The whole body, in memory or past the route's memory limit in a temporary file; `body` is
   /// its memory, complete only while it is not in a file.
   const Spool* spool = nullptr;
+  std::string_view peer;  ///< The client's IP address, as the audit log records it.
 
   std::string_view header(std::string_view name) const {
     return headers != nullptr ? headers->get(name) : std::string_view{};

@@ -313,6 +313,9 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
   const config::Gateway& g = shared.config.gateway;
   beast::tcp_stream stream(std::move(socket));
   const Registered open(shared.open, stream.socket());
+  beast::error_code no_peer;
+  const auto remote = stream.socket().remote_endpoint(no_peer);
+  const std::string peer = no_peer ? std::string() : remote.address().to_string();
   beast::flat_buffer buffer;
   for (;;) {
     if (shared.draining.load()) {
@@ -406,8 +409,9 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     }
     ctx.bytes_in = req.body().size();
     const BeastHeaders headers(req.base());
-    http::Request request{method,   target.path,          target.query,   req.version(),
-                          &headers, &req.body().memory(), routing.params, &req.body()};
+    http::Request request{method,         target.path, target.query,
+                          req.version(),  &headers,    &req.body().memory(),
+                          routing.params, &req.body(), peer};
     ConnectionWriter out(stream, ctx, req.version(), keep_alive, head_only);
     {
       using namespace asio::experimental::awaitable_operators;

@@ -140,11 +140,64 @@ constexpr std::string_view kV4 = R"sql(
 ALTER TABLE spend ADD COLUMN uncollected BIGINT NOT NULL DEFAULT 0;
 )sql";
 
+// The console: sessions and one-time sign-in links (only keyed hashes of their secrets), logins
+// under way with an identity provider (each used once), the audit log of every change, and the
+// user a billed request was made by (the playground's signed-in user, or a key's creator), with
+// daily per-user aggregates ('' is no user, and is not aggregated).
+constexpr std::string_view kV5 = R"sql(
+CREATE TABLE console_sessions (
+  id_hash TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id),
+  created_at BIGINT NOT NULL,
+  seen_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  source TEXT NOT NULL
+);
+CREATE INDEX console_sessions_user ON console_sessions (user_id);
+CREATE TABLE login_links (
+  token_hash TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id),
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  used_at BIGINT
+);
+CREATE TABLE oidc_logins (
+  state_hash TEXT PRIMARY KEY,
+  nonce TEXT NOT NULL,
+  code_verifier TEXT NOT NULL,
+  return_to TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE TABLE audit_log (
+  id TEXT PRIMARY KEY,
+  at BIGINT NOT NULL,
+  actor TEXT NOT NULL,
+  team_id TEXT REFERENCES teams (id),
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  source TEXT NOT NULL
+);
+CREATE INDEX audit_log_team ON audit_log (team_id, id);
+ALTER TABLE spend ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+CREATE TABLE spend_daily_users (
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  day TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  requests BIGINT NOT NULL,
+  prompt_tokens BIGINT NOT NULL,
+  completion_tokens BIGINT NOT NULL,
+  cost BIGINT NOT NULL,
+  PRIMARY KEY (team_id, day, user_id)
+);
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
     Migration{3, "a team may refuse dryrun requests", kV3},
     Migration{4, "the part of a charge the balance could not cover", kV4},
+    Migration{5, "console sessions, sign-in links and logins, audit log, spend by user", kV5},
 };
 
 }  // namespace

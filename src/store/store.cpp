@@ -8,10 +8,11 @@ namespace tollgate::store {
 namespace {
 
 constexpr std::string_view kTeamColumns =
-    "SELECT id, name, state, created_at, balance, reserved FROM teams ";
+    "SELECT id, name, state, created_at, balance, reserved, allow_dryrun FROM teams ";
 
 Team team(const Row& r) {
-  return {r.text(0), r.text(1), r.text(2), r.integer(3), r.integer(4), r.integer(5)};
+  return {r.text(0),    r.text(1),    r.text(2),        r.integer(3),
+          r.integer(4), r.integer(5), r.integer(6) != 0};
 }
 constexpr std::string_view kGatewayColumns =
     "SELECT id, host, pid, seen_at, applied_seq FROM gateways ";
@@ -78,6 +79,11 @@ std::optional<Team> Store::findTeam(const std::string& name) {
   return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
 }
 
+std::optional<Team> Store::findTeamById(const std::string& id) {
+  const Rows rows = c_->query(q(kTeamColumns, "WHERE id = $1"), {id});
+  return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
+}
+
 void Store::setTeamState(const std::string& team_id, const std::string& state) {
   c_->query("UPDATE teams SET state = $1 WHERE id = $2", {state, team_id});
 }
@@ -100,10 +106,26 @@ std::optional<User> Store::findUser(const std::string& email) {
   return rows.empty() ? std::nullopt : std::optional(user(rows.front()));
 }
 
+std::optional<User> Store::findUserById(const std::string& id) {
+  const Rows rows = c_->query("SELECT id, email, name, created_at FROM users WHERE id = $1", {id});
+  return rows.empty() ? std::nullopt : std::optional(user(rows.front()));
+}
+
 std::optional<std::string> Store::roleOf(const std::string& team_id, const std::string& user_id) {
   const Rows rows =
       c_->query("SELECT role FROM members WHERE team_id = $1 AND user_id = $2", {team_id, user_id});
   return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
+}
+
+std::vector<std::pair<Team, std::string>> Store::teamsOf(const std::string& user_id) {
+  std::vector<std::pair<Team, std::string>> out;
+  for (const Row& r : c_->query("SELECT t.id, t.name, t.state, t.created_at, t.balance, "
+                                "t.reserved, t.allow_dryrun, m.role FROM members m JOIN teams t ON "
+                                "t.id = m.team_id WHERE m.user_id = $1 ORDER BY t.name",
+                                {user_id})) {
+    out.emplace_back(team(r), r.text(7));
+  }
+  return out;
 }
 
 void Store::addMember(const std::string& team_id, const std::string& user_id,
@@ -226,12 +248,15 @@ std::vector<KeyGrant> Store::loadGrants(const std::vector<std::string>& key_role
       "SELECT k.public_id, k.secret_hash, k.team_id, t.name, k.revoked_at IS NOT NULL, "
       "t.state = 'active', k.created_by IS NULL OR EXISTS (SELECT 1 FROM members m WHERE "
       "m.team_id = k.team_id AND m.user_id = k.created_by AND m.role IN (" +
-      roles + ")), t.allow_dryrun = 1 FROM api_keys k JOIN teams t ON t.id = k.team_id";
+      roles +
+      ")), t.allow_dryrun = 1, k.created_by FROM api_keys k JOIN teams t ON t.id = "
+      "k.team_id";
   std::vector<KeyGrant> out;
   for (const Row& r : c_->query(sql, params)) {
     // Booleans come back as 1/0 (SQLite) or t/f (PostgreSQL).
     const auto flag = [&](std::size_t i) { return r.text(i) == "1" || r.text(i) == "t"; };
-    out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6), flag(7)});
+    out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6), flag(7),
+                   r.text(8)});
   }
   return out;
 }

@@ -26,6 +26,7 @@ struct Team {
   std::int64_t created_at = 0;
   std::int64_t balance = 0;   ///< pico-USD
   std::int64_t reserved = 0;  ///< pico-USD held by requests in flight
+  bool allow_dryrun = true;   ///< The team takes tollgate::dryrun requests.
 };
 
 struct User {
@@ -79,6 +80,41 @@ struct KeyGrant {
   /// operator's keys, which have no creator.
   bool creator_may_create = true;
   bool team_allows_dryrun = true;  ///< The team takes tollgate::dryrun requests.
+  std::string creator_id;          ///< The creating user's id; empty for the operator's keys.
+};
+
+/// A signed-in console user's session: only a keyed hash of its id is stored.
+struct ConsoleSession {
+  std::string user_id;
+  std::int64_t created_at = 0;
+  std::int64_t seen_at = 0;     ///< Last use (moved at most about once a minute).
+  std::int64_t expires_at = 0;  ///< The absolute end.
+};
+
+/// A sign-in with an identity provider under way: what the callback checks, used once.
+struct OidcLogin {
+  std::string nonce;
+  std::string code_verifier;
+  std::string return_to;
+  std::int64_t expires_at = 0;
+};
+
+/// One change, as the audit log keeps it.
+struct AuditEntry {
+  std::string id = {};  ///< UUIDv7: ordered by time.
+  std::int64_t at = 0;
+  std::string actor = {};    ///< A user's email, or "operator".
+  std::string team_id = {};  ///< Empty when the change concerns no team (a sign-in).
+  std::string team = {};     ///< Read only.
+  std::string action = {};   ///< e.g. "key.created", "member.removed", "signin.failed".
+  std::string target = {};  ///< What it was done to: a key's public id, an email, an invitation id.
+  std::string source = {};  ///< The client's address, or "cli".
+};
+
+struct AuditFilter {
+  std::optional<std::string> team_id;
+  std::optional<std::string> before_id;  ///< Only entries older than this one (paging).
+  std::int64_t limit = 100;
 };
 
 /// Part of a team's balance held for one request in flight, by one gateway.
@@ -112,7 +148,8 @@ struct SpendRow {
   std::int64_t created_at = 0;
   std::string team_id;
   std::string team;           ///< Read only.
-  std::string key_public_id;  ///< Empty in open mode.
+  std::string key_public_id;  ///< Empty in open mode and for the playground.
+  std::string user_id;        ///< The playground's user, or the key's creator; empty for neither.
   std::string endpoint;
   std::string model;
   std::string provider;
@@ -139,13 +176,20 @@ struct Settlement {
 };
 
 struct SpendFilter {
-  std::string team_id;
+  std::string team_id = {};
   std::int64_t since_ms = 0;
-  std::optional<std::string> model;
-  std::optional<std::pair<std::string, std::string>> tag;
+  std::optional<std::int64_t> until_ms = {};  ///< Only rows before this time.
+  std::optional<std::string> model = {};
+  std::optional<std::pair<std::string, std::string>> tag = {};
+  std::optional<std::string> key_public_id = {};
+  std::optional<std::string> user_id = {};
+  /// Newest first, from before this (created_at, request_id) on: the console's pages.
+  bool newest_first = false;
+  std::optional<std::pair<std::int64_t, std::string>> before = {};
+  std::optional<std::int64_t> limit = {};
 };
 
-enum class SpendGroup { Day, Model, Key, Tag };
+enum class SpendGroup { Day, Model, Key, Tag, User };
 
 /// One group of a spend summary, from the daily aggregates.
 struct SpendTotal {
@@ -174,6 +218,7 @@ class Store {
   Team createTeam(const std::string& name);
   std::vector<Team> listTeams();
   std::optional<Team> findTeam(const std::string& name);
+  std::optional<Team> findTeamById(const std::string& id);
   void setTeamState(const std::string& team_id, const std::string& state);
   void setTeamDryrun(const std::string& team_id, bool allow);
   void topUp(const std::string& team_id, std::int64_t amount);
@@ -181,7 +226,10 @@ class Store {
   // Users and memberships.
   User addUser(const std::string& email, const std::string& name);
   std::optional<User> findUser(const std::string& email);
+  std::optional<User> findUserById(const std::string& id);
   std::optional<std::string> roleOf(const std::string& team_id, const std::string& user_id);
+  /// The teams `user_id` is a member of, by name, each with the role.
+  std::vector<std::pair<Team, std::string>> teamsOf(const std::string& user_id);
   void addMember(const std::string& team_id, const std::string& user_id, const std::string& role);
   void setRole(const std::string& team_id, const std::string& user_id, const std::string& role);
   void removeMember(const std::string& team_id, const std::string& user_id);
@@ -244,6 +292,25 @@ class Store {
   /// Totals from the daily aggregates since `since_day` ("YYYY-MM-DD", UTC).
   std::vector<SpendTotal> summarizeSpend(const std::string& team_id, SpendGroup by,
                                          const std::string& since_day);
+
+  // The console (store_console.cpp): sessions, sign-in links, logins with an identity provider,
+  // the audit log.
+  void createSession(const std::string& id_hash, const ConsoleSession& s,
+                     const std::string& source);
+  std::optional<ConsoleSession> findSession(const std::string& id_hash);
+  void touchSession(const std::string& id_hash, std::int64_t at);
+  void deleteSession(const std::string& id_hash);
+  /// Ends sessions past their time: idle since before `idle_before`, or expired by `now`.
+  std::int64_t deleteStaleSessions(std::int64_t idle_before, std::int64_t now);
+  void createLoginLink(const std::string& token_hash, const std::string& user_id,
+                       std::int64_t expires_at);
+  /// Marks an unused, unexpired link used; its user, or nullopt (unknown, used or expired).
+  std::optional<std::string> useLoginLink(const std::string& token_hash, std::int64_t now);
+  void createOidcLogin(const std::string& state_hash, const OidcLogin& login);
+  /// Removes and returns the login under way with this state (so it serves once).
+  std::optional<OidcLogin> takeOidcLogin(const std::string& state_hash);
+  void appendAudit(const AuditEntry& e);
+  std::vector<AuditEntry> listAudit(const AuditFilter& f);
 
   // Running gateways.
   /// Registers a gateway; its times are the store's clock, not the record's.

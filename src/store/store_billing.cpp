@@ -14,7 +14,8 @@ namespace {
 constexpr std::string_view kSpendColumns =
     "SELECT s.request_id, s.created_at, s.team_id, t.name, s.key_public_id, s.endpoint, s.model, "
     "s.provider, s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags, "
-    "s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit, s.uncollected FROM spend s "
+    "s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit, s.uncollected, s.user_id "
+    "FROM spend s "
     "JOIN teams t ON t.id = s.team_id ";
 
 SpendRow spendRow(const Row& r) {
@@ -39,6 +40,7 @@ SpendRow spendRow(const Row& r) {
   s.estimated = r.integer(17) != 0;
   s.cache_hit = r.integer(18) != 0;
   s.uncollected = r.integer(19);
+  s.user_id = r.text(20);
   return s;
 }
 
@@ -53,8 +55,54 @@ std::string_view groupColumn(SpendGroup by) {
       return "key_public_id";
     case SpendGroup::Tag:
       return "tag || '=' || value";
+    case SpendGroup::User:
+      return "COALESCE(u.email, user_id)";  // The user's email.
   }
   return "day";
+}
+
+/// The sums one aggregate row gains.
+struct Sums {
+  std::int64_t requests = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::int64_t cost = 0;
+  void add(const SpendRow& s) {
+    // Counts are clamped to their request's bound when read: a batch's sums stay far from the
+    // limits of a BIGINT.
+    ++requests;
+    prompt_tokens += s.prompt_tokens;
+    completion_tokens += s.completion_tokens;
+    cost += s.cost;
+  }
+};
+
+/// Appends one upsert per row of daily aggregate `table` (keyed by `columns`, in the order of
+/// each key's values) that adds its sums.
+void addToAggregates(std::string_view table, std::string_view columns,
+                     const std::map<std::vector<std::string>, Sums>& rows,
+                     std::vector<Statement>& out) {
+  if (rows.empty()) {
+    return;
+  }
+  const std::size_t n = rows.begin()->first.size();
+  std::string values;
+  for (std::size_t i = 1; i <= n + 4; ++i) {
+    values += (i == 1 ? "$" : ", $") + std::to_string(i);
+  }
+  const std::string t(table);
+  const std::string sql =
+      "INSERT INTO " + t + " (" + std::string(columns) +
+      ", requests, prompt_tokens, completion_tokens, cost) VALUES (" + values + ") ON CONFLICT (" +
+      std::string(columns) + ") DO UPDATE SET requests = " + t +
+      ".requests + excluded.requests, prompt_tokens = " + t +
+      ".prompt_tokens + excluded.prompt_tokens, completion_tokens = " + t +
+      ".completion_tokens + excluded.completion_tokens, cost = " + t + ".cost + excluded.cost";
+  for (const auto& [key, sum] : rows) {
+    std::vector<Param> params(key.begin(), key.end());
+    params.insert(params.end(), {sum.requests, sum.prompt_tokens, sum.completion_tokens, sum.cost});
+    out.push_back({sql, std::move(params)});
+  }
 }
 
 }  // namespace
@@ -176,64 +224,48 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
 }
 
 void Store::spendWrites(std::span<const SpendRow* const> rows, std::vector<Statement>& out) {
-  /// The sums one aggregate row gains.
-  struct Sums {
-    std::int64_t requests = 0;
-    std::int64_t prompt_tokens = 0;
-    std::int64_t completion_tokens = 0;
-    std::int64_t cost = 0;
-    void add(const SpendRow& s) {
-      // Counts are clamped to their request's bound when read: a batch's sums stay far from
-      // the limits of a BIGINT.
-      ++requests;
-      prompt_tokens += s.prompt_tokens;
-      completion_tokens += s.completion_tokens;
-      cost += s.cost;
-    }
-  };
-  std::map<std::array<std::string, 4>, Sums> daily;  // team, day, model, key
-  std::map<std::array<std::string, 4>, Sums> tags;   // team, day, tag, value
+  std::map<std::vector<std::string>, Sums> daily;  // team, day, model, key
+  std::map<std::vector<std::string>, Sums> tags;   // team, day, tag, value
+  std::map<std::vector<std::string>, Sums> users;  // team, day, user
   for (const SpendRow* row : rows) {
     const SpendRow& s = *row;
     out.push_back(
         {"INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
          "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
-         "upstream_ms, streamed, estimated, cache_hit, uncollected) VALUES ($1, $2, $3, $4, $5, "
-         "$6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
-         {s.request_id, s.created_at, s.team_id, s.key_public_id, s.endpoint, s.model, s.provider,
-          s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags_json,
-          s.status, s.upstream_ms, std::int64_t{s.streamed}, std::int64_t{s.estimated},
-          std::int64_t{s.cache_hit}, s.uncollected}});
-    std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
+         "upstream_ms, streamed, estimated, cache_hit, uncollected, user_id) VALUES ($1, $2, $3, "
+         "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+         {s.request_id,
+          s.created_at,
+          s.team_id,
+          s.key_public_id,
+          s.endpoint,
+          s.model,
+          s.provider,
+          s.variant,
+          s.episode_id,
+          s.prompt_tokens,
+          s.completion_tokens,
+          s.cost,
+          s.tags_json,
+          s.status,
+          s.upstream_ms,
+          std::int64_t{s.streamed},
+          std::int64_t{s.estimated},
+          std::int64_t{s.cache_hit},
+          s.uncollected,
+          s.user_id}});
+    const std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
     for (const auto& [tag, value] : s.tags) {
       tags[{s.team_id, day, tag, value}].add(s);
     }
-    daily[{s.team_id, std::move(day), s.model, s.key_public_id}].add(s);
+    if (!s.user_id.empty()) {
+      users[{s.team_id, day, s.user_id}].add(s);
+    }
+    daily[{s.team_id, day, s.model, s.key_public_id}].add(s);
   }
-  for (const auto& [k, sum] : daily) {
-    out.push_back(
-        {"INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
-         "completion_tokens, cost) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-         "ON CONFLICT (team_id, day, model, key_public_id) DO UPDATE SET "
-         "requests = spend_daily.requests + excluded.requests, "
-         "prompt_tokens = spend_daily.prompt_tokens + excluded.prompt_tokens, "
-         "completion_tokens = spend_daily.completion_tokens + excluded.completion_tokens, "
-         "cost = spend_daily.cost + excluded.cost",
-         {k[0], k[1], k[2], k[3], sum.requests, sum.prompt_tokens, sum.completion_tokens,
-          sum.cost}});
-  }
-  for (const auto& [k, sum] : tags) {
-    out.push_back(
-        {"INSERT INTO spend_daily_tags (team_id, day, tag, value, requests, prompt_tokens, "
-         "completion_tokens, cost) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-         "ON CONFLICT (team_id, day, tag, value) DO UPDATE SET "
-         "requests = spend_daily_tags.requests + excluded.requests, "
-         "prompt_tokens = spend_daily_tags.prompt_tokens + excluded.prompt_tokens, "
-         "completion_tokens = spend_daily_tags.completion_tokens + excluded.completion_tokens, "
-         "cost = spend_daily_tags.cost + excluded.cost",
-         {k[0], k[1], k[2], k[3], sum.requests, sum.prompt_tokens, sum.completion_tokens,
-          sum.cost}});
-  }
+  addToAggregates("spend_daily", "team_id, day, model, key_public_id", daily, out);
+  addToAggregates("spend_daily_tags", "team_id, day, tag, value", tags, out);
+  addToAggregates("spend_daily_users", "team_id, day, user_id", users, out);
 }
 
 std::int64_t Store::reclaimHolds(std::int64_t alive_window_ms) {
@@ -284,7 +316,29 @@ std::vector<SpendRow> Store::listSpend(const SpendFilter& f) {
                      " AND j.value = " + value + ")"
                : " AND (s.tags::jsonb ->> " + name + ") = " + value;
   }
-  sql += " ORDER BY s.created_at, s.request_id";
+  const auto param = [&](Param p) {
+    params.push_back(std::move(p));
+    return "$" + std::to_string(params.size());
+  };
+  if (f.until_ms) {
+    sql += " AND s.created_at < " + param(*f.until_ms);
+  }
+  if (f.key_public_id) {
+    sql += " AND s.key_public_id = " + param(*f.key_public_id);
+  }
+  if (f.user_id) {
+    sql += " AND s.user_id = " + param(*f.user_id);
+  }
+  if (f.before) {
+    const std::string at = param(f.before->first);
+    sql += " AND (s.created_at < " + at + " OR (s.created_at = " + at + " AND s.request_id < " +
+           param(f.before->second) + "))";
+  }
+  sql += f.newest_first ? " ORDER BY s.created_at DESC, s.request_id DESC"
+                        : " ORDER BY s.created_at, s.request_id";
+  if (f.limit) {
+    sql += " LIMIT " + param(*f.limit);
+  }
   std::vector<SpendRow> out;
   for (const Row& r : c_->query(sql, params)) {
     out.push_back(spendRow(r));
@@ -295,7 +349,10 @@ std::vector<SpendRow> Store::listSpend(const SpendFilter& f) {
 std::vector<SpendTotal> Store::summarizeSpend(const std::string& team_id, SpendGroup by,
                                               const std::string& since_day) {
   const std::string column(groupColumn(by));
-  const std::string table = by == SpendGroup::Tag ? "spend_daily_tags" : "spend_daily";
+  const std::string table = by == SpendGroup::Tag ? "spend_daily_tags"
+                            : by == SpendGroup::User
+                                ? "spend_daily_users LEFT JOIN users u ON u.id = user_id"
+                                : "spend_daily";
   std::vector<SpendTotal> out;
   for (const Row& r : c_->query("SELECT " + column +
                                     ", SUM(requests), SUM(prompt_tokens), SUM(completion_tokens), "

@@ -204,7 +204,7 @@ for (const engine of ENGINES) {
       await userError(/last owner/, 'members', 'remove', 'acme', 'ann@acme.io');
       const members = JSON.parse((await ok('members', 'list', 'acme', '--json')).stdout);
       assert.deepEqual(members.map((m) => [m.email, m.name, m.role]), [['ann@acme.io', 'Ann', 'owner'], ['bo@acme.io', '', 'admin']]);
-      assert.deepEqual(Object.keys(members[0]).sort(), ['email', 'joined_at', 'name', 'role']);
+      assert.deepEqual(Object.keys(members[0]).sort(), ['email', 'joined_at', 'name', 'role', 'user_id']);
 
       // Invitations: the token is shown once, on a line of its own; single use; bound to an email.
       const inv = await ok('invites', 'create', 'acme', '--role', 'viewer', '--email', 'cy@acme.io', '--expires', '2d');

@@ -1,0 +1,43 @@
+// The store's records as JSON (and the spend log as CSV), one shape for each wherever it is shown:
+// `tollgate admin … --json` and the console's API. Times are RFC 3339 UTC strings, amounts exact
+// decimal USD numbers, absent text null; secrets and their hashes are never written.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/money.hpp"
+#include "store/store.hpp"
+
+namespace tollgate::json {
+class Writer;
+}  // namespace tollgate::json
+
+namespace tollgate::accounts {
+
+/// A time (RFC 3339, UTC) or null.
+void timeField(json::Writer& w, std::string_view key, std::optional<std::int64_t> ms);
+/// An amount of pico-USD as its exact decimal USD number.
+void usdField(json::Writer& w, std::string_view key, money::Pico amount);
+/// A text or null.
+void textField(json::Writer& w, std::string_view key, const std::optional<std::string>& v);
+
+/// "pending", "accepted", "revoked" or "expired".
+std::string inviteState(const store::Invite& i);
+
+void writeKey(json::Writer& w, const store::ApiKey& k);
+void writeMember(json::Writer& w, const store::Member& m);
+void writeInvite(json::Writer& w, const store::Invite& i);
+void writeSpendRow(json::Writer& w, const store::SpendRow& s);
+/// One group of a summary, its name under `by` ("day", "model", …).
+void writeSpendTotal(json::Writer& w, std::string_view by, const store::SpendTotal& t);
+void writeAuditEntry(json::Writer& w, const store::AuditEntry& e);
+
+/// The spend rows as CSV (RFC 4180, a header line first; a field that a spreadsheet would run as
+/// a formula gets a leading ').
+std::string spendCsv(const std::vector<store::SpendRow>& rows);
+
+}  // namespace tollgate::accounts

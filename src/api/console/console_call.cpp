@@ -1,0 +1,188 @@
+#include "api/console/console_call.hpp"
+
+#include <algorithm>
+
+#include "api/request_flow.hpp"
+#include "http/cookies.hpp"
+#include "openai/fields.hpp"
+
+namespace tollgate::api::console {
+namespace {
+
+using accounts::RefusalKind;
+
+constexpr std::string_view kNotSignedIn =
+    "sign in to the console first (the session cookie is missing, or the session ended)";
+
+}  // namespace
+
+std::string sessionCookie(const config::Console& c) {
+  return c.https() ? "__Host-tollgate_session" : "tollgate_session";
+}
+
+std::string sessionCookieValue(const config::Console& c, std::string_view id,
+                               std::int64_t max_age_seconds) {
+  return http::setCookie(sessionCookie(c), id, c.https(), max_age_seconds);
+}
+
+bool sameOrigin(const config::Console& c, const http::Request& req) {
+  const std::string_view origin = req.header("Origin");
+  if (origin.empty()) {
+    return false;
+  }
+  if (!c.public_url.empty()) {
+    return origin == c.public_url;
+  }
+  // Without a public URL the console is plain http on the listener the client reached: the
+  // origin a browser sends is that of the page, http://HOST as the request's Host names it.
+  const std::string_view host = req.header("Host");
+  return !host.empty() && origin.size() == 7 + host.size() && origin.starts_with("http://") &&
+         origin.substr(7) == host;
+}
+
+Awaitable<std::optional<Caller>> signedIn(const ConsoleServices& s, exchange::RequestContext& ctx,
+                                          const http::Request& req, http::ResponseWriter& out,
+                                          Intent intent) {
+  const config::Console& c = s.config.console;
+  if (intent == Intent::Change && !sameOrigin(c, req)) {
+    co_await fail(ctx, out, ErrorKind::CsrfFailed,
+                  "a change to the console must come from the console's own origin (Origin "
+                  "header)",
+                  "");
+    co_return std::nullopt;
+  }
+  const auto id = http::cookieValue(req.header("Cookie"), sessionCookie(c));
+  if (!id || !accounts::isSessionId(*id)) {
+    co_await fail(ctx, out, ErrorKind::NotSignedIn, kNotSignedIn, "");
+    co_return std::nullopt;
+  }
+  std::string session(*id);
+  auto resolved = co_await s.accounts.resolveSession(session);
+  if (!resolved) {
+    co_await fail(ctx, out, ErrorKind::NotSignedIn, kNotSignedIn, "");
+    co_return std::nullopt;
+  }
+  if (intent == Intent::Change) {
+    const std::string token(req.header("X-CSRF-Token"));
+    const bool matches = co_await s.accounts.csrfMatches(session, token);
+    if (!matches) {
+      co_await fail(ctx, out, ErrorKind::CsrfFailed,
+                    "a change needs the session's CSRF token in the X-CSRF-Token header (from "
+                    "GET /console/api/me)",
+                    "");
+      co_return std::nullopt;
+    }
+  }
+  store::User user = std::move(resolved)->user;
+  accounts::Actor actor{user.email, std::string(req.peer)};
+  co_return Caller{std::move(user), std::move(session), resolved->expires_at, std::move(actor)};
+}
+
+Awaitable<std::optional<MemberCaller>> member(const ConsoleServices& s,
+                                              exchange::RequestContext& ctx,
+                                              const http::Request& req, http::ResponseWriter& out,
+                                              accounts::Action action, Intent intent,
+                                              bool even_suspended) {
+  auto who = co_await signedIn(s, ctx, req, out, intent);
+  if (!who) {
+    co_return std::nullopt;
+  }
+  const std::string team_id(req.params.get("team"));
+  auto m = co_await s.accounts.memberOf(who->user, team_id);
+  if (!m) {
+    co_await fail(ctx, out, ErrorKind::ResourceNotFound, "no such team", "team");
+    co_return std::nullopt;
+  }
+  if (!accounts::allowed(m->role, action)) {
+    const std::string why = "a team " + std::string(accounts::roleName(m->role)) + " may not " +
+                            std::string(accounts::actionName(action));
+    co_await fail(ctx, out, ErrorKind::RoleForbidden, why, "");
+    co_return std::nullopt;
+  }
+  if (intent == Intent::Change && !even_suspended && m->team.state != "active") {
+    co_await fail(ctx, out, ErrorKind::TeamSuspended,
+                  "the team is suspended: its keys, usage and audit log can be read, nothing in "
+                  "it can be changed or run",
+                  "");
+    co_return std::nullopt;
+  }
+  co_return MemberCaller{*std::move(who), *std::move(m)};
+}
+
+Error refusalError(const accounts::Refusal& r) {
+  switch (r.kind) {
+    case RefusalKind::Invalid:
+      return {ErrorKind::InvalidValue, r.message, ""};
+    case RefusalKind::NotFound:
+      return {ErrorKind::ResourceNotFound, r.message, ""};
+    case RefusalKind::Forbidden:
+      return {ErrorKind::RoleForbidden, r.message, ""};
+    case RefusalKind::Conflict:
+      return {ErrorKind::Conflict, r.message, ""};
+  }
+  return {ErrorKind::Internal, r.message, ""};
+}
+
+Awaitable<void> fail(exchange::RequestContext& ctx, http::ResponseWriter& out, ErrorKind kind,
+                     std::string_view message, std::string_view param) {
+  const Error e{kind, std::string(message), std::string(param)};
+  co_await fail(ctx, out, e);
+}
+
+Awaitable<void> fail(exchange::RequestContext& ctx, http::ResponseWriter& out, const Error& e) {
+  ctx.error_code = std::string(errorSpec(e.kind).code);
+  http::Response r = http::Response::error(e);
+  r.header("Cache-Control", "no-store");
+  co_await out.send(std::move(r));
+}
+
+Awaitable<void> sendJson(http::ResponseWriter& out, json::Writer& w, int status) {
+  http::Response r = http::Response::json(status, w.take());
+  r.header("Cache-Control", "no-store");
+  co_await out.send(std::move(r));
+}
+
+Result<rapidjson::Document> jsonBody(const http::Request& req, BodyShape shape) {
+  rapidjson::Document doc;
+  std::optional<Error> refused = openai::parseObjectBody(doc, *req.body);
+  const auto in = [](std::initializer_list<std::string_view> names, std::string_view name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  if (!refused) {
+    for (const auto& m : doc.GetObject()) {
+      const std::string_view name = json::view(m.name);
+      const bool text = in(shape.required, name) || in(shape.optional, name);
+      if (!text && !in(shape.counts, name)) {
+        refused = Error{ErrorKind::UnknownParameter, "unknown member " + std::string(name),
+                        std::string(name)};
+      } else if (!m.value.IsNull() && (text ? !m.value.IsString() : !m.value.IsInt64())) {
+        refused = Error{ErrorKind::InvalidType,
+                        std::string(name) + (text ? " must be a string" : " must be an integer"),
+                        std::string(name)};
+      }
+      if (refused) {
+        break;
+      }
+    }
+  }
+  for (const std::string_view name : shape.required) {
+    if (refused) {
+      break;
+    }
+    if (!stringOf(doc, name)) {
+      refused =
+          Error{ErrorKind::MissingParameter, std::string(name) + " is required", std::string(name)};
+    }
+  }
+  if (refused) {
+    return *std::move(refused);
+  }
+  return doc;
+}
+
+std::optional<std::string> stringOf(const rapidjson::Value& body, std::string_view name) {
+  const auto v = json::stringMember(body, name);
+  return v ? std::optional<std::string>(*v) : std::nullopt;
+}
+
+}  // namespace tollgate::api::console

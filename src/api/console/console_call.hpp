@@ -1,0 +1,118 @@
+// What every call of the console's JSON API shares: the signed-in user from the session cookie
+// (401 not_signed_in), for a change the same-origin Origin and the session's CSRF token
+// (403 csrf_failed), the caller's role in the team the path names (404 for a team the caller is
+// not a member of, never a 403 that confirms it exists; 403 role_forbidden for an action the
+// role may not do), the refusals of accounts/ as the error catalogue's, and JSON answers that
+// are never cached. Console credentials are not API keys: a session never authorizes /v1, and an
+// API key is never looked at here.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <string>
+
+#include "accounts/account_service.hpp"
+#include "accounts/sessions.hpp"
+#include "api/services.hpp"
+#include "core/json.hpp"
+#include "exchange/request_context.hpp"
+#include "http/request.hpp"
+#include "http/writer.hpp"
+
+namespace tollgate::api::console {
+
+template <class T>
+using Awaitable = boost::asio::awaitable<T>;
+
+/// What the console's handlers are given.
+struct ConsoleServices {
+  const config::Config& config;
+  accounts::AccountService& accounts;
+  Services api;  ///< The inference path, for the playground.
+};
+
+/// A signed-in user, and the session they called with.
+struct Caller {
+  store::User user;
+  std::string session_id;
+  std::int64_t session_expires_at = 0;
+  accounts::Actor actor;  ///< The user, from the client's address (for the audit log).
+};
+
+/// A caller acting in the team the path names.
+struct MemberCaller {
+  Caller who;
+  accounts::TeamRole member;
+};
+
+/// Whether a call reads or changes: a change needs the Origin and the CSRF token.
+enum class Intent { Read, Change };
+
+/// The session cookie's name: __Host- prefixed when the console is served over https.
+std::string sessionCookie(const config::Console& c);
+
+/// The Set-Cookie value that starts session `id` (empty `id` and `max_age` 0: ends it).
+std::string sessionCookieValue(const config::Console& c, std::string_view id,
+                               std::int64_t max_age_seconds);
+
+/// True when the request's Origin is the console's own: `public_url`, else the origin the
+/// request was sent to (http://HOST from its Host header).
+bool sameOrigin(const config::Console& c, const http::Request& req);
+
+/// The caller, or nullopt once the refusal was answered.
+Awaitable<std::optional<Caller>> signedIn(const ConsoleServices& s, exchange::RequestContext& ctx,
+                                          const http::Request& req, http::ResponseWriter& out,
+                                          Intent intent);
+
+/// The caller as a member of team {team} allowed `action`, or nullopt once refused. A change
+/// to a suspended team is refused (403 team_suspended) unless `even_suspended`.
+Awaitable<std::optional<MemberCaller>> member(const ConsoleServices& s,
+                                              exchange::RequestContext& ctx,
+                                              const http::Request& req, http::ResponseWriter& out,
+                                              accounts::Action action, Intent intent,
+                                              bool even_suspended = false);
+
+/// The catalogue's error for a refusal of accounts/.
+Error refusalError(const accounts::Refusal& r);
+
+/// Answers `e` (never cached), recording its code for the access log.
+///
+/// The console's coroutines never build an object in a co_await expression (an Error in braces,
+/// a lambda with captures): GCC 12 destroys such a temporary from a byte-by-byte copy, and a
+/// short string in it is then freed from the wrong address. They name it first, or pass views.
+Awaitable<void> fail(exchange::RequestContext& ctx, http::ResponseWriter& out, const Error& e);
+/// Answers the error `kind` with `message` about `param`.
+Awaitable<void> fail(exchange::RequestContext& ctx, http::ResponseWriter& out, ErrorKind kind,
+                     std::string_view message, std::string_view param);
+
+/// Answers `w`'s JSON with `status`, never cached.
+Awaitable<void> sendJson(http::ResponseWriter& out, json::Writer& w, int status = 200);
+
+/// Answers an Outcome: its value written by `write`, or its refusal.
+template <class T, class Write>
+Awaitable<void> answer(exchange::RequestContext& ctx, http::ResponseWriter& out,
+                       const accounts::Outcome<T>& done, const Write& write, int status = 200) {
+  if (!done) {
+    const Error refused = refusalError(done.error());
+    co_return co_await fail(ctx, out, refused);
+  }
+  json::Writer w;
+  write(w, *done);
+  co_await sendJson(out, w, status);
+}
+
+/// What a call's JSON body may hold: strings `required` and `optional`, whole numbers `counts`.
+struct BodyShape {
+  std::initializer_list<std::string_view> required;
+  std::initializer_list<std::string_view> optional = {};
+  std::initializer_list<std::string_view> counts = {};
+};
+
+/// The request's JSON object body, checked against `shape` (an unknown member is refused, as is a
+/// member of the wrong type).
+Result<rapidjson::Document> jsonBody(const http::Request& req, BodyShape shape);
+
+/// A string member of a body jsonBody checked; nullopt when absent (or null).
+std::optional<std::string> stringOf(const rapidjson::Value& body, std::string_view name);
+
+}  // namespace tollgate::api::console

@@ -1,0 +1,15 @@
+// The console's routes: the sign-in page under /console/ and its JSON API under /console/api/
+// (docs/console-api.md), added beside the inference API's unless [console] enabled = false.
+#pragma once
+
+#include <vector>
+
+#include "api/console/console_call.hpp"
+#include "http/router.hpp"
+
+namespace tollgate::api::console {
+
+/// Appends the console's routes to `routes`; their handlers use `s` (copied into each).
+void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& s);
+
+}  // namespace tollgate::api::console

@@ -1,0 +1,74 @@
+// API keys through the console: created by a signed-in member (the secret shown once), listed
+// without secrets, revoked (at once on every gateway on the store).
+#include "api/console/handlers.hpp"
+
+namespace tollgate::api::console {
+
+Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx,
+                         http::Request& req, http::ResponseWriter& out) {
+  auto m = co_await member(s, ctx, req, out, accounts::Action::ViewTeam, Intent::Read);
+  if (!m) {
+    co_return;
+  }
+  const auto all = co_await s.accounts.listKeys(m->who.actor, m->member.team.name);
+  co_await answer(ctx, out, all, [](json::Writer& w, const std::vector<store::ApiKey>& v) {
+    w.startArray();
+    for (const store::ApiKey& k : v) {
+      accounts::writeKey(w, k);
+    }
+    w.endArray();
+  });
+}
+
+Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ctx,
+                          http::Request& req, http::ResponseWriter& out) {
+  auto m = co_await member(s, ctx, req, out, accounts::Action::CreateKey, Intent::Change);
+  if (!m) {
+    co_return;
+  }
+  auto body = jsonBody(req, {.required = {"name"}});
+  if (!body) {
+    co_return co_await fail(ctx, out, body.error());
+  }
+  // A user's key is their own: it works while they may create keys in the team.
+  const std::string name = *stringOf(*body, "name");
+  const auto made =
+      co_await s.accounts.createKey(m->who.actor, m->member.team.name, name, std::nullopt);
+  co_await answer(
+      ctx, out, made,
+      [](json::Writer& w, const accounts::CreatedKey& k) {
+        w.startObject();
+        w.key("key");
+        accounts::writeKey(w, k.key);
+        w.field("secret", k.full);  // Shown this once; only its keyed hash is stored.
+        w.endObject();
+      },
+      201);
+}
+
+Awaitable<void> revokeKey(const ConsoleServices& s, exchange::RequestContext& ctx,
+                          http::Request& req, http::ResponseWriter& out) {
+  auto m = co_await member(s, ctx, req, out, accounts::Action::ViewTeam, Intent::Change);
+  if (!m) {
+    co_return;
+  }
+  // Only a key of this team: another team's is "not found", never "forbidden".
+  const std::string public_id(req.params.get("key"));
+  const auto all = co_await s.accounts.listKeys(m->who.actor, m->member.team.name);
+  const bool ours = all && std::any_of(all->begin(), all->end(), [&](const store::ApiKey& k) {
+                      return k.public_id == public_id;
+                    });
+  if (!ours) {
+    co_return co_await fail(ctx, out, ErrorKind::ResourceNotFound, "no such key", "key");
+  }
+  // Accounts decides: any key for those who may revoke any, else only one's own.
+  const auto done = co_await s.accounts.revokeKey(m->who.actor, public_id);
+  co_await answer(ctx, out, done, [&](json::Writer& w, const accounts::Propagation& p) {
+    w.startObject();
+    w.field("revoked", public_id);
+    w.field("gateways_lagging", static_cast<std::int64_t>(p.lagging.size()));
+    w.endObject();
+  });
+}
+
+}  // namespace tollgate::api::console

@@ -1,0 +1,181 @@
+// Signing in with a one-time link, signing out, and who is signed in (GET /console/api/me).
+#include "api/console/handlers.hpp"
+#include "http/cookies.hpp"
+#include "http/form.hpp"
+
+namespace tollgate::api::console {
+namespace {
+
+/// The page a sign-in link opens: one button that signs in with a POST, so that mail scanners
+/// and link previews, which only GET, never use the token up.
+std::string signInPage(std::string_view token) {
+  std::string html =
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+      "content=\"width=device-width\"><title>Sign in to Tollgate</title><style>body{font:16px "
+      "system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{font:inherit;"
+      "padding:.5rem 1.25rem}</style></head><body><h1>Tollgate</h1>";
+  if (token.empty()) {
+    html +=
+        "<p>This sign-in link is incomplete. Ask your operator for a new one "
+        "(<code>tollgate admin login-link EMAIL</code>).</p>";
+  } else {
+    // The token's characters are checked by the caller: base62 and '-', nothing to escape.
+    html +=
+        "<p>Sign in to the console in this browser.</p><form method=\"post\" "
+        "action=\"/console/api/auth/link\"><input type=\"hidden\" name=\"token\" value=\"";
+    html += token;
+    html += "\"><button type=\"submit\">Sign in</button></form>";
+  }
+  return html + "</body></html>";
+}
+
+bool linkShaped(std::string_view token) {
+  if (token.size() > 64) {
+    return false;
+  }
+  for (const char c : token) {
+    const bool ok =
+        (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void writeMe(json::Writer& w, const Caller& who, const std::string& csrf, std::int64_t expires,
+             const std::vector<accounts::TeamRole>& teams, const config::Console& c) {
+  w.startObject();
+  w.key("user");
+  w.startObject();
+  w.field("id", who.user.id);
+  w.field("email", who.user.email);
+  w.field("name", who.user.name);
+  w.endObject();
+  w.field("csrf_token", csrf);
+  accounts::timeField(w, "session_expires_at", expires);
+  w.key("teams");
+  w.startArray();
+  for (const accounts::TeamRole& t : teams) {
+    w.startObject();
+    w.field("id", t.team.id);
+    w.field("name", t.team.name);
+    w.field("state", t.team.state);
+    w.field("role", accounts::roleName(t.role));
+    w.key("actions");
+    w.startArray();
+    for (const accounts::Action a : accounts::kActions) {
+      if (accounts::allowed(t.role, a)) {
+        w.string(accounts::actionName(a));
+      }
+    }
+    w.endArray();
+    w.endObject();
+  }
+  w.endArray();
+  w.key("sign_in");
+  w.startObject();
+  w.field("oidc", c.oidc.has_value());
+  w.field("links", c.login_links);
+  w.endObject();
+  w.endObject();
+}
+
+}  // namespace
+
+Awaitable<void> signInPage(const ConsoleServices& s, exchange::RequestContext& ctx,
+                           http::Request& req, http::ResponseWriter& out) {
+  (void)s;
+  const auto token = http::formValue(req.query, "token");
+  const std::string shown = token && *token && linkShaped(**token) ? **token : std::string();
+  http::Response page{200, "text/html; charset=utf-8", {}, signInPage(shown)};
+  page.header("Cache-Control", "no-store");
+  page.header("Referrer-Policy", "no-referrer");
+  page.header("X-Content-Type-Options", "nosniff");
+  page.header("Content-Security-Policy",
+              "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+              "frame-ancestors 'none'; base-uri 'none'");
+  ctx.status = 200;
+  co_await out.send(std::move(page));
+}
+
+Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContext& ctx,
+                               http::Request& req, http::ResponseWriter& out) {
+  const config::Console& c = s.config.console;
+  if (!c.login_links) {
+    co_return co_await fail(ctx, out, ErrorKind::SignInFailed,
+                            "sign-in links are off on this gateway", "");
+  }
+  // Login CSRF: a page elsewhere must not sign this browser in as someone else.
+  if (!sameOrigin(c, req)) {
+    co_return co_await fail(ctx, out, ErrorKind::CsrfFailed,
+                            "signing in must come from the console's own origin (Origin header)",
+                            "");
+  }
+  const bool form =
+      text::isMediaType(req.header("Content-Type"), "application/x-www-form-urlencoded");
+  std::string token;
+  if (form) {
+    auto field = http::formValue(*req.body, "token");
+    if (!field) {
+      co_return co_await fail(ctx, out, field.error());
+    }
+    token = field->value_or("");
+  } else {
+    auto body = jsonBody(req, {.required = {"token"}});
+    if (!body) {
+      co_return co_await fail(ctx, out, body.error());
+    }
+    token = stringOf(*body, "token").value_or("");
+  }
+  const std::string peer(req.peer);
+  auto opened = co_await s.accounts.redeemLoginLink(token, peer);
+  if (!opened) {
+    co_return co_await fail(ctx, out, ErrorKind::SignInFailed, opened.error().message, "token");
+  }
+  const std::int64_t max_age = (opened->expires_at - store::nowMs()) / 1000;
+  http::Response r;
+  if (form) {
+    r = http::Response{303, "text/plain; charset=utf-8", {}, "signed in\n"};
+    r.header("Location", "/console/");
+  } else {
+    json::Writer w;
+    w.startObject();
+    w.field("email", opened->user.email);
+    accounts::timeField(w, "session_expires_at", opened->expires_at);
+    w.endObject();
+    r = http::Response::json(200, w.take());
+  }
+  r.header("Set-Cookie", sessionCookieValue(c, opened->id, max_age));
+  r.header("Cache-Control", "no-store");
+  ctx.status = r.status;
+  co_await out.send(std::move(r));
+}
+
+Awaitable<void> signOut(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request& req,
+                        http::ResponseWriter& out) {
+  auto who = co_await signedIn(s, ctx, req, out, Intent::Change);
+  if (!who) {
+    co_return;
+  }
+  co_await s.accounts.closeSession(who->session_id);
+  http::Response r = http::Response::json(200, R"({"signed_out":true})");
+  r.header("Set-Cookie", sessionCookieValue(s.config.console, "", 0));
+  r.header("Cache-Control", "no-store");
+  co_await out.send(std::move(r));
+}
+
+Awaitable<void> me(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request& req,
+                   http::ResponseWriter& out) {
+  auto who = co_await signedIn(s, ctx, req, out, Intent::Read);
+  if (!who) {
+    co_return;
+  }
+  const std::string csrf = co_await s.accounts.csrfToken(who->session_id);
+  const auto teams = co_await s.accounts.teamsOf(who->user);
+  json::Writer w;
+  writeMe(w, *who, csrf, who->session_expires_at, teams, s.config.console);
+  co_await sendJson(out, w);
+}
+
+}  // namespace tollgate::api::console

@@ -1,0 +1,53 @@
+#include "http/cookies.hpp"
+
+namespace tollgate::http {
+namespace {
+
+constexpr int kMaxPairs = 64;
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::string_view> cookieValue(std::string_view header, std::string_view name) {
+  for (int pairs = 0; !header.empty() && pairs < kMaxPairs; ++pairs) {
+    const std::size_t end = header.find(';');
+    const std::string_view pair = trimmed(header.substr(0, end));
+    header = end == std::string_view::npos ? std::string_view{} : header.substr(end + 1);
+    const std::size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) {
+      continue;
+    }
+    if (trimmed(pair.substr(0, eq)) == name) {
+      std::string_view value = trimmed(pair.substr(eq + 1));
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+        value = value.substr(1, value.size() - 2);
+      }
+      return value;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string setCookie(std::string_view name, std::string_view value, bool secure,
+                      std::int64_t max_age_seconds) {
+  std::string out;
+  out.reserve(name.size() + value.size() + 64);
+  out.append(name).append("=").append(value);
+  out.append("; Path=/; Max-Age=").append(std::to_string(max_age_seconds));
+  out.append("; HttpOnly; SameSite=Lax");
+  if (secure) {
+    out.append("; Secure");
+  }
+  return out;
+}
+
+}  // namespace tollgate::http

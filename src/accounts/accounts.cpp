@@ -6,13 +6,13 @@
 
 #include "accounts/sessions.hpp"
 #include "auth/api_key.hpp"
+#include "core/email.hpp"
 #include "core/text.hpp"
 
 namespace tollgate::accounts {
 namespace {
 
 constexpr std::size_t kMaxNameChars = 100;
-constexpr std::size_t kMaxEmailBytes = 254;
 constexpr std::string_view kInvitePrefix = "inv-tollgate-";
 constexpr std::size_t kInviteSecretLength = 32;
 
@@ -76,14 +76,11 @@ Outcome<Ok> checkName(std::string_view what, const std::string& name) {
 }
 
 Outcome<std::string> checkEmail(const std::string& email) {
-  const std::string e = text::lowerAscii(email);
-  const std::size_t at = e.find('@');
-  if (e.size() > kMaxEmailBytes || !text::isValidUtf8(e) || text::hasControlCharacters(e) ||
-      e.find(' ') != std::string::npos || at == 0 || at == std::string::npos ||
-      at + 1 == e.size() || e.find('@', at + 1) != std::string::npos) {
+  std::optional<std::string> e = tollgate::email::normalize(email);
+  if (!e) {
     return invalid("not an email address: " + quoted(email));
   }
-  return e;
+  return std::move(*e);
 }
 
 Outcome<money::Pico> parseAmount(std::string_view text) {

@@ -65,5 +65,41 @@ TEST(Base64, RefusesWhatIsNotPaddedStandardBase64) {
   }
 }
 
+TEST(Base64Url, EncodesWithoutPaddingAndDecodesBack) {
+  for (const Vector& v : kRfc4648) {
+    std::string unpadded = v.text;
+    unpadded.erase(unpadded.find_last_not_of('=') + 1);
+    EXPECT_EQ(encodeUrl(v.bytes), unpadded) << v.bytes;
+    EXPECT_EQ(decodeUrl(unpadded), v.bytes) << unpadded;
+  }
+  EXPECT_EQ(encodeUrl("\xfb\xff"), "-_8");
+  EXPECT_EQ(decodeUrl("-_8"), "\xfb\xff");
+}
+
+TEST(Base64Url, EveryByteValueRoundTrips) {
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) {
+    bytes += static_cast<char>(b);
+    EXPECT_EQ(decodeUrl(encodeUrl(bytes)), bytes) << b;
+  }
+}
+
+TEST(Base64Url, RefusesAnythingButTheCanonicalUnpaddedSpelling) {
+  for (const char* text : {
+           "Zg==",    // padded
+           "Zm8=",    // padded
+           "Z",       // a length of 4n+1
+           "Zm9vY",   // a length of 4n+1
+           "+/8",     // the standard alphabet
+           "Zh",      // unused bits set ("Zg" is canonical)
+           "Zm9",     // unused bits set ("Zm8" is canonical)
+           "Zm 9",    // a space
+           "Zm9v\n",  // a line break
+       }) {
+    EXPECT_FALSE(decodeUrl(text).has_value()) << text;
+  }
+  EXPECT_EQ(decodeUrl(""), "");
+}
+
 }  // namespace
 }  // namespace tollgate::base64

@@ -16,17 +16,27 @@ constexpr std::size_t kFormAllowance = 1024 * 1024;
 /// Uploads past this size are kept in a temporary file, not in memory.
 constexpr std::size_t kUploadMemoryBytes = 256 * 1024;
 
-}  // namespace
-
-http::Router makeRouter(const Services& s, const http::Authenticator* authenticator,
-                        std::vector<http::Route> more) {
-  const std::size_t chat_body = s.config.gateway.max_body_bytes;
-  std::vector<http::Route> routes = std::move(more);
+/// /health and /ready.
+void addProbes(std::vector<http::Route>& routes, const Services& s) {
   routes.push_back({Method::Get, "/health", Access::Public, kSmallBody, {}, health});
   routes.push_back(
       {Method::Get, "/ready", Access::Public, kSmallBody, {}, [s](auto& ctx, auto& req, auto& out) {
          return ready(s, ctx, req, out);
        }});
+}
+
+}  // namespace
+
+http::Router makeProbedRouter(const Services& s, std::vector<http::Route> routes) {
+  addProbes(routes, s);
+  return http::Router(std::move(routes), nullptr);
+}
+
+http::Router makeRouter(const Services& s, const http::Authenticator* authenticator,
+                        std::vector<http::Route> more) {
+  const std::size_t chat_body = s.config.gateway.max_body_bytes;
+  std::vector<http::Route> routes = std::move(more);
+  addProbes(routes, s);
   routes.push_back({Method::Get, "/v1/models", Access::ApiKey, kSmallBody, {}, listModels});
   // {id*}: a slash-style id (openai/gpt-4o) is a model that does not exist, not a missing route.
   routes.push_back(

@@ -13,4 +13,8 @@ namespace tollgate::api {
 http::Router makeRouter(const Services& services, const http::Authenticator* authenticator,
                         std::vector<http::Route> more = {});
 
+/// A router of `routes` and the health probes (/health, /ready) only: the console's own
+/// listener.
+http::Router makeProbedRouter(const Services& services, std::vector<http::Route> routes);
+
 }  // namespace tollgate::api

@@ -90,14 +90,19 @@ int runGateway(const config::Config& config, const StoreSetup& setup,
     }
   }
   return net::serve(config, [&](providers::Transport& network, http::OutboundHttp& outbound,
-                                const std::atomic<bool>& draining) {
+                                const std::atomic<bool>& draining, net::Listener listener) {
     const api::Services services{
         config,   {network, providers::builtinAdapters(), redactor, breakers},
         outbound, draining,
         ledger,   open_team_id};
+    // The console is served beside /v1, unless it has a listener of its own.
     std::vector<http::Route> console;
-    if (accounts) {
+    const bool own = config.console.ownListener();
+    if (accounts && own == (listener == net::Listener::Console)) {
       api::console::addRoutes(console, {config, *accounts, services});
+    }
+    if (listener == net::Listener::Console) {
+      return api::makeProbedRouter(services, std::move(console));
     }
     return api::makeRouter(services, authenticator, std::move(console));
   });

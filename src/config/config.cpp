@@ -51,7 +51,7 @@ bool isIpAddress(const std::string& host, int family) {
 
 /// `HOST:PORT` where HOST is an IPv4 address, an IPv6 address in brackets, or `localhost`; the
 /// result is exactly what the listener binds, so serve can never refuse what this accepted.
-void parseListen(const TableReader& r, Gateway& g) {
+void parseListenKey(const TableReader& r, std::string& out_host, std::uint16_t& out_port) {
   const auto listen = r.string("listen");
   if (!listen) {
     return;
@@ -77,8 +77,8 @@ void parseListen(const TableReader& r, Gateway& g) {
            "host must be an IPv4 address, an IPv6 address in brackets, or localhost, not \"" +
                host + "\"");
   }
-  g.host = host;
-  g.port = *port;
+  out_host = host;
+  out_port = *port;
 }
 
 Gateway parseGateway(const TableReader& r) {
@@ -86,7 +86,7 @@ Gateway parseGateway(const TableReader& r) {
                "max_body_bytes", "max_upload_bytes", "header_timeout_ms", "body_timeout_ms",
                "idle_timeout_ms", "shutdown_timeout_ms"});
   Gateway g;
-  parseListen(r, g);
+  parseListenKey(r, g.host, g.port);
   if (const auto auth = r.string("auth")) {
     if (*auth == "open") {
       g.auth = AuthMode::Open;
@@ -233,6 +233,10 @@ UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
 }
 
 }  // namespace
+
+void parseListen(const TableReader& r, std::string& host, std::uint16_t& port) {
+  parseListenKey(r, host, port);
+}
 
 std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env) {
   const auto ref = r.string(key);
@@ -557,6 +561,10 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
   }
   if (const toml::table* c = r.table("console")) {
     config.console = parseConsole(TableReader(*c, "console", source), env);
+    if (config.console.ownListener() && config.console.port != 0 &&
+        config.console.port == config.gateway.port && config.console.host == config.gateway.host) {
+      TableReader(*c, "console", source).fail("listen", "must differ from [gateway] listen");
+    }
   }
   const toml::table* models = r.table("models");
   if (models == nullptr || models->empty()) {

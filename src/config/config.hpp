@@ -188,6 +188,10 @@ struct Oidc {
 /// The web console: pages under /console/, its JSON API under /console/api/.
 struct Console {
   bool enabled = true;
+  /// A listener of the console's own (HOST:PORT), so that it can be kept off the inference
+  /// port; empty host: served on the gateway's listener beside /v1.
+  std::string host;
+  std::uint16_t port = 0;
   /// The origin browsers reach the console at ("https://gw.example.com"): what sign-in links,
   /// redirect URIs, the Origin check and the cookie's Secure flag follow. Empty: the listener's
   /// own address over http.
@@ -206,6 +210,8 @@ struct Console {
 
   /// True when the console is served over https (the cookie is then Secure, __Host- named).
   bool https() const { return public_url.starts_with("https://"); }
+  /// True when the console has a listener of its own.
+  bool ownListener() const { return !host.empty(); }
 };
 
 struct Config {

@@ -70,7 +70,16 @@ std::string listenAddress(const Gateway& g) {
 }
 
 std::string consoleOrigin(const Config& c) {
-  return c.console.public_url.empty() ? "http://" + listenAddress(c.gateway) : c.console.public_url;
+  if (!c.console.public_url.empty()) {
+    return c.console.public_url;
+  }
+  if (c.console.ownListener()) {
+    Gateway own;
+    own.host = c.console.host;
+    own.port = c.console.port;
+    return "http://" + listenAddress(own);
+  }
+  return "http://" + listenAddress(c.gateway);
 }
 
 bool isLoopbackHost(std::string_view host) {
@@ -78,10 +87,12 @@ bool isLoopbackHost(std::string_view host) {
 }
 
 Console parseConsole(const TableReader& r, const EnvLookup& env) {
-  r.allowOnly({"enabled", "public_url", "owner_email", "allow_signup", "allowed_email_domains",
-               "login_links", "session_idle_seconds", "session_lifetime_seconds", "oidc"});
+  r.allowOnly({"enabled", "listen", "public_url", "owner_email", "allow_signup",
+               "allowed_email_domains", "login_links", "session_idle_seconds",
+               "session_lifetime_seconds", "oidc"});
   Console c;
   c.enabled = r.boolean("enabled").value_or(true);
+  parseListen(r, c.host, c.port);
   if (const auto url = r.string("public_url")) {
     c.public_url = publicUrl(r, *url);
   }

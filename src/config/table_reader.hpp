@@ -22,6 +22,10 @@ inline constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
 
 class TableReader;
 
+/// The table's `listen = "HOST:PORT"` into `host` and `port` (unchanged when absent): an IPv4
+/// address, an IPv6 address in brackets, or localhost; port 0 picks a free one.
+void parseListen(const TableReader& r, std::string& host, std::uint16_t& port);
+
 /// The secret `key` names as env::VARIABLE: the variable's value (not empty, no spaces or control
 /// characters); empty when the key is absent.
 std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tollgate::json {
 
@@ -66,6 +67,14 @@ class Writer {
   void field(std::string_view k, bool v) {
     key(k);
     boolean(v);
+  }
+  void field(std::string_view k, const std::vector<std::string>& v) {
+    key(k);
+    startArray();
+    for (const std::string& s : v) {
+      string(s);
+    }
+    endArray();
   }
 
   std::string take() { return std::string(buf_.GetString(), buf_.GetSize()); }

@@ -129,6 +129,16 @@ std::string printable(std::string_view s, std::size_t max_bytes) {
   return out;
 }
 
+std::string_view trimOws(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
 std::optional<std::int64_t> parseUtcDay(std::string_view day) {
   if (day.size() != 10 || day[4] != '-' || day[7] != '-') {
     return std::nullopt;

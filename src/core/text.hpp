@@ -25,6 +25,9 @@ constexpr char lowerAscii(char c) {
 /// `s` with its ASCII capital letters made small.
 std::string lowerAscii(std::string_view s);
 
+/// `s` without the spaces and tabs at either end (HTTP's optional whitespace, RFC 9110 §5.6.3).
+std::string_view trimOws(std::string_view s);
+
 /// True when `a` and `b` are equal but for the case of ASCII letters (header names).
 bool equalsIgnoreCase(std::string_view a, std::string_view b);
 

@@ -1,33 +1,25 @@
 #include "http/cookies.hpp"
 
+#include "core/text.hpp"
+
 namespace tollgate::http {
 namespace {
 
 constexpr int kMaxPairs = 64;
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 }  // namespace
 
 std::optional<std::string_view> cookieValue(std::string_view header, std::string_view name) {
   for (int pairs = 0; !header.empty() && pairs < kMaxPairs; ++pairs) {
     const std::size_t end = header.find(';');
-    const std::string_view pair = trimmed(header.substr(0, end));
+    const std::string_view pair = text::trimOws(header.substr(0, end));
     header = end == std::string_view::npos ? std::string_view{} : header.substr(end + 1);
     const std::size_t eq = pair.find('=');
     if (eq == std::string_view::npos) {
       continue;
     }
-    if (trimmed(pair.substr(0, eq)) == name) {
-      std::string_view value = trimmed(pair.substr(eq + 1));
+    if (text::trimOws(pair.substr(0, eq)) == name) {
+      std::string_view value = text::trimOws(pair.substr(eq + 1));
       if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
         value = value.substr(1, value.size() - 2);
       }

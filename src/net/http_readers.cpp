@@ -4,6 +4,8 @@
 #include <boost/beast/http/error.hpp>
 #include <string>
 
+#include "core/text.hpp"
+
 namespace tollgate::net {
 namespace {
 
@@ -15,16 +17,6 @@ constexpr std::size_t kReadAllowance = 16 * 1024;
 
 Error malformed(std::string what) {
   return Error{ErrorKind::InvalidValue, "malformed HTTP request: " + std::move(what), ""};
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 }  // namespace
@@ -113,7 +105,8 @@ std::optional<Error> checkRequestFraming(const http::request_header<>& head) {
     if (!http11) {
       return malformed("Transfer-Encoding is not allowed in an HTTP/1.0 request");
     }
-    if (codings > 1 || !beast::iequals(trim(head[http::field::transfer_encoding]), "chunked")) {
+    if (codings > 1 ||
+        !beast::iequals(text::trimOws(head[http::field::transfer_encoding]), "chunked")) {
       return malformed("the only Transfer-Encoding accepted is a single \"chunked\"");
     }
     if (head.count(http::field::content_length) > 0) {

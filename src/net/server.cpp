@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
+#include <vector>
 
 #include "core/json.hpp"
 #include "core/text.hpp"
@@ -44,11 +46,14 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 /// which may hold upstream calls, handlers' state and session guards) goes first.
 struct Worker {
   Worker(const config::Config& config, const RouterFactory& make_router,
-         const std::atomic<bool>& draining) {
+         const std::atomic<bool>& draining, std::span<const Listener> listeners) {
     upstream = makeUpstreamPool(ioc);
     outbound = makeOutbound(*upstream);
-    router.emplace(make_router(*upstream, *outbound, draining));
-    shared.reset(new SessionShared{config, *router, draining, access_log, {}, {}});
+    for (const Listener l : listeners) {
+      routers.push_back(
+          std::make_unique<http::Router>(make_router(*upstream, *outbound, draining, l)));
+      shared.emplace_back(new SessionShared{config, *routers.back(), draining, access_log, {}, {}});
+    }
   }
   ~Worker() {
     upstream->close();  // Idle pooled sockets go while their io_context still exists.
@@ -59,15 +64,17 @@ struct Worker {
   /// Closes every client connection: what is in flight ends at once.
   void closeClients() {
     error_code ignored;
-    for (tcp::socket* s : shared->open) {
-      s->close(ignored);
+    for (const auto& one : shared) {
+      for (tcp::socket* s : one->open) {
+        s->close(ignored);
+      }
     }
   }
 
   std::unique_ptr<UpstreamPool> upstream;
   std::unique_ptr<http::OutboundHttp> outbound;
-  std::optional<http::Router> router;
-  std::unique_ptr<SessionShared> shared;
+  std::vector<std::unique_ptr<http::Router>> routers;  ///< One per listener.
+  std::vector<std::unique_ptr<SessionShared>> shared;  ///< One per listener.
   asio::io_context ioc{1};
   AccessLog access_log{ioc};
 };
@@ -105,10 +112,12 @@ bool outOfResources(const error_code& ec) {
          ec == asio::error::no_memory || ec.value() == ENFILE;
 }
 
-/// Accepts on the first worker's thread and hands each connection to the workers in turn; the
-/// accepted socket already belongs to its worker's io_context.
+/// Accepts on the first worker's thread and hands each connection to the workers in turn (to
+/// their sessions of listener number `listener`); the accepted socket already belongs to its
+/// worker's io_context.
 asio::awaitable<void> acceptLoop(tcp::acceptor& acceptor,
-                                 const std::vector<std::unique_ptr<Worker>>& workers) {
+                                 const std::vector<std::unique_ptr<Worker>>& workers,
+                                 std::size_t listener) {
   asio::steady_timer backoff(acceptor.get_executor());
   bool starved = false;  // Logged once per episode of running out.
   for (std::size_t next = 0;;) {
@@ -134,7 +143,7 @@ asio::awaitable<void> acceptLoop(tcp::acceptor& acceptor,
     ++next;
     error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    asio::co_spawn(w.ioc, session(*w.shared, std::move(socket)), logFailure);
+    asio::co_spawn(w.ioc, session(*w.shared[listener], std::move(socket)), logFailure);
   }
 }
 
@@ -181,19 +190,29 @@ int serve(const config::Config& config, const RouterFactory& make_router) {
   raiseOpenFileLimit();
   const config::Gateway& g = config.gateway;
   std::atomic<bool> draining{false};
+  // The gateway's listener, and the console's when it has one of its own.
+  std::vector<Listener> kinds{Listener::Gateway};
+  std::vector<std::pair<std::string, std::uint16_t>> addresses{{g.host, g.port}};
+  if (config.console.enabled && config.console.ownListener()) {
+    kinds.push_back(Listener::Console);
+    addresses.emplace_back(config.console.host, config.console.port);
+  }
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned i = workerCount(g.workers); i > 0; --i) {
-    workers.push_back(std::make_unique<Worker>(config, make_router, draining));
+    workers.push_back(std::make_unique<Worker>(config, make_router, draining, kinds));
   }
-  tcp::acceptor acceptor(workers.front()->ioc);
-  tcp::endpoint endpoint;
-  try {
-    listen(acceptor, tcp::endpoint(asio::ip::make_address(g.host), g.port));
-    endpoint = acceptor.local_endpoint();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: cannot listen on %s:%u: %s\n", g.host.c_str(),
-                 static_cast<unsigned>(g.port), e.what());
-    return 1;
+  std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
+  std::vector<tcp::endpoint> endpoints;
+  for (const auto& [host, port] : addresses) {
+    acceptors.push_back(std::make_unique<tcp::acceptor>(workers.front()->ioc));
+    try {
+      listen(*acceptors.back(), tcp::endpoint(asio::ip::make_address(host), port));
+      endpoints.push_back(acceptors.back()->local_endpoint());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tollgate: cannot listen on %s:%u: %s\n", host.c_str(),
+                   static_cast<unsigned>(port), e.what());
+      return 1;
+    }
   }
 
   asio::io_context main_ioc{1};
@@ -206,7 +225,9 @@ int serve(const config::Config& config, const RouterFactory& make_router) {
   std::vector<std::thread> threads;
   using WorkGuard = asio::executor_work_guard<asio::io_context::executor_type>;
   std::vector<WorkGuard> keep_running;  // Workers wait for connections until shutdown.
-  asio::co_spawn(workers.front()->ioc, acceptLoop(acceptor, workers), logFailure);
+  for (std::size_t i = 0; i < acceptors.size(); ++i) {
+    asio::co_spawn(workers.front()->ioc, acceptLoop(*acceptors[i], workers, i), logFailure);
+  }
   for (auto& w : workers) {
     keep_running.emplace_back(w->ioc.get_executor());
     threads.emplace_back([&, worker = w.get()] {
@@ -217,21 +238,28 @@ int serve(const config::Config& config, const RouterFactory& make_router) {
       cv.notify_all();
     });
   }
-  std::printf("tollgate listening on %s\n", endpointText(endpoint).c_str());
+  std::printf("tollgate listening on %s\n", endpointText(endpoints.front()).c_str());
+  if (endpoints.size() > 1) {
+    std::printf("tollgate console listening on %s\n", endpointText(endpoints.back()).c_str());
+  }
   std::fflush(stdout);
 
   main_ioc.run();  // Returns once a signal arrived.
   draining = true;
-  asio::post(workers.front()->ioc, [&acceptor] {
+  asio::post(workers.front()->ioc, [&acceptors] {
     error_code ignored;
-    acceptor.close(ignored);
+    for (const auto& a : acceptors) {
+      a->close(ignored);
+    }
   });
   keep_running.clear();
   for (auto& w : workers) {
     asio::post(w->ioc, [worker = w.get()] {
       error_code ignored;
-      for (tcp::socket* s : worker->shared->idle) {
-        s->cancel(ignored);
+      for (const auto& one : worker->shared) {
+        for (tcp::socket* s : one->idle) {
+          s->cancel(ignored);
+        }
       }
     });
   }

@@ -1,5 +1,6 @@
-// The gateway's HTTP server: one io_context per worker thread, fed by one acceptor; each worker
-// has its own upstream pool, router and sessions. Graceful shutdown on SIGINT/SIGTERM.
+// The gateway's HTTP server: one io_context per worker thread, fed by one acceptor per listener
+// (the gateway's, and the console's when it has its own); each worker has its own upstream pool,
+// and a router and sessions per listener. Graceful shutdown on SIGINT/SIGTERM.
 #pragma once
 
 #include <atomic>
@@ -12,15 +13,19 @@
 
 namespace tollgate::net {
 
-/// Makes one worker's router from that worker's upstream transport, its outbound HTTP client
-/// (over the same pool) and the server's draining flag (true once shutdown began). Called once
-/// per worker, before serving.
+/// Which listener a router serves: the gateway's, or the console's own ([console] listen).
+enum class Listener { Gateway, Console };
+
+/// Makes one worker's router for `listener` from that worker's upstream transport, its outbound
+/// HTTP client (over the same pool) and the server's draining flag (true once shutdown began).
+/// Called once per worker and listener, before serving.
 using RouterFactory =
     std::function<http::Router(providers::Transport& network, http::OutboundHttp& outbound,
-                               const std::atomic<bool>& draining)>;
+                               const std::atomic<bool>& draining, Listener listener)>;
 
 /// Serves until SIGINT or SIGTERM, then drains within gateway.shutdown_timeout. Prints
-/// `tollgate listening on HOST:PORT` on stdout once accepting. Returns the process exit code.
+/// `tollgate listening on HOST:PORT` on stdout once accepting (and `tollgate console listening
+/// on HOST:PORT` when the console has a listener of its own). Returns the process exit code.
 int serve(const config::Config& config, const RouterFactory& make_router);
 
 }  // namespace tollgate::net

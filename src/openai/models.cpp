@@ -30,15 +30,6 @@ Result<bool> allowFlag(std::string_view query, std::string_view name) {
                std::string(name)};
 }
 
-void writeStrings(json::Writer& w, std::string_view key, const std::vector<std::string>& v) {
-  w.key(key);
-  w.startArray();
-  for (const std::string& s : v) {
-    w.string(s);
-  }
-  w.endArray();
-}
-
 /// One item of the list (spec §2.2).
 void writeModel(json::Writer& w, const config::Model& m) {
   w.startObject();
@@ -54,8 +45,8 @@ void writeModel(json::Writer& w, const config::Model& m) {
   w.rawNumber(money::formatUsd(m.output_cost_per_token));
   w.field("max_input_tokens", m.max_input_tokens);
   w.field("max_output_tokens", m.max_output_tokens);
-  writeStrings(w, "input_modalities", m.input_modalities);
-  writeStrings(w, "output_modalities", m.output_modalities);
+  w.field("input_modalities", m.input_modalities);
+  w.field("output_modalities", m.output_modalities);
   w.field("display_name", m.display_name);
   w.key("model_info");
   w.raw(m.model_info_json);

@@ -334,3 +334,42 @@ describe('console on PostgreSQL, two gateways', { skip: PG.skip }, () => {
     assertError(await onA.call('GET', '/console/api/me'), { status: 401, code: 'not_signed_in' });
   });
 });
+
+describe('the console on a listener of its own, or off', () => {
+  let gw;
+  let off;
+  let consoleURL;
+  const { ok } = adminOf(() => ({ configPath: gw.configPath, env: { XDG_DATA_HOME: gw.dataHome } }));
+  before(async () => {
+    const dead = `http://127.0.0.1:${await closedPort()}/v1`;
+    const config = standardConfig(dead, dead, { gateway: { auth: 'required' } });
+    config.console = { listen: '127.0.0.1:0' };
+    gw = await startGateway({ config });
+    const port = /^tollgate console listening on 127\.0\.0\.1:(\d+)$/m.exec(gw.stdout)?.[1];
+    assert.ok(port, `no console listener line in: ${gw.stdout}`);
+    consoleURL = `http://127.0.0.1:${port}`;
+    const disabled = standardConfig(dead, dead, { gateway: { auth: 'required' } });
+    disabled.console = { enabled: false };
+    off = await startGateway({ config: disabled });
+  });
+  after(async () => {
+    await gw?.stop();
+    await off?.stop();
+  });
+
+  test('the console answers only on its listener, and the inference API only on the gateway\'s', async () => {
+    assertError(await request(gw.baseURL, 'GET', '/console/api/me'), { status: 404, code: 'not_found' });
+    const link = (await ok('login-link', 'own@acme.test')).stdout;
+    assert.ok(link.startsWith(`http://127.0.0.1:`) && !link.startsWith(gw.baseURL), 'the link names the console\'s listener');
+    const s = await consoleSession({ baseURL: consoleURL }).signIn(linkToken(link));
+    assert.equal(s.me.user.email, 'own@acme.test');
+    assertError(await request(consoleURL, 'GET', '/v1/models'), { status: 404, code: 'not_found' });
+    assert.equal((await request(consoleURL, 'GET', '/health')).status, 200);
+  });
+
+  test('enabled = false removes every console route', async () => {
+    assertError(await request(off.baseURL, 'GET', '/console/api/me'), { status: 404, code: 'not_found' });
+    assertError(await request(off.baseURL, 'GET', '/console/signin'), { status: 404, code: 'not_found' });
+    assert.doesNotMatch(off.stdout, /sign in to the console/);
+  });
+});

@@ -7,15 +7,6 @@
 namespace tollgate::api::console {
 namespace {
 
-void writeStrings(json::Writer& w, std::string_view key, const std::vector<std::string>& v) {
-  w.key(key);
-  w.startArray();
-  for (const std::string& s : v) {
-    w.string(s);
-  }
-  w.endArray();
-}
-
 /// `allow_tee` / `allow_zdr`: absent or true includes the models tagged so, false leaves them out.
 Result<bool> allowed(const http::Request& req, std::string_view name) {
   auto v = http::formValue(req.query, name);
@@ -64,8 +55,8 @@ Awaitable<void> listModels(const ConsoleServices& s, exchange::RequestContext& c
     accounts::usdField(w, "cost_per_audio_second", m.cost_per_audio_second);
     w.field("max_input_tokens", m.max_input_tokens);
     w.field("max_output_tokens", m.max_output_tokens);
-    writeStrings(w, "input_modalities", m.input_modalities);
-    writeStrings(w, "output_modalities", m.output_modalities);
+    w.field("input_modalities", m.input_modalities);
+    w.field("output_modalities", m.output_modalities);
     w.endObject();
   }
   w.endArray();
@@ -96,7 +87,7 @@ Awaitable<void> listFunctions(const ConsoleServices& s, exchange::RequestContext
       w.endObject();
     }
     w.endArray();
-    writeStrings(w, "fallback_variants", f.fallback_variants);
+    w.field("fallback_variants", f.fallback_variants);
     w.endObject();
   }
   w.endArray();

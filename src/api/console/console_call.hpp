@@ -12,6 +12,7 @@
 #include <string>
 
 #include "accounts/account_service.hpp"
+#include "accounts/records_json.hpp"
 #include "accounts/sessions.hpp"
 #include "api/services.hpp"
 #include "core/json.hpp"
@@ -99,6 +100,35 @@ Awaitable<void> answer(exchange::RequestContext& ctx, http::ResponseWriter& out,
   json::Writer w;
   write(w, *done);
   co_await sendJson(out, w, status);
+}
+
+/// Answers a list: a JSON array of its items, each written by `write_item`.
+template <class T, class WriteItem>
+Awaitable<void> answerList(exchange::RequestContext& ctx, http::ResponseWriter& out,
+                           const accounts::Outcome<std::vector<T>>& done, WriteItem write_item) {
+  const auto write = [&write_item](json::Writer& w, const std::vector<T>& items) {
+    w.startArray();
+    for (const T& item : items) {
+      write_item(w, item);
+    }
+    w.endArray();
+  };
+  co_await answer(ctx, out, done, write);
+}
+
+/// A page of a listing: `{"data": [items], "next_cursor": …}`, the cursor null on the last page.
+template <class T, class WriteItem>
+void writePage(json::Writer& w, const std::vector<T>& items, WriteItem write_item,
+               const std::optional<std::string>& next_cursor) {
+  w.startObject();
+  w.key("data");
+  w.startArray();
+  for (const T& item : items) {
+    write_item(w, item);
+  }
+  w.endArray();
+  accounts::textField(w, "next_cursor", next_cursor);
+  w.endObject();
 }
 
 /// What a call's JSON body may hold: strings `required` and `optional`, whole numbers `counts`.

@@ -11,13 +11,7 @@ Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx
     co_return;
   }
   const auto all = co_await s.accounts.listKeys(m->who.actor, m->member.team.name);
-  co_await answer(ctx, out, all, [](json::Writer& w, const std::vector<store::ApiKey>& v) {
-    w.startArray();
-    for (const store::ApiKey& k : v) {
-      accounts::writeKey(w, k);
-    }
-    w.endArray();
-  });
+  co_await answerList(ctx, out, all, accounts::writeKey);
 }
 
 Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ctx,

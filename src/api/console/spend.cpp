@@ -181,19 +181,10 @@ Awaitable<void> spendRows(const ConsoleServices& s, exchange::RequestContext& ct
     co_return co_await fail(ctx, out, q.error());
   }
   const auto rows = co_await s.accounts.listSpend(q->filter);
+  const bool more = static_cast<std::int64_t>(rows.size()) == q->limit && !rows.empty();
   json::Writer w;
-  w.startObject();
-  w.key("data");
-  w.startArray();
-  for (const store::SpendRow& r : rows) {
-    accounts::writeSpendRow(w, r);
-  }
-  w.endArray();
-  accounts::textField(w, "next_cursor",
-                      static_cast<std::int64_t>(rows.size()) == q->limit && !rows.empty()
-                          ? std::optional(cursorOf(rows.back()))
-                          : std::nullopt);
-  w.endObject();
+  writePage(w, rows, accounts::writeSpendRow,
+            more ? std::optional(cursorOf(rows.back())) : std::nullopt);
   co_await sendJson(out, w);
 }
 
@@ -232,19 +223,10 @@ Awaitable<void> auditLog(const ConsoleServices& s, exchange::RequestContext& ctx
   }
   const store::AuditFilter f{m->member.team.id, *before, *limit};
   const auto entries = co_await s.accounts.listAudit(f);
+  const bool more = static_cast<std::int64_t>(entries.size()) == *limit && !entries.empty();
   json::Writer w;
-  w.startObject();
-  w.key("data");
-  w.startArray();
-  for (const store::AuditEntry& e : entries) {
-    accounts::writeAuditEntry(w, e);
-  }
-  w.endArray();
-  accounts::textField(w, "next_cursor",
-                      static_cast<std::int64_t>(entries.size()) == *limit && !entries.empty()
-                          ? std::optional(entries.back().id)
-                          : std::nullopt);
-  w.endObject();
+  writePage(w, entries, accounts::writeAuditEntry,
+            more ? std::optional(entries.back().id) : std::nullopt);
   co_await sendJson(out, w);
 }
 

@@ -137,13 +137,7 @@ Awaitable<void> listMembers(const ConsoleServices& s, exchange::RequestContext& 
     co_return;
   }
   const auto all = co_await s.accounts.listMembers(m->who.actor, m->member.team.name);
-  co_await answer(ctx, out, all, [](json::Writer& w, const std::vector<store::Member>& v) {
-    w.startArray();
-    for (const store::Member& x : v) {
-      accounts::writeMember(w, x);
-    }
-    w.endArray();
-  });
+  co_await answerList(ctx, out, all, accounts::writeMember);
 }
 
 Awaitable<void> changeMember(const ConsoleServices& s, exchange::RequestContext& ctx,
@@ -196,13 +190,7 @@ Awaitable<void> listInvitations(const ConsoleServices& s, exchange::RequestConte
     co_return;
   }
   const auto all = co_await s.accounts.listInvites(m->who.actor, m->member.team.name);
-  co_await answer(ctx, out, all, [](json::Writer& w, const std::vector<store::Invite>& v) {
-    w.startArray();
-    for (const store::Invite& i : v) {
-      accounts::writeInvite(w, i);
-    }
-    w.endArray();
-  });
+  co_await answerList(ctx, out, all, accounts::writeInvite);
 }
 
 Awaitable<void> createInvitation(const ConsoleServices& s, exchange::RequestContext& ctx,

@@ -231,6 +231,36 @@ AccountService::Awaitable<bool> AccountService::closeSession(std::string id) {
   });
 }
 
+AccountService::Awaitable<bool> AccountService::beginOidcLogin(std::string state,
+                                                               store::OidcLogin login) {
+  return run([state = std::move(state), login = std::move(login)](Accounts& a) {
+    a.sessions().beginOidcLogin(state, login);
+    return true;
+  });
+}
+
+AccountService::Awaitable<std::optional<store::OidcLogin>> AccountService::takeOidcLogin(
+    std::string state) {
+  return run([state = std::move(state)](Accounts& a) { return a.sessions().takeOidcLogin(state); });
+}
+
+AccountService::Awaitable<Outcome<NewSession>> AccountService::openWithProvider(
+    std::string email, bool allow_signup, std::string source) {
+  return run([email = std::move(email), allow_signup, source = std::move(source)](Accounts& a) {
+    return a.sessions().openWithProvider(email, allow_signup, source);
+  });
+}
+
+AccountService::Awaitable<bool> AccountService::recordSignInFailure(std::string who,
+                                                                    std::string reason,
+                                                                    std::string source) {
+  return run(
+      [who = std::move(who), reason = std::move(reason), source = std::move(source)](Accounts& a) {
+        a.sessions().recordFailure(who, reason, source);
+        return true;
+      });
+}
+
 AccountService::Awaitable<Outcome<TeamRole>> AccountService::memberOf(store::User user,
                                                                       std::string team_id) {
   return run([user = std::move(user), team_id = std::move(team_id)](Accounts& a) {

@@ -84,6 +84,11 @@ class AccountService {
   Awaitable<std::string> csrfToken(std::string id);
   Awaitable<Outcome<NewSession>> redeemLoginLink(std::string token, std::string source);
   Awaitable<bool> closeSession(std::string id);
+  Awaitable<bool> beginOidcLogin(std::string state, store::OidcLogin login);
+  Awaitable<std::optional<store::OidcLogin>> takeOidcLogin(std::string state);
+  Awaitable<Outcome<NewSession>> openWithProvider(std::string email, bool allow_signup,
+                                                  std::string source);
+  Awaitable<bool> recordSignInFailure(std::string who, std::string reason, std::string source);
   Awaitable<Outcome<TeamRole>> memberOf(store::User user, std::string team_id);
   Awaitable<std::vector<TeamRole>> teamsOf(store::User user);
   Awaitable<std::vector<store::SpendTotal>> summarizeSpend(std::string team_id,

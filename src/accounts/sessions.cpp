@@ -131,6 +131,41 @@ Outcome<NewSession> Sessions::redeemLoginLink(std::string_view token, const std:
   return s;
 }
 
+void Sessions::beginOidcLogin(std::string_view state, const store::OidcLogin& login) {
+  store::Transaction tx(store_.connection());
+  store_.deleteStaleOidcLogins(store::nowMs());
+  store_.createOidcLogin(hashOf("oidc-state", state), login);
+  tx.commit();
+}
+
+std::optional<store::OidcLogin> Sessions::takeOidcLogin(std::string_view state) {
+  return store_.takeOidcLogin(hashOf("oidc-state", state));
+}
+
+Outcome<NewSession> Sessions::openWithProvider(const std::string& email, bool allow_signup,
+                                               const std::string& source) {
+  const Outcome<std::string> e = checkEmail(email);
+  if (!e) {
+    recordFailure(email, "identity provider: an email that is not an address", source);
+    return e.error();
+  }
+  store::Transaction tx(store_.connection());
+  auto user = store_.findUser(*e);
+  if (!user && allow_signup) {
+    user = store_.addUser(*e, "");
+    store_.appendAudit({.actor = *e, .action = "user.signed_up", .target = *e, .source = source});
+  }
+  if (!user) {
+    recordFailure(*e, "identity provider: not a user, and sign-up is off", source);
+    tx.commit();
+    return Refusal{RefusalKind::NotFound,
+                   "no user has this email address: ask for an invitation or to be added"};
+  }
+  NewSession s = openIn(*user, "oidc", source);
+  tx.commit();
+  return s;
+}
+
 void Sessions::recordFailure(std::string_view who, std::string_view reason,
                              const std::string& source) {
   store_.appendAudit({.actor = who.empty() ? std::string("unknown") : std::string(who),

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -53,6 +54,18 @@ class Sessions {
   Outcome<std::string> createLoginLink(const std::string& email);
   /// Uses the sign-in token once and opens a session for its user.
   Outcome<NewSession> redeemLoginLink(std::string_view token, const std::string& source);
+
+  /// Records a sign-in with the identity provider under way, found again by its `state` (only a
+  /// keyed hash of it is stored); forgets those that expired unused.
+  void beginOidcLogin(std::string_view state, const store::OidcLogin& login);
+  /// The sign-in under way for `state`, removed as it is read: a state is used once at most
+  /// (nullopt when unknown or used already; the caller checks expires_at).
+  std::optional<store::OidcLogin> takeOidcLogin(std::string_view state);
+  /// Opens a session for the person with the verified `email` the identity provider vouched
+  /// for: an existing user, or a new one when `allow_signup`; refused NotFound otherwise (and
+  /// recorded as a failed sign-in).
+  Outcome<NewSession> openWithProvider(const std::string& email, bool allow_signup,
+                                       const std::string& source);
 
   /// Records a refused sign-in (its reason, never a secret) in the audit log.
   void recordFailure(std::string_view who, std::string_view reason, const std::string& source);

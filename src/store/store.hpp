@@ -309,6 +309,8 @@ class Store {
   void createOidcLogin(const std::string& state_hash, const OidcLogin& login);
   /// Removes and returns the login under way with this state (so it serves once).
   std::optional<OidcLogin> takeOidcLogin(const std::string& state_hash);
+  /// Forgets the sign-ins under way that expired unused; how many.
+  std::int64_t deleteStaleOidcLogins(std::int64_t now);
   void appendAudit(const AuditEntry& e);
   std::vector<AuditEntry> listAudit(const AuditFilter& f);
 

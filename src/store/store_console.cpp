@@ -75,6 +75,11 @@ std::optional<OidcLogin> Store::takeOidcLogin(const std::string& state_hash) {
   return OidcLogin{r.text(0), r.text(1), r.text(2), r.integer(3)};
 }
 
+std::int64_t Store::deleteStaleOidcLogins(std::int64_t now) {
+  return static_cast<std::int64_t>(
+      c_->query("DELETE FROM oidc_logins WHERE expires_at <= $1 RETURNING 1", {now}).size());
+}
+
 void Store::appendAudit(const AuditEntry& e) {
   c_->query(
       "INSERT INTO audit_log (id, at, actor, team_id, action, target, source) VALUES ($1, $2, $3, "

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -25,11 +26,16 @@ namespace tollgate::api::console {
 template <class T>
 using Awaitable = boost::asio::awaitable<T>;
 
+class OidcClient;
+
 /// What the console's handlers are given.
 struct ConsoleServices {
   const config::Config& config;
   accounts::AccountService& accounts;
   Services api;  ///< The inference path, for the playground.
+  /// This worker's client of the identity provider; null without [console.oidc] (addRoutes
+  /// makes it).
+  std::shared_ptr<OidcClient> oidc = nullptr;
 };
 
 /// A signed-in user, and the session they called with.

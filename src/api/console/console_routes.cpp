@@ -1,6 +1,7 @@
 #include "api/console/console_routes.hpp"
 
 #include "api/console/handlers.hpp"
+#include "api/console/oidc_client.hpp"
 #include "store/connection.hpp"
 
 namespace tollgate::api::console {
@@ -31,7 +32,11 @@ Awaitable<void> guarded(Handler h, const ConsoleServices& s, exchange::RequestCo
 
 }  // namespace
 
-void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& s) {
+void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& given) {
+  ConsoleServices s = given;
+  if (s.config.console.oidc && !s.oidc) {
+    s.oidc = std::make_shared<OidcClient>(*s.config.console.oidc, s.api.outbound);
+  }
   const auto add = [&](Method method, std::string pattern, Handler h,
                        std::vector<std::string> types = {}, std::size_t limit = kSmallBody) {
     routes.push_back(
@@ -45,6 +50,8 @@ void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& s) {
       {"application/json", "application/x-www-form-urlencoded"});
   add(Method::Post, "/console/api/auth/logout", signOut);
   add(Method::Get, "/console/api/me", me);
+  add(Method::Get, "/console/api/auth/oidc/start", oidcStart);
+  add(Method::Get, "/console/api/auth/oidc/callback", oidcCallback);
   add(Method::Get, "/console/api/models", listModels);
   add(Method::Get, "/console/api/functions", listFunctions);
   add(Method::Get, "/console/api/teams", listTeams);

@@ -9,7 +9,8 @@
 
 namespace tollgate::api::console {
 
-/// Appends the console's routes to `routes`; their handlers use `s` (copied into each).
+/// Appends the console's routes to `routes`; their handlers use `s` (copied into each). Called
+/// once per worker: with [console.oidc], the worker's client of the provider is made here.
 void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& s);
 
 }  // namespace tollgate::api::console

@@ -14,10 +14,14 @@ namespace tollgate::api::console {
                        http::Request& req, http::ResponseWriter& out)
 
 // Signing in and out (signin.cpp).
-TOLLGATE_CONSOLE_HANDLER(signInPage);      ///< GET /console/signin?token=
+TOLLGATE_CONSOLE_HANDLER(signInPage);      ///< GET /console/signin?token=&error=
 TOLLGATE_CONSOLE_HANDLER(signInWithLink);  ///< POST /console/api/auth/link
 TOLLGATE_CONSOLE_HANDLER(signOut);         ///< POST /console/api/auth/logout
 TOLLGATE_CONSOLE_HANDLER(me);              ///< GET /console/api/me
+
+// Signing in with the OpenID Connect provider (oidc.cpp).
+TOLLGATE_CONSOLE_HANDLER(oidcStart);     ///< GET /console/api/auth/oidc/start?return_to=
+TOLLGATE_CONSOLE_HANDLER(oidcCallback);  ///< GET /console/api/auth/oidc/callback?code&state&iss
 
 // Teams, members, invitations (teams.cpp).
 TOLLGATE_CONSOLE_HANDLER(listTeams);         ///< GET /console/api/teams

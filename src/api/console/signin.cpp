@@ -1,30 +1,44 @@
-// Signing in with a one-time link, signing out, and who is signed in (GET /console/api/me).
+// The sign-in page, signing in with a one-time link, signing out, and who is signed in
+// (GET /console/api/me).
 #include "api/console/handlers.hpp"
+#include "api/console/oidc_flow.hpp"
 #include "http/cookies.hpp"
 #include "http/form.hpp"
 
 namespace tollgate::api::console {
 namespace {
 
-/// The page a sign-in link opens: one button that signs in with a POST, so that mail scanners
-/// and link previews, which only GET, never use the token up.
-std::string signInPage(std::string_view token) {
+/// The sign-in page: with a sign-in link's token, one button that signs in with a POST, so that
+/// mail scanners and link previews, which only GET, never use the token up; with an identity
+/// provider, a link that starts signing in with it; after a failed sign-in, what went wrong.
+std::string signInPage(std::string_view token, bool oidc, std::string_view error_text) {
   std::string html =
       "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
       "content=\"width=device-width\"><title>Sign in to Tollgate</title><style>body{font:16px "
       "system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{font:inherit;"
-      "padding:.5rem 1.25rem}</style></head><body><h1>Tollgate</h1>";
-  if (token.empty()) {
-    html +=
-        "<p>This sign-in link is incomplete. Ask your operator for a new one "
-        "(<code>tollgate admin login-link EMAIL</code>).</p>";
-  } else {
+      "padding:.5rem 1.25rem}.error{color:#a00}</style></head><body><h1>Tollgate</h1>";
+  if (!error_text.empty()) {
+    // A fixed text of oidc_flow's, chosen by a known code: nothing of the query is shown.
+    html += "<p class=\"error\">";
+    html += error_text;
+    html += "</p>";
+  }
+  if (!token.empty()) {
     // The token's characters are checked by the caller: base62 and '-', nothing to escape.
     html +=
         "<p>Sign in to the console in this browser.</p><form method=\"post\" "
         "action=\"/console/api/auth/link\"><input type=\"hidden\" name=\"token\" value=\"";
     html += token;
     html += "\"><button type=\"submit\">Sign in</button></form>";
+  }
+  if (oidc) {
+    html +=
+        "<p><a href=\"/console/api/auth/oidc/start\">Sign in with your identity provider</a>"
+        "</p>";
+  } else if (token.empty()) {
+    html +=
+        "<p>This sign-in link is incomplete. Ask your operator for a new one "
+        "(<code>tollgate admin login-link EMAIL</code>).</p>";
   }
   return html + "</body></html>";
 }
@@ -85,10 +99,15 @@ void writeMe(json::Writer& w, const Caller& who, const std::string& csrf, std::i
 
 Awaitable<void> signInPage(const ConsoleServices& s, exchange::RequestContext& ctx,
                            http::Request& req, http::ResponseWriter& out) {
-  (void)s;
   const auto token = http::formValue(req.query, "token");
   const std::string shown = token && *token && linkShaped(**token) ? **token : std::string();
-  http::Response page{200, "text/html; charset=utf-8", {}, signInPage(shown)};
+  const auto error = http::formValue(req.query, "error");
+  const std::string_view error_text =
+      error && *error ? signInErrorText(**error) : std::string_view();
+  http::Response page{200,
+                      "text/html; charset=utf-8",
+                      {},
+                      signInPage(shown, s.config.console.oidc.has_value(), error_text)};
   page.header("Cache-Control", "no-store");
   page.header("Referrer-Policy", "no-referrer");
   page.header("X-Content-Type-Options", "nosniff");

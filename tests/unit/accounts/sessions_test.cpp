@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "accounts/outcomes.hpp"
@@ -106,6 +107,56 @@ TEST_F(SessionsTest, TheCsrfTokenIsTheSessionsOwn) {
   EXPECT_FALSE(s.csrfMatches(a.id, "zz"));
   Sessions other(*store_, "another server secret entirely, 32+", {});
   EXPECT_NE(other.csrfToken(a.id), s.csrfToken(a.id));
+}
+
+}  // namespace
+}  // namespace tollgate::accounts
+
+namespace tollgate::accounts {
+namespace {
+
+TEST_F(SessionsTest, AnOidcLoginIsStoredByTheHashOfItsStateAndServesOnce) {
+  Sessions s = sessions();
+  const std::string state = "a-state-of-forty-three-characters-xxxxxxxxx";
+  const store::OidcLogin login{"the-nonce", "the-verifier", "/console/keys",
+                               store::nowMs() + 600'000};
+  s.beginOidcLogin(state, login);
+  EXPECT_EQ(rows("oidc_logins"), 1);
+  EXPECT_TRUE(store_->connection()
+                  .query("SELECT 1 FROM oidc_logins WHERE state_hash = $1", {state})
+                  .empty());
+  EXPECT_FALSE(s.takeOidcLogin("another state"));
+  const auto taken = s.takeOidcLogin(state);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->nonce, "the-nonce");
+  EXPECT_EQ(taken->code_verifier, "the-verifier");
+  EXPECT_EQ(taken->return_to, "/console/keys");
+  EXPECT_FALSE(s.takeOidcLogin(state)) << "a replayed state finds nothing";
+}
+
+TEST_F(SessionsTest, StartingAnOidcLoginForgetsTheExpiredOnes) {
+  Sessions s = sessions();
+  s.beginOidcLogin("old", {"n", "v", "/console/", store::nowMs() - 1});
+  s.beginOidcLogin("new", {"n", "v", "/console/", store::nowMs() + 600'000});
+  EXPECT_EQ(rows("oidc_logins"), 1);
+  EXPECT_TRUE(s.takeOidcLogin("new"));
+}
+
+TEST_F(SessionsTest, TheProviderSignsInUsersAndNewcomersOnlyWithSignUp) {
+  Sessions s = sessions();
+  store_->addUser("ann@acme.test", "");
+  const NewSession ann = value(s.openWithProvider("ann@acme.test", false, "10.0.0.1"));
+  EXPECT_EQ(value(s.resolve(ann.id)).user.email, "ann@acme.test");
+  EXPECT_TRUE(
+      refused(s.openWithProvider("bob@acme.test", false, "10.0.0.1"), RefusalKind::NotFound));
+  EXPECT_FALSE(store_->findUser("bob@acme.test"));
+  const NewSession bob = value(s.openWithProvider("bob@acme.test", true, "10.0.0.1"));
+  EXPECT_EQ(bob.user.email, "bob@acme.test");
+  EXPECT_TRUE(store_->findUser("bob@acme.test"));
+  std::vector<std::string> actions = auditActions();
+  std::sort(actions.begin(), actions.end());
+  EXPECT_EQ(actions,
+            (std::vector<std::string>{"signin", "signin", "signin.failed", "user.signed_up"}));
 }
 
 }  // namespace

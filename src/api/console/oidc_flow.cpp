@@ -1,0 +1,190 @@
+#include "api/console/oidc_flow.hpp"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+
+#include "core/base64.hpp"
+#include "core/text.hpp"
+
+namespace tollgate::api::console {
+namespace {
+
+bool unreserved(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+
+void addParam(std::string& query, std::string_view name, std::string_view value) {
+  if (!query.empty()) {
+    query += '&';
+  }
+  query += name;
+  query += '=';
+  query += percentEncode(value);
+}
+
+struct ErrorText {
+  std::string_view code;
+  std::string_view text;
+};
+
+constexpr std::array kErrorTexts{
+    ErrorText{"sign_in_failed",
+              "Signing in did not work. Try again; if it keeps failing, ask your operator."},
+    ErrorText{"email_not_verified",
+              "Your identity provider has not verified your email address, so it cannot sign you "
+              "in here."},
+    ErrorText{"email_domain_not_allowed",
+              "Your email address is not in a domain this console accepts."},
+    ErrorText{"not_invited",
+              "There is no account for your email address. Ask a team owner for an invitation, "
+              "or your operator to add you."},
+    ErrorText{"identity_provider_unavailable",
+              "The identity provider could not be reached. Try again in a moment."},
+};
+
+}  // namespace
+
+std::string safeReturnTo(std::string_view r) {
+  const bool printable = std::all_of(
+      r.begin(), r.end(), [](char c) { return c > ' ' && c < 0x7f && c != '\\' && c != '@'; });
+  if (!printable || r.size() > kMaxReturnToBytes || !r.starts_with(kConsoleHome) ||
+      r.find("//") != std::string_view::npos) {
+    return std::string(kConsoleHome);
+  }
+  return std::string(r);
+}
+
+std::string percentEncode(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    if (unreserved(c)) {
+      out += c;
+    } else {
+      const auto b = static_cast<unsigned char>(c);
+      out += '%';
+      out += kHex[b >> 4];
+      out += kHex[b & 0xF];
+    }
+  }
+  return out;
+}
+
+std::optional<UrlTarget> splitUrl(std::string_view url) {
+  const auto parsed = boost::urls::parse_absolute_uri(url);
+  if (!parsed) {
+    return std::nullopt;
+  }
+  const boost::urls::url_view u = *parsed;
+  UrlTarget t;
+  if (u.scheme_id() == boost::urls::scheme::https) {
+    t.base.tls = true;
+  } else if (u.scheme_id() != boost::urls::scheme::http) {
+    return std::nullopt;
+  }
+  if (u.has_userinfo() || u.encoded_host().empty()) {
+    return std::nullopt;
+  }
+  t.base.host = u.host_type() == boost::urls::host_type::ipv6
+                    ? std::string(u.encoded_host_address())
+                    : std::string(u.encoded_host());
+  t.base.port = u.has_port() ? std::string(u.port()) : (t.base.tls ? "443" : "80");
+  t.path = u.encoded_path().empty() ? "/" : std::string(u.encoded_path());
+  if (u.has_query()) {
+    t.path += '?';
+    t.path += u.encoded_query();
+  }
+  if (text::hasControlCharacters(t.path) || t.path.front() != '/') {
+    return std::nullopt;
+  }
+  return t;
+}
+
+std::string discoveryUrl(std::string_view issuer) {
+  if (issuer.ends_with('/')) {
+    issuer.remove_suffix(1);
+  }
+  return std::string(issuer) + "/.well-known/openid-configuration";
+}
+
+std::string authorizationUrl(const auth::OidcDiscovery& d, const config::Oidc& client,
+                             const AuthorizationParams& p) {
+  std::string query;
+  addParam(query, "response_type", "code");
+  addParam(query, "client_id", client.client_id);
+  addParam(query, "redirect_uri", p.redirect_uri);
+  addParam(query, "scope", "openid email profile");
+  addParam(query, "state", p.state);
+  addParam(query, "nonce", p.nonce);
+  addParam(query, "code_challenge", p.code_challenge);
+  addParam(query, "code_challenge_method", "S256");
+  const std::string& at = d.authorization_endpoint;
+  const char joint = at.find('?') == std::string::npos ? '?' : (at.ends_with('?') ? '\0' : '&');
+  std::string url = at;
+  if (joint != '\0') {
+    url += joint;
+  }
+  return url + query;
+}
+
+ClientAuth clientAuthFor(const auth::OidcDiscovery& d) {
+  const auto& m = d.token_endpoint_auth_methods;
+  const auto has = [&](std::string_view name) {
+    return std::find(m.begin(), m.end(), name) != m.end();
+  };
+  return !has("client_secret_basic") && has("client_secret_post") ? ClientAuth::Post
+                                                                  : ClientAuth::Basic;
+}
+
+TokenRequest tokenRequest(const config::Oidc& client, ClientAuth how, std::string_view code,
+                          std::string_view redirect_uri, std::string_view code_verifier) {
+  TokenRequest t;
+  addParam(t.body, "grant_type", "authorization_code");
+  addParam(t.body, "code", code);
+  addParam(t.body, "redirect_uri", redirect_uri);
+  addParam(t.body, "code_verifier", code_verifier);
+  t.headers.emplace_back("Accept", "application/json");
+  if (how == ClientAuth::Post) {
+    addParam(t.body, "client_id", client.client_id);
+    addParam(t.body, "client_secret", client.client_secret);
+  } else {
+    // RFC 6749 §2.3.1: both are form-encoded before they are joined.
+    const std::string pair =
+        percentEncode(client.client_id) + ":" + percentEncode(client.client_secret);
+    t.headers.emplace_back("Authorization", "Basic " + base64::encode(pair));
+  }
+  return t;
+}
+
+bool emailDomainAllowed(std::string_view email, const std::vector<std::string>& allowed) {
+  if (allowed.empty()) {
+    return true;
+  }
+  const std::size_t at = email.rfind('@');
+  if (at == std::string_view::npos) {
+    return false;
+  }
+  const std::string domain = text::lowerAscii(email.substr(at + 1));
+  return std::find(allowed.begin(), allowed.end(), domain) != allowed.end();
+}
+
+std::string_view signInErrorText(std::string_view code) {
+  for (const ErrorText& e : kErrorTexts) {
+    if (e.code == code) {
+      return e.text;
+    }
+  }
+  return {};
+}
+
+bool constantTimeEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+}  // namespace tollgate::api::console

@@ -43,6 +43,8 @@ NewSession Sessions::open(const store::User& user, std::string_view method,
 NewSession Sessions::openIn(const store::User& user, std::string_view method,
                             const std::string& source) {
   const std::int64_t now = store::nowMs();
+  // Each sign-in sweeps what has ended (a session nobody used again is otherwise kept).
+  store_.forgetEndedSignIns(now - policy_.idle.count(), now);
   NewSession s{auth::randomBase62(kSessionIdLength), user, now + policy_.lifetime.count()};
   store_.createSession(hashOf("session", s.id), {user.id, now, now, s.expires_at}, source);
   store_.appendAudit(

@@ -300,8 +300,9 @@ class Store {
   std::optional<ConsoleSession> findSession(const std::string& id_hash);
   void touchSession(const std::string& id_hash, std::int64_t at);
   void deleteSession(const std::string& id_hash);
-  /// Ends sessions past their time: idle since before `idle_before`, or expired by `now`.
-  std::int64_t deleteStaleSessions(std::int64_t idle_before, std::int64_t now);
+  /// Forgets what of signing in has ended: sessions idle since before `idle_before` or expired
+  /// by `now`, and sign-in links used or expired by `now`; returns how many rows.
+  std::int64_t forgetEndedSignIns(std::int64_t idle_before, std::int64_t now);
   void createLoginLink(const std::string& token_hash, const std::string& user_id,
                        std::int64_t expires_at);
   /// Marks an unused, unexpired link used; its user, or nullopt (unknown, used or expired).

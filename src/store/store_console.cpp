@@ -33,11 +33,16 @@ void Store::deleteSession(const std::string& id_hash) {
   c_->query("DELETE FROM console_sessions WHERE id_hash = $1", {id_hash});
 }
 
-std::int64_t Store::deleteStaleSessions(std::int64_t idle_before, std::int64_t now) {
-  return static_cast<std::int64_t>(
+std::int64_t Store::forgetEndedSignIns(std::int64_t idle_before, std::int64_t now) {
+  const std::size_t sessions =
       c_->query("DELETE FROM console_sessions WHERE seen_at < $1 OR expires_at <= $2 RETURNING 1",
                 {idle_before, now})
-          .size());
+          .size();
+  const std::size_t links =
+      c_->query("DELETE FROM login_links WHERE expires_at <= $1 OR used_at IS NOT NULL RETURNING 1",
+                {now})
+          .size();
+  return static_cast<std::int64_t>(sessions + links);
 }
 
 void Store::createLoginLink(const std::string& token_hash, const std::string& user_id,

@@ -97,6 +97,22 @@ TEST_F(SessionsTest, ASessionEndsWhenIdleAtItsLifetimeAndAtLogout) {
   EXPECT_TRUE(refused(s.resolve("not-a-session"), RefusalKind::NotFound));
 }
 
+TEST_F(SessionsTest, ASignInSweepsSessionsAndLinksThatEnded) {
+  Sessions idle = sessions({std::chrono::milliseconds(50), std::chrono::hours(1)});
+  value(idle.redeemLoginLink(value(idle.createLoginLink("gone@x.io")), "cli"));
+  value(idle.createLoginLink("never@x.io"));
+  store_->connection().query("UPDATE login_links SET expires_at = $1 WHERE used_at IS NULL",
+                             {store::nowMs() - 1});
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  // Nobody came back to the first session, nor used the second link: the next sign-in removes
+  // both, and keeps its own.
+  const NewSession next =
+      value(idle.redeemLoginLink(value(idle.createLoginLink("next@x.io")), "cli"));
+  EXPECT_EQ(rows("console_sessions"), 1);
+  EXPECT_EQ(rows("login_links"), 0) << "used and expired links are removed";
+  EXPECT_TRUE(idle.resolve(next.id));
+}
+
 TEST_F(SessionsTest, TheCsrfTokenIsTheSessionsOwn) {
   Sessions s = sessions();
   const NewSession a = value(s.redeemLoginLink(value(s.createLoginLink("a@x.io")), "cli"));

@@ -57,7 +57,7 @@ export function KeysPage({ team, me }: Props) {
       ) : (
         keys && (
           <div class="scroll" role="region" aria-label="API keys" tabIndex={0}>
-            <table class="keys">
+            <table class="keys cards">
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -81,17 +81,17 @@ export function KeysPage({ team, me }: Props) {
                 )}
                 {keys.map((k) => (
                   <tr key={k.public_id} data-key={k.public_id}>
-                    <td>{k.name}</td>
-                    <td>
-                      <code>sk-tollgate-{k.public_id}-…</code>
+                    <td data-label="Name">{k.name}</td>
+                    <td data-label="Key">
+                      <code class="nowrap">sk-tollgate-{k.public_id}-…</code>
                     </td>
-                    <td>{k.created_by}</td>
-                    <td>{when(k.created_at)}</td>
-                    <td>{when(k.last_used_at)}</td>
-                    <td>
+                    <td data-label="Created by">{k.created_by || '—'}</td>
+                    <td data-label="Created">{when(k.created_at)}</td>
+                    <td data-label="Last used">{when(k.last_used_at)}</td>
+                    <td data-label="State">
                       <span class={`state state-${k.state}`}>{k.state}</span>
                     </td>
-                    <td>
+                    <td class="actions">
                       {mayRevoke(k) && (
                         <button type="button" class="danger small" onClick={() => setRevoking(k)}>
                           Revoke<span class="sr-only"> {k.name}</span>

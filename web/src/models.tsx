@@ -5,6 +5,7 @@ import { listModels, type Model } from './api';
 import { count, perUnit } from './format';
 
 const MILLION = 1_000_000;
+const AUDIO_ENDPOINT = 'transcription';
 
 export function ModelsPage() {
   const [models, setModels] = useState<Model[] | null>(null);
@@ -60,17 +61,17 @@ export function ModelsPage() {
             {shown.length} of {models?.length ?? 0} models
           </p>
           <div class="scroll" role="region" aria-label="Models" tabIndex={0}>
-            <table class="models">
+            <table class="models cards">
               <thead>
                 <tr>
                   <th scope="col">Model</th>
                   <th scope="col">Endpoint</th>
                   <th scope="col">Security</th>
                   <th scope="col" class="num">
-                    Input
+                    Input / 1M
                   </th>
                   <th scope="col" class="num">
-                    Output
+                    Output / 1M
                   </th>
                   <th scope="col" class="num">
                     Context
@@ -83,18 +84,23 @@ export function ModelsPage() {
               <tbody>
                 {shown.map((m) => (
                   <tr key={m.id}>
-                    <td>
-                      <code>{m.id}</code>
-                      {m.display_name !== m.id && <div class="muted">{m.display_name}</div>}
+                    <td data-label="Model">
+                      <div>
+                        <code>{m.id}</code>
+                        {m.display_name !== m.id && <div class="muted">{m.display_name}</div>}
+                      </div>
                     </td>
-                    <td>{m.endpoint}</td>
-                    <td>
-                      {m.tee && <span class="badge tee">TEE</span>}
-                      {m.zdr && <span class="badge zdr">ZDR</span>}
+                    <td data-label="Endpoint">{m.endpoint}</td>
+                    <td data-label="Security">
+                      <span>
+                        {m.tee && <span class="badge tee">TEE</span>}
+                        {m.zdr && <span class="badge zdr">ZDR</span>}
+                        {!m.tee && !m.zdr && <span class="muted">—</span>}
+                      </span>
                     </td>
                     <Prices m={m} />
-                    <td class="num">{count(m.max_input_tokens || null)}</td>
-                    <td class="num">{count(m.max_output_tokens || null)}</td>
+                    <td class="num" data-label="Context">{count(m.max_input_tokens || null)}</td>
+                    <td class="num" data-label="Max output">{count(m.max_output_tokens || null)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -108,18 +114,19 @@ export function ModelsPage() {
 }
 
 function Prices({ m }: { m: Model }) {
-  if (m.cost_per_audio_second !== null && m.cost_per_audio_second !== undefined) {
+  // Transcription models are priced per second of audio; the rest per token.
+  if (m.endpoint === AUDIO_ENDPOINT) {
     return (
       <>
-        <td class="num">{perUnit(m.cost_per_audio_second, 60)} / min</td>
-        <td class="num">—</td>
+        <td class="num" data-label="Input">{perUnit(m.cost_per_audio_second, 60)} / min</td>
+        <td class="num" data-label="Output">—</td>
       </>
     );
   }
   return (
     <>
-      <td class="num">{perUnit(m.input_cost_per_token, MILLION)}</td>
-      <td class="num">{perUnit(m.output_cost_per_token, MILLION)}</td>
+      <td class="num" data-label="Input / 1M">{perUnit(m.input_cost_per_token, MILLION)}</td>
+      <td class="num" data-label="Output / 1M">{perUnit(m.output_cost_per_token, MILLION)}</td>
     </>
   );
 }

@@ -30,6 +30,12 @@ bool sameOrigin(const config::Console& c, const http::Request& req) {
   if (origin.empty()) {
     return false;
   }
+  // Under the pages' `Referrer-Policy: no-referrer` a browser sends `Origin: null` with a form's
+  // POST, even to its own origin (Fetch, "serializing a request origin"); its Fetch Metadata,
+  // which no page can set, then says whether the request came from the console's own origin.
+  if (origin == "null") {
+    return req.header("Sec-Fetch-Site") == "same-origin";
+  }
   if (!c.public_url.empty()) {
     return origin == c.public_url;
   }

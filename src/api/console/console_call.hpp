@@ -63,7 +63,8 @@ std::string sessionCookieValue(const config::Console& c, std::string_view id,
                                std::int64_t max_age_seconds);
 
 /// True when the request's Origin is the console's own: `public_url`, else the origin the
-/// request was sent to (http://HOST from its Host header).
+/// request was sent to (http://HOST from its Host header); or `null`, as a browser sends it under
+/// `Referrer-Policy: no-referrer`, with `Sec-Fetch-Site: same-origin`.
 bool sameOrigin(const config::Console& c, const http::Request& req);
 
 /// The caller, or nullopt once the refusal was answered.

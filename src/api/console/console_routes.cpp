@@ -78,6 +78,11 @@ void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& given) {
   add(Method::Get, team + "/spend.csv", spendCsv);
   add(Method::Get, team + "/audit", auditLog);
   add(Method::Post, team + "/chat/completions", playground, json, s.config.gateway.max_body_bytes);
+  // The pages last: every path under /console/ that no call above names is a page of the
+  // single-page app (pages.cpp answers 404 for unknown api/ and assets/ paths).
+  add(Method::Get, "/console/assets/{name}", consoleAsset);
+  add(Method::Get, "/console", consolePage);
+  add(Method::Get, "/console/{page*}", consolePage);
 }
 
 }  // namespace tollgate::api::console

@@ -19,6 +19,10 @@ TOLLGATE_CONSOLE_HANDLER(signInWithLink);  ///< POST /console/api/auth/link
 TOLLGATE_CONSOLE_HANDLER(signOut);         ///< POST /console/api/auth/logout
 TOLLGATE_CONSOLE_HANDLER(me);              ///< GET /console/api/me
 
+// The pages (pages.cpp).
+TOLLGATE_CONSOLE_HANDLER(consolePage);   ///< GET /console/ and /console/{page*}: the HTML shell
+TOLLGATE_CONSOLE_HANDLER(consoleAsset);  ///< GET /console/assets/{name}
+
 // Signing in with the OpenID Connect provider (oidc.cpp).
 TOLLGATE_CONSOLE_HANDLER(oidcStart);     ///< GET /console/api/auth/oidc/start?return_to=
 TOLLGATE_CONSOLE_HANDLER(oidcCallback);  ///< GET /console/api/auth/oidc/callback?code&state&iss

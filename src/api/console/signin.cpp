@@ -1,5 +1,6 @@
 // The sign-in page, signing in with a one-time link, signing out, and who is signed in
 // (GET /console/api/me).
+#include "api/console/assets.hpp"
 #include "api/console/handlers.hpp"
 #include "api/console/oidc_flow.hpp"
 #include "http/cookies.hpp"
@@ -14,9 +15,14 @@ namespace {
 std::string signInPage(std::string_view token, bool oidc, std::string_view error_text) {
   std::string html =
       "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
-      "content=\"width=device-width\"><title>Sign in to Tollgate</title><style>body{font:16px "
-      "system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{font:inherit;"
-      "padding:.5rem 1.25rem}.error{color:#a00}</style></head><body><h1>Tollgate</h1>";
+      "content=\"width=device-width, initial-scale=1\"><title>Sign in to Tollgate</title>";
+  // The console's stylesheet (its name is the build's: nothing to escape); no inline style, so
+  // the page keeps the console's strict Content-Security-Policy.
+  if (const Asset* style = firstWithExtension(builtAssets(), ".css")) {
+    html.append("<link rel=\"stylesheet\" href=\"/console/assets/").append(style->name);
+    html += "\">";
+  }
+  html += "</head><body><main class=\"signin\"><h1>Tollgate</h1>";
   if (!error_text.empty()) {
     // A fixed text of oidc_flow's, chosen by a known code: nothing of the query is shown.
     html += "<p class=\"error\">";
@@ -37,10 +43,11 @@ std::string signInPage(std::string_view token, bool oidc, std::string_view error
         "</p>";
   } else if (token.empty()) {
     html +=
-        "<p>This sign-in link is incomplete. Ask your operator for a new one "
-        "(<code>tollgate admin login-link EMAIL</code>).</p>";
+        "<p>You are not signed in. Open a sign-in link from your operator (they make one with "
+        "<code>tollgate admin login-link EMAIL</code>); a link that was cut short does not "
+        "work either.</p>";
   }
-  return html + "</body></html>";
+  return html + "</main></body></html>";
 }
 
 bool linkShaped(std::string_view token) {
@@ -109,11 +116,7 @@ Awaitable<void> signInPage(const ConsoleServices& s, exchange::RequestContext& c
                       {},
                       signInPage(shown, s.config.console.oidc.has_value(), error_text)};
   page.header("Cache-Control", "no-store");
-  page.header("Referrer-Policy", "no-referrer");
-  page.header("X-Content-Type-Options", "nosniff");
-  page.header("Content-Security-Policy",
-              "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-              "frame-ancestors 'none'; base-uri 'none'");
+  addPageHeaders(page);
   ctx.status = 200;
   co_await out.send(std::move(page));
 }

@@ -1,0 +1,20 @@
+// How the pages show times, money and counts.
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** An RFC 3339 time as a local date and time; a dash for none. */
+export function when(t: string | null): string {
+  return t ? dateTime.format(new Date(t)) : '—';
+}
+
+/** A price per token as US dollars per `unit` tokens (e.g. a million); a dash for none. */
+export function perUnit(costPerToken: number | null, unit: number): string {
+  if (costPerToken === null || costPerToken === undefined) return '—';
+  const v = costPerToken * unit;
+  return `$${v.toLocaleString('en-US', { maximumFractionDigits: 4, minimumFractionDigits: 2 })}`;
+}
+
+/** A count of tokens, e.g. 128,000; a dash for none. */
+export function count(n: number | null): string {
+  return n === null || n === undefined ? '—' : n.toLocaleString('en-US');
+}

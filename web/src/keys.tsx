@@ -1,0 +1,249 @@
+// The team's API keys: the list (name, creator, created, last used, state), a form that creates
+// one and shows its secret once, and revocation after a confirmation that names the key. Only the
+// buttons the caller's role allows in the team are offered (`actions` from `me`).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { createKey, listKeys, revokeKey, type Key, type Me, type Team } from './api';
+import { when } from './format';
+
+interface Props {
+  team: Team;
+  me: Me;
+}
+
+export function KeysPage({ team, me }: Props) {
+  const [keys, setKeys] = useState<Key[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [made, setMade] = useState<{ key: Key; secret: string } | null>(null);
+  const [revoking, setRevoking] = useState<Key | null>(null);
+  const canCreate = team.actions.includes('create_key');
+  const canRevokeAny = team.actions.includes('revoke_any_key');
+  const mayRevoke = (k: Key) =>
+    k.state === 'active' && (canRevokeAny || (canCreate && k.created_by === me.user.email));
+
+  const refresh = () =>
+    listKeys(team.id).then(
+      (ks) => setKeys(ks),
+      (e: Error) => setError(e.message),
+    );
+  useEffect(() => {
+    refresh();
+  }, [team.id]);
+
+  const onCreated = (result: { key: Key; secret: string }) => {
+    setMade(result);
+    refresh();
+  };
+  const onRevoked = () => {
+    setRevoking(null);
+    refresh();
+  };
+
+  return (
+    <>
+      <h1>API keys</h1>
+      <p class="muted">
+        Keys of team <strong>{team.name}</strong>, for <code>/v1</code>. You are {article(team.role)}{' '}
+        {team.role} here.
+      </p>
+      {canCreate && <CreateKey team={team} onCreated={onCreated} />}
+      {made && <Secret made={made} onDone={() => setMade(null)} />}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {keys === null && !error ? (
+        <p class="muted">Loading keys…</p>
+      ) : (
+        keys && (
+          <div class="scroll" role="region" aria-label="API keys" tabIndex={0}>
+            <table class="keys cards">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Created by</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">State</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.length === 0 && (
+                  <tr>
+                    <td colSpan={7} class="muted">
+                      No keys yet.
+                    </td>
+                  </tr>
+                )}
+                {keys.map((k) => (
+                  <tr key={k.public_id} data-key={k.public_id}>
+                    <td data-label="Name">{k.name}</td>
+                    <td data-label="Key">
+                      <code class="nowrap">sk-tollgate-{k.public_id}-…</code>
+                    </td>
+                    <td data-label="Created by">{k.created_by || '—'}</td>
+                    <td data-label="Created">{when(k.created_at)}</td>
+                    <td data-label="Last used">{when(k.last_used_at)}</td>
+                    <td data-label="State">
+                      <span class={`state state-${k.state}`}>{k.state}</span>
+                    </td>
+                    <td class="actions">
+                      {mayRevoke(k) && (
+                        <button type="button" class="danger small" onClick={() => setRevoking(k)}>
+                          Revoke<span class="sr-only"> {k.name}</span>
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )
+      )}
+      {revoking && (
+        <ConfirmRevoke team={team} target={revoking} onDone={onRevoked} onCancel={() => setRevoking(null)} />
+      )}
+    </>
+  );
+}
+
+function article(role: string): string {
+  return /^[aeiou]/.test(role) ? 'an' : 'a';
+}
+
+function CreateKey({ team, onCreated }: { team: Team; onCreated: (r: { key: Key; secret: string }) => void }) {
+  const [name, setName] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onCreated(await createKey(team.id, name.trim()));
+      setName('');
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="create" onSubmit={submit}>
+      <label for="key-name">New key's name</label>
+      <div class="row">
+        <input
+          id="key-name"
+          name="name"
+          required
+          maxLength={100}
+          autoComplete="off"
+          placeholder="e.g. laptop, ci, billing-service"
+          value={name}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" disabled={busy || name.trim() === ''}>
+          Create key
+        </button>
+      </div>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function Secret({ made, onDone }: { made: { key: Key; secret: string }; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [made.secret]);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(made.secret);
+      setCopied(true);
+    } catch {
+      setCopied(false);
+    }
+  };
+  return (
+    <section class="secret" aria-labelledby="secret-title">
+      <h2 id="secret-title" tabIndex={-1} ref={heading}>
+        Key “{made.key.name}” created
+      </h2>
+      <p class="warning">
+        Copy this secret now. It will not be shown again: Tollgate keeps only a hash of it.
+      </p>
+      <div class="row">
+        <code class="secret-value" data-secret>
+          {made.secret}
+        </code>
+        <button type="button" onClick={copy}>
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+      </div>
+      <p aria-live="polite" class="muted">
+        {copied ? 'The secret is on the clipboard.' : ''}
+      </p>
+      <button type="button" class="quiet" onClick={onDone}>
+        I have stored it
+      </button>
+    </section>
+  );
+}
+
+interface ConfirmProps {
+  team: Team;
+  target: Key;
+  onDone: () => void;
+  onCancel: () => void;
+}
+
+function ConfirmRevoke({ team, target, onDone, onCancel }: ConfirmProps) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    const d = dialog.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  const revoke = async () => {
+    setBusy(true);
+    try {
+      await revokeKey(team.id, target.public_id);
+      onDone();
+    } catch (e) {
+      setError((e as Error).message);
+      setBusy(false);
+    }
+  };
+  return (
+    <dialog ref={dialog} aria-labelledby="revoke-title" onCancel={onCancel}>
+      <h2 id="revoke-title">Revoke “{target.name}”?</h2>
+      <p>
+        The key <code>sk-tollgate-{target.public_id}-…</code> stops working at once, on every gateway. This
+        cannot be undone.
+      </p>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <div class="row end">
+        <button type="button" class="quiet" onClick={onCancel} autoFocus>
+          Cancel
+        </button>
+        <button type="button" class="danger" onClick={revoke} disabled={busy}>
+          Revoke “{target.name}”
+        </button>
+      </div>
+    </dialog>
+  );
+}

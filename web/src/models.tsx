@@ -1,0 +1,132 @@
+// The model catalogue as a searchable table: id and display name, endpoint kind, TEE/ZDR badges
+// (with filters), prices per million tokens (or per audio minute), and context and output limits.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { listModels, type Model } from './api';
+import { count, perUnit } from './format';
+
+const MILLION = 1_000_000;
+const AUDIO_ENDPOINT = 'transcription';
+
+export function ModelsPage() {
+  const [models, setModels] = useState<Model[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [query, setQuery] = useState('');
+  const [teeOnly, setTeeOnly] = useState(false);
+  const [zdrOnly, setZdrOnly] = useState(false);
+
+  useEffect(() => {
+    listModels().then(
+      (r) => setModels(r.data),
+      (e: Error) => setError(e.message),
+    );
+  }, []);
+
+  const shown = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    return (models ?? []).filter(
+      (m) =>
+        (!teeOnly || m.tee) &&
+        (!zdrOnly || m.zdr) &&
+        (q === '' || [m.id, m.display_name, m.owned_by, m.endpoint].some((s) => s.toLowerCase().includes(q))),
+    );
+  }, [models, query, teeOnly, zdrOnly]);
+
+  return (
+    <>
+      <h1>Models</h1>
+      <div class="filters">
+        <label class="search">
+          <span>Search</span>
+          <input type="search" value={query} onInput={(e) => setQuery((e.target as HTMLInputElement).value)} />
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={teeOnly} onChange={(e) => setTeeOnly((e.target as HTMLInputElement).checked)} />
+          TEE only
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={zdrOnly} onChange={(e) => setZdrOnly((e.target as HTMLInputElement).checked)} />
+          ZDR only
+        </label>
+      </div>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {models === null && !error ? (
+        <p class="muted">Loading models…</p>
+      ) : (
+        <>
+          <p class="muted" aria-live="polite">
+            {shown.length} of {models?.length ?? 0} models
+          </p>
+          <div class="scroll" role="region" aria-label="Models" tabIndex={0}>
+            <table class="models cards">
+              <thead>
+                <tr>
+                  <th scope="col">Model</th>
+                  <th scope="col">Endpoint</th>
+                  <th scope="col">Security</th>
+                  <th scope="col" class="num">
+                    Input / 1M
+                  </th>
+                  <th scope="col" class="num">
+                    Output / 1M
+                  </th>
+                  <th scope="col" class="num">
+                    Context
+                  </th>
+                  <th scope="col" class="num">
+                    Max output
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((m) => (
+                  <tr key={m.id}>
+                    <td data-label="Model">
+                      <div>
+                        <code>{m.id}</code>
+                        {m.display_name !== m.id && <div class="muted">{m.display_name}</div>}
+                      </div>
+                    </td>
+                    <td data-label="Endpoint">{m.endpoint}</td>
+                    <td data-label="Security">
+                      <span>
+                        {m.tee && <span class="badge tee">TEE</span>}
+                        {m.zdr && <span class="badge zdr">ZDR</span>}
+                        {!m.tee && !m.zdr && <span class="muted">—</span>}
+                      </span>
+                    </td>
+                    <Prices m={m} />
+                    <td class="num" data-label="Context">{count(m.max_input_tokens || null)}</td>
+                    <td class="num" data-label="Max output">{count(m.max_output_tokens || null)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <p class="muted small">Prices in US dollars per million tokens, or per audio minute.</p>
+        </>
+      )}
+    </>
+  );
+}
+
+function Prices({ m }: { m: Model }) {
+  // Transcription models are priced per second of audio; the rest per token.
+  if (m.endpoint === AUDIO_ENDPOINT) {
+    return (
+      <>
+        <td class="num" data-label="Input">{perUnit(m.cost_per_audio_second, 60)} / min</td>
+        <td class="num" data-label="Output">—</td>
+      </>
+    );
+  }
+  return (
+    <>
+      <td class="num" data-label="Input / 1M">{perUnit(m.input_cost_per_token, MILLION)}</td>
+      <td class="num" data-label="Output / 1M">{perUnit(m.output_cost_per_token, MILLION)}</td>
+    </>
+  );
+}

@@ -102,3 +102,144 @@ export const revokeKey = (teamId: string, publicId: string) =>
   call<{ revoked: boolean }>('DELETE', `${team(teamId)}/keys/${encodeURIComponent(publicId)}`);
 
 export const listModels = () => call<{ data: Model[] }>('GET', '/models');
+
+export interface TeamDetail {
+  id: string;
+  name: string;
+  state: string;
+  created_at: string;
+  role: string;
+  members: number;
+  active_keys: number;
+  balance?: number;
+  reserved?: number;
+  available?: number;
+}
+
+export interface Member {
+  user_id: string;
+  email: string;
+  name: string;
+  role: string;
+  joined_at: string;
+}
+
+export interface Invitation {
+  id: string;
+  role: string;
+  email: string | null;
+  state: string;
+  created_at: string;
+  expires_at: string;
+  accepted_by: string | null;
+}
+
+export interface FunctionInfo {
+  name: string;
+  model: string;
+  variants: { name: string; model: string; weight: number }[];
+}
+
+export type SpendGroup = 'day' | 'model' | 'key' | 'tag' | 'user';
+
+export interface SpendTotal {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  [group: string]: string | number | null;
+}
+
+export interface SpendRow {
+  request_id: string;
+  created_at: string;
+  key: string | null;
+  user_id: string | null;
+  endpoint: string;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  tags: Record<string, string>;
+  status: number;
+  upstream_ms: number;
+  streamed: boolean;
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: string;
+  team: string;
+  action: string;
+  target: string;
+  source: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+/** A query string of the values that are set, e.g. `?since=2026-11-01&model=m`. */
+export function query(params: Record<string, string | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export const createTeam = (name: string) => call<{ id: string; name: string }>('POST', '/teams', { name });
+
+export const getTeam = (teamId: string) => call<TeamDetail>('GET', team(teamId));
+
+export const listMembers = (teamId: string) => call<Member[]>('GET', `${team(teamId)}/members`);
+
+export const changeRole = (teamId: string, userId: string, role: string) =>
+  call<Member>('PATCH', `${team(teamId)}/members/${encodeURIComponent(userId)}`, { role });
+
+export const removeMember = (teamId: string, userId: string) =>
+  call<{ removed: boolean }>('DELETE', `${team(teamId)}/members/${encodeURIComponent(userId)}`);
+
+export const listInvitations = (teamId: string) => call<Invitation[]>('GET', `${team(teamId)}/invitations`);
+
+export const createInvitation = (teamId: string, role: string, email: string) =>
+  call<{ invitation: Invitation; token: string; link: string }>(
+    'POST',
+    `${team(teamId)}/invitations`,
+    email ? { role, email } : { role },
+  );
+
+export const revokeInvitation = (teamId: string, id: string) =>
+  call<{ revoked: boolean }>('DELETE', `${team(teamId)}/invitations/${encodeURIComponent(id)}`);
+
+export const acceptInvitation = (token: string) => call<unknown>('POST', '/invitations/accept', { token });
+
+export const listFunctions = () => call<{ data: FunctionInfo[] }>('GET', '/functions');
+
+export const spendSummary = (teamId: string, by: SpendGroup, since: string) =>
+  call<{ by: string; since: string; data: SpendTotal[] }>(
+    'GET',
+    `${team(teamId)}/spend/summary${query({ by, since })}`,
+  );
+
+export const spendRows = (teamId: string, filters: Record<string, string | undefined>) =>
+  call<Page<SpendRow>>('GET', `${team(teamId)}/spend${query(filters)}`);
+
+export const spendCsvUrl = (teamId: string, filters: Record<string, string | undefined>) =>
+  `/console/api${team(teamId)}/spend.csv${query(filters)}`;
+
+export const auditLog = (teamId: string, cursor?: string) =>
+  call<Page<AuditEntry>>('GET', `${team(teamId)}/audit${query({ limit: '50', cursor })}`);
+
+/** The playground's call: a fetch the caller reads as a stream (or aborts). */
+export function playgroundFetch(teamId: string, body: unknown, signal: AbortSignal): Promise<Response> {
+  return fetch(`/console/api${team(teamId)}/chat/completions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', 'X-CSRF-Token': csrfToken },
+    body: JSON.stringify(body),
+    credentials: 'same-origin',
+    referrerPolicy: 'same-origin',
+    signal,
+  });
+}

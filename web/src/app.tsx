@@ -1,22 +1,51 @@
-// The console's frame: the header with the team switcher and sign-out, the navigation, and the
-// page the path names (/console/keys, /console/models). Pages are client-side routes under
-// /console/; the gateway answers each with the same HTML shell.
+// The console's frame: the header with the team switcher and sign-out, the navigation (only the
+// pages the team's role may use, from `me`'s actions), and the page the path names. Pages are
+// client-side routes under /console/; the gateway answers each with the same HTML shell. An
+// invitation link (/console/invite?token=…) opened before signing in is kept in localStorage
+// across the sign-in and opened again once signed in.
 import { useEffect, useState } from 'preact/hooks';
 import { loadMe, signOut, SIGN_IN, type Me, type Team } from './api';
+import { AuditPage } from './audit';
+import { CreateTeam } from './create_team';
+import { InvitePage, PENDING_INVITE, rememberInvite } from './invite';
 import { KeysPage } from './keys';
 import { ModelsPage } from './models';
+import { PlaygroundPage } from './playground';
+import { TeamPage } from './team';
+import { UsagePage } from './usage';
 
-const PAGES = [
+interface PageInfo {
+  path: string;
+  title: string;
+  /** The action the team's role needs for the page to be offered; none: every member. */
+  action?: string;
+  /** Shown without a team. */
+  teamless?: boolean;
+}
+
+const PAGES: PageInfo[] = [
   { path: '/console/keys', title: 'API keys' },
-  { path: '/console/models', title: 'Models' },
-] as const;
+  { path: '/console/models', title: 'Models', teamless: true },
+  { path: '/console/playground', title: 'Playground', action: 'use_playground' },
+  { path: '/console/usage', title: 'Usage', action: 'read_spend' },
+  { path: '/console/team', title: 'Team', teamless: true },
+  { path: '/console/audit', title: 'Audit log', action: 'read_audit' },
+];
+const INVITE = '/console/invite';
 
 const TEAM_KEY = 'tollgate.team';
 
 /** The page a path names; the keys page for /console/ and anything unknown. */
 function pageOf(pathname: string): string {
+  if (pathname === INVITE) return INVITE;
   const known = PAGES.find((p) => pathname === p.path || pathname === `${p.path}/`);
   return known ? known.path : PAGES[0].path;
+}
+
+/** Whether `team`'s role may see `page`. */
+function offered(page: PageInfo, team: Team | undefined): boolean {
+  if (!team) return page.teamless === true;
+  return page.action === undefined || team.actions.includes(page.action);
 }
 
 export function App() {
@@ -26,14 +55,22 @@ export function App() {
   const [page, setPage] = useState(() => pageOf(location.pathname));
 
   useEffect(() => {
-    loadMe().then(setMe, (e: Error) => setFailure(e.message));
+    if (location.pathname === INVITE) rememberInvite(new URLSearchParams(location.search).get('token'));
+    loadMe().then(
+      (m) => {
+        setMe(m);
+        // Signed in with an invitation opened before: open it now.
+        if (location.pathname !== INVITE && localStorage.getItem(PENDING_INVITE)) navigate(INVITE, true);
+      },
+      (e: Error) => setFailure(e.message),
+    );
     const onPop = () => setPage(pageOf(location.pathname));
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
 
   useEffect(() => {
-    const title = PAGES.find((p) => p.path === page)?.title ?? 'Console';
+    const title = page === INVITE ? 'Invitation' : (PAGES.find((p) => p.path === page)?.title ?? 'Console');
     document.title = `${title} · Tollgate`;
   }, [page]);
 
@@ -41,7 +78,9 @@ export function App() {
     return (
       <main id="main" class="page">
         <h1>Tollgate</h1>
-        <p role="alert" class="error">The console could not load: {failure}</p>
+        <p role="alert" class="error">
+          The console could not load: {failure}
+        </p>
       </main>
     );
   }
@@ -54,29 +93,67 @@ export function App() {
   }
 
   const team: Team | undefined = me.teams.find((t) => t.id === teamId) ?? me.teams[0];
+  function navigate(path: string, replace = false) {
+    if (replace) history.replaceState(null, '', path);
+    else history.pushState(null, '', path);
+    setPage(pageOf(path));
+    window.scrollTo(0, 0);
+  }
   const go = (path: string) => (e: MouseEvent) => {
     if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
     e.preventDefault();
-    history.pushState(null, '', path);
-    setPage(path);
+    navigate(path);
   };
   const chooseTeam = (id: string) => {
     sessionStorage.setItem(TEAM_KEY, id);
     setTeamId(id);
+  };
+  /** Reloads `me` (teams joined or made) and opens `teamId`'s team page. */
+  const enterTeam = async (id: string) => {
+    setMe(await loadMe());
+    chooseTeam(id);
+    navigate('/console/team');
   };
   const leave = async () => {
     await signOut().catch(() => undefined);
     window.location.assign(SIGN_IN);
   };
 
+  const info = PAGES.find((p) => p.path === page);
+  const allowed = page === INVITE || (info !== undefined && offered(info, team));
+  let body;
+  if (page === INVITE) {
+    body = <InvitePage me={me} onJoined={enterTeam} />;
+  } else if (!allowed) {
+    body = team ? (
+      <Unavailable title={info?.title ?? 'Console'} team={team} />
+    ) : (
+      <NoTeam title={info?.title ?? 'Console'} onCreated={enterTeam} />
+    );
+  } else if (page === '/console/models') {
+    body = <ModelsPage />;
+  } else if (page === '/console/team') {
+    body = team ? <TeamPage key={team.id} team={team} me={me} /> : <NoTeam title="Team" onCreated={enterTeam} />;
+  } else if (team && page === '/console/playground') {
+    body = <PlaygroundPage key={team.id} team={team} />;
+  } else if (team && page === '/console/usage') {
+    body = <UsagePage key={team.id} team={team} />;
+  } else if (team && page === '/console/audit') {
+    body = <AuditPage key={team.id} team={team} />;
+  } else if (team) {
+    body = <KeysPage key={team.id} team={team} me={me} />;
+  }
+
   return (
     <>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header class="top">
         <span class="brand">Tollgate</span>
         <nav aria-label="Console">
           <ul>
-            {PAGES.map((p) => (
+            {PAGES.filter((p) => offered(p, team)).map((p) => (
               <li key={p.path}>
                 <a href={p.path} onClick={go(p.path)} aria-current={page === p.path ? 'page' : undefined}>
                   {p.title}
@@ -105,23 +182,32 @@ export function App() {
         </div>
       </header>
       <main id="main" class="page" tabIndex={-1}>
-        {page === '/console/models' ? (
-          <ModelsPage />
-        ) : team ? (
-          <KeysPage key={team.id} team={team} me={me} />
-        ) : (
-          <NoTeam />
-        )}
+        {body}
       </main>
     </>
   );
 }
 
-function NoTeam() {
+function NoTeam({ title, onCreated }: { title: string; onCreated: (teamId: string) => void }) {
   return (
     <>
-      <h1>API keys</h1>
-      <p>You are not a member of any team yet. Open an invitation link from a team's owner, or ask your operator to add you.</p>
+      <h1>{title}</h1>
+      <p>
+        You are not a member of any team yet. Open an invitation link from a team's owner or admin, or create a team
+        of your own: you will be its owner. Its balance starts at zero until your operator tops it up.
+      </p>
+      <CreateTeam onCreated={onCreated} />
+    </>
+  );
+}
+
+function Unavailable({ title, team }: { title: string; team: Team }) {
+  return (
+    <>
+      <h1>{title}</h1>
+      <p>
+        Your role in team <strong>{team.name}</strong> ({team.role}) does not include this page.
+      </p>
     </>
   );
 }

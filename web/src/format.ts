@@ -18,3 +18,10 @@ export function perUnit(costPerToken: number | null, unit: number): string {
 export function count(n: number | null): string {
   return n === null || n === undefined ? '—' : n.toLocaleString('en-US');
 }
+
+/** An amount of US dollars, exact to the cent and, when smaller, to its first significant digits. */
+export function money(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined) return '—';
+  const digits = usd !== 0 && Math.abs(usd) < 0.01 ? 6 : 2;
+  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: digits })}`;
+}

@@ -1,0 +1,323 @@
+// The playground: a chat model or a function, a system prompt, a conversation, temperature and
+// max_tokens; the answer streamed as it arrives (the console's POST …/chat/completions, which is
+// /v1/chat/completions billed to the team and tagged playground), a stop button, and after each
+// run its tokens, cost and latency. "View code" shows the same request for curl, Python and Node.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, listFunctions, listModels, playgroundFetch, type Team } from './api';
+import { money } from './format';
+
+interface Message {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+interface RunStats {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number | null;
+  ms: number;
+  firstTokenMs: number | null;
+}
+
+interface Choice {
+  value: string;
+  label: string;
+}
+
+const FUNCTION_PREFIX = 'tollgate::function_name::';
+
+export function PlaygroundPage({ team }: { team: Team }) {
+  const [choices, setChoices] = useState<{ models: Choice[]; functions: Choice[] } | null>(null);
+  const [model, setModel] = useState('');
+  const [system, setSystem] = useState('');
+  const [history, setHistory] = useState<Message[]>([]);
+  const [input, setInput] = useState('');
+  const [temperature, setTemperature] = useState('1');
+  const [maxTokens, setMaxTokens] = useState('256');
+  const [output, setOutput] = useState('');
+  const [running, setRunning] = useState(false);
+  const [stats, setStats] = useState<RunStats | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [showCode, setShowCode] = useState(false);
+  const abort = useRef<AbortController | null>(null);
+
+  useEffect(() => {
+    Promise.all([listModels(), listFunctions().catch(() => ({ data: [] }))]).then(
+      ([ms, fs]) => {
+        const models = ms.data
+          .filter((m) => m.endpoint === 'chat')
+          .map((m) => ({ value: m.id, label: m.display_name && m.display_name !== m.id ? `${m.id} (${m.display_name})` : m.id }));
+        const functions = fs.data.map((f) => ({ value: `${FUNCTION_PREFIX}${f.name}`, label: f.name }));
+        setChoices({ models, functions });
+        setModel((cur) => cur || models[0]?.value || functions[0]?.value || '');
+      },
+      (e: Error) => setError(e.message),
+    );
+    return () => abort.current?.abort();
+  }, []);
+
+  const messages = (): { role: string; content: string }[] => [
+    ...(system.trim() ? [{ role: 'system', content: system }] : []),
+    ...history,
+    ...(input.trim() ? [{ role: 'user', content: input }] : []),
+  ];
+  const request = () => {
+    const body: Record<string, unknown> = { model, messages: messages(), stream: true };
+    const t = Number(temperature);
+    if (temperature.trim() !== '' && Number.isFinite(t)) body.temperature = t;
+    const n = Number(maxTokens);
+    if (maxTokens.trim() !== '' && Number.isInteger(n) && n > 0) body.max_tokens = n;
+    return body;
+  };
+
+  const run = async (e: Event) => {
+    e.preventDefault();
+    if (running || !model || !input.trim()) return;
+    const body = { ...request(), stream_options: { include_usage: true } };
+    const asked: Message = { role: 'user', content: input };
+    const controller = new AbortController();
+    abort.current = controller;
+    setRunning(true);
+    setError(null);
+    setStats(null);
+    setOutput('');
+    const started = performance.now();
+    let firstTokenMs: number | null = null;
+    let text = '';
+    let usage: Record<string, number> | null = null;
+    try {
+      const r = await playgroundFetch(team.id, body, controller.signal);
+      if (!r.ok || !r.body) {
+        const data = await r.json().catch(() => null);
+        throw new ApiError(r.status, data?.error?.message ?? `HTTP ${r.status}`, data?.error?.code ?? null);
+      }
+      await readEvents(r.body, (event) => {
+        if (event.error) throw new Error(event.error.message ?? 'the stream ended with an error');
+        const delta = event.choices?.[0]?.delta?.content;
+        if (typeof delta === 'string' && delta !== '') {
+          if (firstTokenMs === null) firstTokenMs = performance.now() - started;
+          text += delta;
+          setOutput(text);
+        }
+        if (event.usage) usage = event.usage;
+      });
+      setHistory((h) => [...h, asked, { role: 'assistant', content: text }]);
+      setInput('');
+    } catch (err) {
+      if ((err as Error).name === 'AbortError') {
+        setError('Stopped.');
+      } else {
+        setError((err as Error).message);
+      }
+    } finally {
+      const u = usage as Record<string, number> | null;
+      setStats({
+        prompt_tokens: u?.prompt_tokens ?? 0,
+        completion_tokens: u?.completion_tokens ?? 0,
+        cost: u ? (u['tollgate::cost'] ?? null) : null,
+        ms: performance.now() - started,
+        firstTokenMs,
+      });
+      setRunning(false);
+      abort.current = null;
+    }
+  };
+
+  if (team.state !== 'active') {
+    return (
+      <>
+        <h1>Playground</h1>
+        <p>Team {team.name} is {team.state}: the playground is not available.</p>
+      </>
+    );
+  }
+
+  return (
+    <>
+      <h1>Playground</h1>
+      <p class="muted">
+        Runs are billed to team <strong>{team.name}</strong> and tagged <code>playground</code>.
+      </p>
+      <form class="playground" onSubmit={run}>
+        <div class="settings">
+          <label class="field">
+            <span>Model</span>
+            <select value={model} onChange={(e) => setModel((e.target as HTMLSelectElement).value)} disabled={!choices}>
+              {choices && choices.models.length > 0 && (
+                <optgroup label="Chat models">
+                  {choices.models.map((c) => (
+                    <option key={c.value} value={c.value}>
+                      {c.label}
+                    </option>
+                  ))}
+                </optgroup>
+              )}
+              {choices && choices.functions.length > 0 && (
+                <optgroup label="Functions">
+                  {choices.functions.map((c) => (
+                    <option key={c.value} value={c.value}>
+                      {c.label}
+                    </option>
+                  ))}
+                </optgroup>
+              )}
+            </select>
+          </label>
+          <label class="field">
+            <span>Temperature</span>
+            <input
+              type="number"
+              min={0}
+              max={2}
+              step={0.1}
+              value={temperature}
+              onInput={(e) => setTemperature((e.target as HTMLInputElement).value)}
+            />
+          </label>
+          <label class="field">
+            <span>Max tokens</span>
+            <input
+              type="number"
+              min={1}
+              step={1}
+              value={maxTokens}
+              onInput={(e) => setMaxTokens((e.target as HTMLInputElement).value)}
+            />
+          </label>
+        </div>
+        <label class="field">
+          <span>System prompt</span>
+          <textarea rows={2} value={system} onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)} />
+        </label>
+        {history.length > 0 && (
+          <ol class="conversation" aria-label="Conversation">
+            {history.map((m, i) => (
+              <li key={i} class={`msg msg-${m.role}`}>
+                <span class="who-said">{m.role === 'user' ? 'You' : 'Assistant'}</span>
+                <p>{m.content}</p>
+              </li>
+            ))}
+          </ol>
+        )}
+        <label class="field">
+          <span>{history.length > 0 ? 'Your next message' : 'Your message'}</span>
+          <textarea rows={4} required value={input} onInput={(e) => setInput((e.target as HTMLTextAreaElement).value)} />
+        </label>
+        <div class="row">
+          <button type="submit" disabled={running || !model || !input.trim()}>
+            Run
+          </button>
+          <button type="button" class="danger" disabled={!running} onClick={() => abort.current?.abort()}>
+            Stop
+          </button>
+          <button type="button" class="quiet" disabled={running || history.length === 0} onClick={() => setHistory([])}>
+            Clear conversation
+          </button>
+          <button type="button" class="quiet" aria-expanded={showCode} onClick={() => setShowCode(!showCode)}>
+            {showCode ? 'Hide code' : 'View code'}
+          </button>
+        </div>
+      </form>
+      <section aria-labelledby="output-title" class="section">
+        <h2 id="output-title">Output</h2>
+        <div class="output" data-output aria-live="polite" aria-busy={running}>
+          {output || <span class="muted">{running ? 'Waiting for the first token…' : 'Nothing yet.'}</span>}
+        </div>
+        {error && (
+          <p role="alert" class="error">
+            {error}
+          </p>
+        )}
+        {stats && (
+          <dl class="stats" data-stats>
+            <div>
+              <dt>Tokens</dt>
+              <dd>
+                {stats.prompt_tokens} in, {stats.completion_tokens} out
+              </dd>
+            </div>
+            <div>
+              <dt>Cost</dt>
+              <dd data-cost>{stats.cost === null ? '—' : money(stats.cost)}</dd>
+            </div>
+            <div>
+              <dt>Latency</dt>
+              <dd>
+                {Math.round(stats.ms)} ms
+                {stats.firstTokenMs !== null && <> (first token {Math.round(stats.firstTokenMs)} ms)</>}
+              </dd>
+            </div>
+          </dl>
+        )}
+      </section>
+      {showCode && <Code body={request()} />}
+    </>
+  );
+}
+
+/** Reads a server-sent event stream, calling `onEvent` with each data line's JSON until [DONE]. */
+async function readEvents(body: ReadableStream<Uint8Array>, onEvent: (event: any) => void) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+      const data = block
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trimStart())
+        .join('\n');
+      if (data === '') continue;
+      if (data === '[DONE]') {
+        await reader.cancel().catch(() => undefined);
+        return;
+      }
+      onEvent(JSON.parse(data));
+    }
+  }
+}
+
+const TABS = ['curl', 'Python', 'Node'] as const;
+
+function Code({ body }: { body: Record<string, unknown> }) {
+  const [tab, setTab] = useState<(typeof TABS)[number]>('curl');
+  const base = `${location.origin}/v1`;
+  const json = JSON.stringify(body, null, 2);
+  const { model, messages, ...rest } = body;
+  const py = Object.entries(rest)
+    .map(([k, v]) => `    ${k}=${pyValue(v)},`)
+    .join('\n');
+  const text = {
+    curl: `curl ${base}/chat/completions \\\n  -H "Authorization: Bearer $TOLLGATE_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '${json.replace(/'/g, "'\\''")}'`,
+    Python: `import os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url="${base}", api_key=os.environ["TOLLGATE_API_KEY"])\nstream = client.chat.completions.create(\n    model=${JSON.stringify(model)},\n    messages=${JSON.stringify(messages)},\n${py}\n)\nfor chunk in stream:\n    print(chunk.choices[0].delta.content or "", end="")`,
+    Node: `import OpenAI from 'openai';\n\nconst client = new OpenAI({ baseURL: '${base}', apiKey: process.env.TOLLGATE_API_KEY });\nconst stream = await client.chat.completions.create(${json});\nfor await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? '');`,
+  }[tab];
+  return (
+    <section aria-labelledby="code-title" class="section">
+      <h2 id="code-title">The same request, with an API key</h2>
+      <div class="row" role="group" aria-label="Language">
+        {TABS.map((t) => (
+          <button key={t} type="button" class={t === tab ? 'small' : 'small quiet'} aria-pressed={t === tab} onClick={() => setTab(t)}>
+            {t}
+          </button>
+        ))}
+      </div>
+      <pre class="code" tabIndex={0} aria-label={`${tab} code`}>
+        <code>{text}</code>
+      </pre>
+    </section>
+  );
+}
+
+function pyValue(v: unknown): string {
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (v === null) return 'None';
+  return JSON.stringify(v);
+}

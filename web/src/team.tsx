@@ -1,0 +1,353 @@
+// The team: its members with their roles (change a role, remove a member), and its invitations
+// (create a link with a role and an optional email, shown once with a copy button; the list with
+// each one's state; revoke a pending one). What is offered follows the caller's actions from `me`:
+// change_roles for members, manage_owners for owners too, invite for invitations.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import {
+  changeRole,
+  createInvitation,
+  listInvitations,
+  listMembers,
+  removeMember,
+  revokeInvitation,
+  type Invitation,
+  type Me,
+  type Member,
+  type Team,
+} from './api';
+import { CreateTeam } from './create_team';
+import { when } from './format';
+
+const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
+
+interface Props {
+  team: Team;
+  me: Me;
+}
+
+export function TeamPage({ team, me }: Props) {
+  const [members, setMembers] = useState<Member[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [removing, setRemoving] = useState<Member | null>(null);
+  const canChange = team.actions.includes('change_roles');
+  const canOwners = team.actions.includes('manage_owners');
+  const canInvite = team.actions.includes('invite');
+  /** Roles the caller may give, or take away. */
+  const mayManage = (role: string) => canChange && (role !== 'owner' || canOwners);
+  const roles = ROLES.filter((r) => mayManage(r));
+
+  const refresh = () =>
+    listMembers(team.id).then(
+      (ms) => setMembers(ms),
+      (e: Error) => setError(e.message),
+    );
+  useEffect(() => {
+    refresh();
+  }, [team.id]);
+
+  const setRole = async (m: Member, role: string) => {
+    setError(null);
+    try {
+      await changeRole(team.id, m.user_id, role);
+    } catch (e) {
+      setError(`${m.email}: ${(e as Error).message}`);
+    }
+    refresh();
+  };
+
+  return (
+    <>
+      <h1>Team {team.name}</h1>
+      <p class="muted">
+        You are {team.role === 'owner' || team.role === 'admin' ? 'an' : 'a'} {team.role} of this team
+        {team.state !== 'active' && <> (the team is {team.state})</>}.
+      </p>
+      <h2>Members</h2>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {members === null && !error ? (
+        <p class="muted">Loading members…</p>
+      ) : (
+        members && (
+          <div class="scroll" role="region" aria-label="Members" tabIndex={0}>
+            <table class="members cards">
+              <thead>
+                <tr>
+                  <th scope="col">Email</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Joined</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {members.map((m) => (
+                  <tr key={m.user_id} data-member={m.email}>
+                    <td data-label="Email">{m.email}</td>
+                    <td data-label="Name">{m.name || '—'}</td>
+                    <td data-label="Role">
+                      {mayManage(m.role) ? (
+                        <select
+                          aria-label={`Role of ${m.email}`}
+                          value={m.role}
+                          onChange={(e) => setRole(m, (e.target as HTMLSelectElement).value)}
+                        >
+                          {roles.map((r) => (
+                            <option key={r} value={r}>
+                              {r}
+                            </option>
+                          ))}
+                        </select>
+                      ) : (
+                        <span class="role">{m.role}</span>
+                      )}
+                    </td>
+                    <td data-label="Joined">{when(m.joined_at)}</td>
+                    <td class="actions">
+                      {mayManage(m.role) && m.user_id !== me.user.id && (
+                        <button type="button" class="danger small" onClick={() => setRemoving(m)}>
+                          Remove<span class="sr-only"> {m.email}</span>
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )
+      )}
+      {canInvite && <Invitations team={team} roles={ROLES.filter((r) => r !== 'owner' || canOwners)} />}
+      {removing && (
+        <ConfirmRemove
+          team={team}
+          target={removing}
+          onDone={() => {
+            setRemoving(null);
+            refresh();
+          }}
+          onCancel={() => setRemoving(null)}
+        />
+      )}
+      <details class="more">
+        <summary>Create another team</summary>
+        <CreateTeam onCreated={() => location.assign('/console/team')} />
+      </details>
+    </>
+  );
+}
+
+function Invitations({ team, roles }: { team: Team; roles: readonly string[] }) {
+  const [list, setList] = useState<Invitation[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [role, setRole] = useState('member');
+  const [email, setEmail] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [link, setLink] = useState<string | null>(null);
+
+  const refresh = () =>
+    listInvitations(team.id).then(
+      (is) => setList(is),
+      (e: Error) => setError(e.message),
+    );
+  useEffect(() => {
+    refresh();
+  }, [team.id]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const made = await createInvitation(team.id, role, email.trim());
+      setLink(made.link);
+      setEmail('');
+      refresh();
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const revoke = async (inv: Invitation) => {
+    setError(null);
+    try {
+      await revokeInvitation(team.id, inv.id);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+    refresh();
+  };
+
+  return (
+    <section aria-labelledby="invitations-title" class="section">
+      <h2 id="invitations-title">Invitations</h2>
+      <form class="create invite" onSubmit={submit}>
+        <div class="row">
+          <label class="field">
+            <span>Role</span>
+            <select value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value)}>
+              {roles.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label class="field grow">
+            <span>Email (optional: only this person may use it)</span>
+            <input
+              type="email"
+              autoComplete="off"
+              value={email}
+              onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+            />
+          </label>
+          <button type="submit" disabled={busy}>
+            Create invitation
+          </button>
+        </div>
+      </form>
+      {link && <InviteLink link={link} onDone={() => setLink(null)} />}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {list && (
+        <div class="scroll" role="region" aria-label="Invitations" tabIndex={0}>
+          <table class="invitations cards">
+            <thead>
+              <tr>
+                <th scope="col">Role</th>
+                <th scope="col">For</th>
+                <th scope="col">State</th>
+                <th scope="col">Created</th>
+                <th scope="col">Expires</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.length === 0 && (
+                <tr>
+                  <td colSpan={6} class="muted">
+                    No invitations yet.
+                  </td>
+                </tr>
+              )}
+              {list.map((inv) => (
+                <tr key={inv.id} data-invitation={inv.id}>
+                  <td data-label="Role">{inv.role}</td>
+                  <td data-label="For">{inv.email || 'anyone with the link'}</td>
+                  <td data-label="State">
+                    <span class={`state state-${inv.state}`}>{inv.state}</span>
+                    {inv.accepted_by && <span class="muted small"> by {inv.accepted_by}</span>}
+                  </td>
+                  <td data-label="Created">{when(inv.created_at)}</td>
+                  <td data-label="Expires">{when(inv.expires_at)}</td>
+                  <td class="actions">
+                    {inv.state === 'pending' && (
+                      <button type="button" class="danger small" onClick={() => revoke(inv)}>
+                        Revoke<span class="sr-only"> the {inv.role} invitation</span>
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function InviteLink({ link, onDone }: { link: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [link]);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(link);
+      setCopied(true);
+    } catch {
+      setCopied(false);
+    }
+  };
+  return (
+    <section class="secret" aria-labelledby="link-title">
+      <h2 id="link-title" tabIndex={-1} ref={heading}>
+        Invitation link
+      </h2>
+      <p class="warning">Copy this link now and send it to the person you invite. It will not be shown again.</p>
+      <div class="row">
+        <code class="secret-value" data-invite-link>
+          {link}
+        </code>
+        <button type="button" onClick={copy}>
+          {copied ? 'Copied' : 'Copy link'}
+        </button>
+      </div>
+      <p aria-live="polite" class="muted">
+        {copied ? 'The link is on the clipboard.' : ''}
+      </p>
+      <button type="button" class="quiet" onClick={onDone}>
+        Done
+      </button>
+    </section>
+  );
+}
+
+interface ConfirmProps {
+  team: Team;
+  target: Member;
+  onDone: () => void;
+  onCancel: () => void;
+}
+
+function ConfirmRemove({ team, target, onDone, onCancel }: ConfirmProps) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    const d = dialog.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  const remove = async () => {
+    setBusy(true);
+    try {
+      await removeMember(team.id, target.user_id);
+      onDone();
+    } catch (e) {
+      setError((e as Error).message);
+      setBusy(false);
+    }
+  };
+  return (
+    <dialog ref={dialog} aria-labelledby="remove-title" onCancel={onCancel}>
+      <h2 id="remove-title">Remove {target.email}?</h2>
+      <p>Their keys and sessions stop working in team {team.name} at once.</p>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <div class="row end">
+        <button type="button" class="quiet" onClick={onCancel} autoFocus>
+          Cancel
+        </button>
+        <button type="button" class="danger" onClick={remove} disabled={busy}>
+          Remove {target.email}
+        </button>
+      </div>
+    </dialog>
+  );
+}

@@ -43,7 +43,10 @@ describe('console pages in Chromium', { skip }, () => {
     axeSource = createRequire(import.meta.url)('axe-core').source;
     mock = await startMock();
     const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-    const config = unpriced(standardConfig(mock.url, dead, { gateway: { auth: 'required' } }));
+    const standard = standardConfig(mock.url, dead, { gateway: { auth: 'required' } });
+    const config = unpriced(standard);
+    // The one priced model: the playground's run costs something, which Usage then shows.
+    config.models.priced_model = { ...standard.models.mock_model, display_name: 'Priced' };
     config.console = { owner_email: 'owner@pages.test' };
     gw = await startGateway({ config });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
@@ -187,6 +190,133 @@ describe('console pages in Chromium', { skip }, () => {
     assert.match(await page.locator('main').textContent(), /You are a viewer here/);
     await assertAccessible(page, 'keys page (viewer)');
     await screenshots(page, 'keys-viewer', 375);
+    assert.deepEqual(page.cspViolations, [], 'no CSP violation');
+    await page.context().close();
+  });
+  /** A new page signed in as `email` (a fresh sign-in link), on the console's first page. */
+  async function signedIn(email, width = 1440) {
+    const page = await newPage(width);
+    await signIn(page, linkToken((await ok('login-link', email)).stdout));
+    return page;
+  }
+
+  test('invite a user on the Team page: they open the link, sign in, accept and join with the role; a user with no team makes one', T, async () => {
+    const invitee = 'invitee@pages.test';
+    const inviteeToken = linkToken((await ok('login-link', invitee)).stdout);  // Adds the user.
+    const owner = await signedIn('owner@pages.test');
+    await owner.getByRole('link', { name: 'Team', exact: true }).click();
+    await owner.getByRole('heading', { name: 'Team default', level: 1 }).waitFor();
+    await owner.locator('table.members tbody tr', { hasText: 'owner@pages.test' }).waitFor();
+    await owner.getByLabel('Role', { exact: true }).selectOption('member');
+    await owner.getByLabel(/^Email/).fill(invitee);
+    await owner.getByRole('button', { name: 'Create invitation' }).click();
+    const linkBox = owner.locator('[data-invite-link]');
+    await linkBox.waitFor();
+    const link = (await linkBox.textContent()).trim();
+    assert.match(link, /\/console\/invite\?token=inv-tollgate-/);
+    await owner.getByRole('button', { name: 'Copy link' }).waitFor();
+    await owner.locator('table.invitations tbody tr', { hasText: invitee }).getByText('pending').waitFor();
+    await assertAccessible(owner, 'team page with a new invitation link');
+    await screenshots(owner, 'team-invite');
+
+    // The invitee opens the link before signing in: sent to sign in, then back to the invitation.
+    const guest = await newPage(375);
+    await guest.goto(link);
+    await guest.waitForURL(/\/console\/signin$/);
+    await guest.goto(`${gw.baseURL}/console/signin?token=${inviteeToken}`);
+    await guest.getByRole('button', { name: 'Sign in' }).click();
+    await guest.getByRole('heading', { name: 'Join a team', level: 1 }).waitFor();
+    assert.equal(new URL(guest.url()).pathname, '/console/invite');
+    await assertAccessible(guest, 'invitation page');
+    await screenshots(guest, 'invite', 375);
+    await guest.getByRole('button', { name: 'Accept the invitation' }).click();
+    await guest.getByRole('heading', { name: 'Team default', level: 1 }).waitFor();
+    assert.match(await guest.getByLabel('Team', { exact: true }).locator('option:checked').textContent(), /default \(member\)/);
+    assert.equal(await guest.getByRole('button', { name: 'Create invitation' }).count(), 0, 'a member may not invite');
+    assert.equal(await guest.getByRole('button', { name: /^Remove/ }).count(), 0, 'a member may not remove');
+    await assertAccessible(guest, 'team page (member)');
+    await screenshots(guest, 'team-member', 375);
+
+    // The owner sees them joined and the invitation accepted; makes them a viewer.
+    await owner.reload();
+    const row = owner.locator('table.members tbody tr', { hasText: invitee });
+    await row.waitFor();
+    await owner.locator('table.invitations tbody tr', { hasText: invitee }).getByText('accepted').waitFor();
+    assert.equal(await row.getByRole('combobox').inputValue(), 'member');
+    await Promise.all([
+      owner.waitForResponse((r) => r.request().method() === 'PATCH' && r.ok()),
+      row.getByRole('combobox').selectOption('viewer'),
+    ]);
+    await owner.reload();
+    await owner.locator('table.members tbody tr', { hasText: invitee }).waitFor();
+    assert.equal(await owner.locator('table.members tbody tr', { hasText: invitee }).getByRole('combobox').inputValue(), 'viewer');
+    const members = JSON.parse((await ok('members', 'list', 'default', '--json')).stdout);
+    assert.equal(members.find((m) => m.email === invitee)?.role, 'viewer');
+    await assertAccessible(owner, 'team page (owner)');
+    await screenshots(owner, 'team');
+
+    // Someone with no team is told so, and makes one.
+    const loner = await signedIn('loner@pages.test', 375);
+    await loner.getByText('You are not a member of any team yet').waitFor();
+    await assertAccessible(loner, 'no team yet');
+    await screenshots(loner, 'no-team', 375);
+    await loner.getByLabel("New team's name").fill('lonely');
+    await loner.getByRole('button', { name: 'Create team' }).click();
+    await loner.getByRole('heading', { name: 'Team lonely', level: 1 }).waitFor();
+    assert.match(await loner.getByLabel('Team', { exact: true }).locator('option:checked').textContent(), /lonely \(owner\)/);
+    for (const p of [owner, guest, loner]) {
+      assert.deepEqual(p.cspViolations, [], 'no CSP violation');
+      await p.context().close();
+    }
+  });
+
+  test('a playground run streams its text before the upstream has finished; its cost then shows in Usage; the audit log', T, async () => {
+    await ok('teams', 'topup', 'default', '5');
+    const page = await signedIn('owner@pages.test');
+    await page.getByRole('link', { name: 'Playground' }).click();
+    await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
+    await page.getByLabel('Model', { exact: true }).selectOption('priced_model');
+    await page.getByLabel('System prompt').fill('Be brief.');
+    // The mock sends 20 pieces, one every 100 ms.
+    await page.getByLabel('Your message').fill('Count for me. mock:stream-slow=100');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const output = page.locator('[data-output]');
+    await output.getByText('tok0', { exact: false }).waitFor();
+    const early = await output.textContent();
+    assert.ok(!early.includes('tok19'), `the first piece shows before the last is sent: ${early}`);
+    assert.equal(await page.getByRole('button', { name: 'Stop' }).isEnabled(), true, 'Stop is offered while it runs');
+    const cost = page.locator('[data-cost]');
+    await cost.waitFor();
+    assert.match(await output.textContent(), /tok0 .*tok19/);
+    const costText = (await cost.textContent()).trim();
+    assert.match(costText, /^\$0\.0\d+$/);
+    assert.match(await page.locator('[data-stats]').textContent(), /\d+ in, \d+ out/);
+    await page.getByRole('button', { name: 'View code' }).click();
+    const code = page.locator('pre.code');
+    assert.match(await code.textContent(), new RegExp(`curl ${gw.baseURL}/v1/chat/completions`));
+    await page.getByRole('button', { name: 'Python' }).click();
+    assert.match(await code.textContent(), /base_url="http:\/\/127\.0\.0\.1:\d+\/v1"/);
+    await assertAccessible(page, 'playground after a run');
+    await screenshots(page, 'playground');
+
+    // Usage: the run's cost in the day's total, the model's, and the rows (tagged playground).
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+    await page.locator('table.by-model tbody tr', { hasText: 'priced_model' }).getByText(costText).waitFor();
+    await page.locator('table.by-day tbody tr').getByText(costText).waitFor();
+    const spent = page.locator('table.rows tbody tr', { hasText: 'priced_model' });
+    await spent.getByText('playground=true').waitFor();
+    assert.equal(await page.locator('.chart rect.bar[height]:not([height="0"])').count(), 1, 'one day has a bar');
+    assert.match(await page.locator('[data-balance]').textContent(), /^\$4\.99/);
+    assert.match(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href'), /\/spend\.csv\?since=/);
+    await assertAccessible(page, 'usage page');
+    await screenshots(page, 'usage');
+
+    // The audit log, which owners read.
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.locator('table.audit tbody tr', { hasText: 'invitation.accepted' }).first().waitFor();
+    await assertAccessible(page, 'audit log');
+    await screenshots(page, 'audit');
     assert.deepEqual(page.cspViolations, [], 'no CSP violation');
     await page.context().close();
   });

@@ -48,7 +48,8 @@ describe('console pages', () => {
 
   test('/console/ and every client-side route answer the HTML shell, which loads hashed assets only', async () => {
     let first;
-    for (const p of ['/console', '/console/', '/console/keys', '/console/models', '/console/some/deep/route']) {
+    for (const p of ['/console', '/console/', '/console/keys', '/console/models', '/console/team', '/console/playground',
+      '/console/usage', '/console/audit', '/console/invite?token=inv-tollgate-x', '/console/some/deep/route']) {
       const r = await getRaw(gw.baseURL, p);
       assert.equal(r.status, 200, p);
       assert.match(r.headers['content-type'], /^text\/html; charset=utf-8$/);

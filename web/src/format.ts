@@ -19,9 +19,8 @@ export function count(n: number | null): string {
   return n === null || n === undefined ? '—' : n.toLocaleString('en-US');
 }
 
-/** An amount of US dollars, exact to the cent and, when smaller, to its first significant digits. */
+/** An amount of US dollars: at least cents, and up to millionths (playground runs cost less than a cent). */
 export function money(usd: number | null | undefined): string {
   if (usd === null || usd === undefined) return '—';
-  const digits = usd !== 0 && Math.abs(usd) < 0.01 ? 6 : 2;
-  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: digits })}`;
+  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
 }

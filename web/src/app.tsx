@@ -55,7 +55,10 @@ export function App() {
   const [page, setPage] = useState(() => pageOf(location.pathname));
 
   useEffect(() => {
-    if (location.pathname === INVITE) rememberInvite(new URLSearchParams(location.search).get('token'));
+    if (location.pathname === INVITE && location.search) {
+      rememberInvite(new URLSearchParams(location.search).get('token'));
+      history.replaceState(null, '', INVITE);
+    }
     loadMe().then(
       (m) => {
         setMe(m);

@@ -1,6 +1,7 @@
 // The invitation-accept page, /console/invite?token=…: a button that accepts the invitation as the
-// signed-in user, then opens the team joined. A token opened before signing in was kept in
-// localStorage (rememberInvite) and is read from there after the sign-in.
+// signed-in user, then opens the team joined. The token is kept in localStorage (rememberInvite),
+// so that a link opened before signing in still works after the sign-in, and taken out of the
+// address bar.
 import { useState } from 'preact/hooks';
 import { acceptInvitation, loadMe, type Me } from './api';
 
@@ -18,7 +19,12 @@ interface Props {
 }
 
 export function InvitePage({ me, onJoined }: Props) {
-  const [token] = useState(() => localStorage.getItem(PENDING_INVITE));
+  // Read once: a link that was not accepted is not offered again on every visit.
+  const [token] = useState(() => {
+    const t = localStorage.getItem(PENDING_INVITE);
+    localStorage.removeItem(PENDING_INVITE);
+    return t;
+  });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [dismissed, setDismissed] = useState(false);
@@ -30,7 +36,6 @@ export function InvitePage({ me, onJoined }: Props) {
     try {
       const before = new Set(me.teams.map((t) => t.id));
       await acceptInvitation(token);
-      localStorage.removeItem(PENDING_INVITE);
       const after = await loadMe();
       const joined = after.teams.find((t) => !before.has(t.id)) ?? after.teams[0];
       onJoined(joined?.id ?? '');
@@ -39,10 +44,7 @@ export function InvitePage({ me, onJoined }: Props) {
       setBusy(false);
     }
   };
-  const dismiss = () => {
-    localStorage.removeItem(PENDING_INVITE);
-    setDismissed(true);
-  };
+  const dismiss = () => setDismissed(true);
 
   if (!token || dismissed) {
     return (

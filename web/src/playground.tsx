@@ -140,9 +140,9 @@ export function PlaygroundPage({ team }: { team: Team }) {
       </p>
       <form class="playground" onSubmit={run}>
         <div class="settings">
-          <label class="field">
-            <span>Model</span>
-            <select value={model} onChange={(e) => setModel((e.target as HTMLSelectElement).value)} disabled={!choices}>
+          <div class="field">
+            <label for="pg-model">Model</label>
+            <select id="pg-model" value={model} onChange={(e) => setModel((e.target as HTMLSelectElement).value)} disabled={!choices}>
               {choices && choices.models.length > 0 && (
                 <optgroup label="Chat models">
                   {choices.models.map((c) => (
@@ -162,10 +162,10 @@ export function PlaygroundPage({ team }: { team: Team }) {
                 </optgroup>
               )}
             </select>
-          </label>
-          <label class="field">
-            <span>Temperature</span>
-            <input
+          </div>
+          <div class="field">
+            <label for="pg-temperature">Temperature</label>
+            <input id="pg-temperature"
               type="number"
               min={0}
               max={2}
@@ -173,22 +173,22 @@ export function PlaygroundPage({ team }: { team: Team }) {
               value={temperature}
               onInput={(e) => setTemperature((e.target as HTMLInputElement).value)}
             />
-          </label>
-          <label class="field">
-            <span>Max tokens</span>
-            <input
+          </div>
+          <div class="field">
+            <label for="pg-max-tokens">Max tokens</label>
+            <input id="pg-max-tokens"
               type="number"
               min={1}
               step={1}
               value={maxTokens}
               onInput={(e) => setMaxTokens((e.target as HTMLInputElement).value)}
             />
-          </label>
+          </div>
         </div>
-        <label class="field">
-          <span>System prompt</span>
-          <textarea rows={2} value={system} onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)} />
-        </label>
+        <div class="field">
+          <label for="pg-system">System prompt</label>
+          <textarea id="pg-system" rows={2} value={system} onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)} />
+        </div>
         {history.length > 0 && (
           <ol class="conversation" aria-label="Conversation">
             {history.map((m, i) => (
@@ -199,10 +199,10 @@ export function PlaygroundPage({ team }: { team: Team }) {
             ))}
           </ol>
         )}
-        <label class="field">
-          <span>{history.length > 0 ? 'Your next message' : 'Your message'}</span>
-          <textarea rows={4} required value={input} onInput={(e) => setInput((e.target as HTMLTextAreaElement).value)} />
-        </label>
+        <div class="field">
+          <label for="pg-message">{history.length > 0 ? 'Your next message' : 'Your message'}</label>
+          <textarea id="pg-message" rows={4} required value={input} onInput={(e) => setInput((e.target as HTMLTextAreaElement).value)} />
+        </div>
         <div class="row">
           <button type="submit" disabled={running || !model || !input.trim()}>
             Run

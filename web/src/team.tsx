@@ -189,25 +189,25 @@ function Invitations({ team, roles }: { team: Team; roles: readonly string[] }) 
       <h2 id="invitations-title">Invitations</h2>
       <form class="create invite" onSubmit={submit}>
         <div class="row">
-          <label class="field">
-            <span>Role</span>
-            <select value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value)}>
+          <div class="field">
+            <label for="invite-role">Role</label>
+            <select id="invite-role" value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value)}>
               {roles.map((r) => (
                 <option key={r} value={r}>
                   {r}
                 </option>
               ))}
             </select>
-          </label>
-          <label class="field grow">
-            <span>Email (optional: only this person may use it)</span>
-            <input
+          </div>
+          <div class="field grow">
+            <label for="invite-email">Email (optional: only this person may use it)</label>
+            <input id="invite-email"
               type="email"
               autoComplete="off"
               value={email}
               onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
             />
-          </label>
+          </div>
           <button type="submit" disabled={busy}>
             Create invitation
           </button>

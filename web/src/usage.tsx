@@ -74,16 +74,16 @@ export function UsagePage({ team }: { team: Team }) {
       <section aria-labelledby="daily-title" class="section">
         <div class="row spread">
           <h2 id="daily-title">Spend per day</h2>
-          <label class="field inline">
-            <span>Range</span>
-            <select value={range} onChange={(e) => setRange(Number((e.target as HTMLSelectElement).value))}>
+          <div class="field inline">
+            <label for="usage-range">Range</label>
+            <select id="usage-range" value={range} onChange={(e) => setRange(Number((e.target as HTMLSelectElement).value))}>
               {RANGES.map((r) => (
                 <option key={r} value={r}>
                   Last {r} days
                 </option>
               ))}
             </select>
-          </label>
+          </div>
         </div>
         {daily === null ? <p class="muted">Loading…</p> : <DailyChart rows={daily} since={since} days={range} />}
         {daily && <Totals rows={daily} by="day" label="Day" title="Spend per day" />}
@@ -237,14 +237,14 @@ function Rows({ team, since }: { team: Team; since: string }) {
     setFilters({ ...draft });
   };
   const field = (name: keyof Filters, label: string, placeholder: string) => (
-    <label class="field">
-      <span>{label}</span>
-      <input
+    <div class="field">
+      <label for={`filter-${name}`}>{label}</label>
+      <input id={`filter-${name}`}
         value={draft[name]}
         placeholder={placeholder}
         onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })}
       />
-    </label>
+    </div>
   );
 
   return (

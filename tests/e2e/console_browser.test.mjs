@@ -256,7 +256,10 @@ describe('console pages in Chromium', { skip }, () => {
     await screenshots(owner, 'team');
 
     // Someone with no team is told so, and makes one.
-    const loner = await signedIn('loner@pages.test', 375);
+    const loner = await newPage(375);
+    await loner.goto(`${gw.baseURL}/console/signin?token=${linkToken((await ok('login-link', 'loner@pages.test')).stdout)}`);
+    await loner.getByRole('button', { name: 'Sign in' }).click();
+    await loner.getByRole('heading', { name: 'No team yet', level: 1 }).waitFor();
     await loner.getByText('You are not a member of any team yet').waitFor();
     await assertAccessible(loner, 'no team yet');
     await screenshots(loner, 'no-team', 375);

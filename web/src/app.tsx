@@ -131,12 +131,12 @@ export function App() {
     body = team ? (
       <Unavailable title={info?.title ?? 'Console'} team={team} />
     ) : (
-      <NoTeam title={info?.title ?? 'Console'} onCreated={enterTeam} />
+      <NoTeam onCreated={enterTeam} />
     );
   } else if (page === '/console/models') {
     body = <ModelsPage />;
   } else if (page === '/console/team') {
-    body = team ? <TeamPage key={team.id} team={team} me={me} /> : <NoTeam title="Team" onCreated={enterTeam} />;
+    body = team ? <TeamPage key={team.id} team={team} me={me} /> : <NoTeam onCreated={enterTeam} />;
   } else if (team && page === '/console/playground') {
     body = <PlaygroundPage key={team.id} team={team} />;
   } else if (team && page === '/console/usage') {
@@ -145,6 +145,8 @@ export function App() {
     body = <AuditPage key={team.id} team={team} />;
   } else if (team) {
     body = <KeysPage key={team.id} team={team} me={me} />;
+  } else {
+    body = <NoTeam onCreated={enterTeam} />;
   }
 
   return (
@@ -191,10 +193,10 @@ export function App() {
   );
 }
 
-function NoTeam({ title, onCreated }: { title: string; onCreated: (teamId: string) => void }) {
+function NoTeam({ onCreated }: { onCreated: (teamId: string) => void }) {
   return (
     <>
-      <h1>{title}</h1>
+      <h1>No team yet</h1>
       <p>
         You are not a member of any team yet. Open an invitation link from a team's owner or admin, or create a team
         of your own: you will be its owner. Its balance starts at zero until your operator tops it up.

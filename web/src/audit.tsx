@@ -48,10 +48,12 @@ export function AuditPage({ team }: { team: Team }) {
               )}
               {page.data.map((a) => (
                 <tr key={a.id}>
-                  <td data-label="Time">{when(a.at)}</td>
+                  <td data-label="Time" class="nowrap">
+                    {when(a.at)}
+                  </td>
                   <td data-label="Actor">{a.actor}</td>
                   <td data-label="Action">
-                    <code>{a.action}</code>
+                    <code class="nowrap">{a.action}</code>
                   </td>
                   <td data-label="Target">{a.target || '—'}</td>
                   <td data-label="Source">{a.source}</td>

@@ -123,6 +123,9 @@ export function PlaygroundPage({ team }: { team: Team }) {
     }
   };
 
+  // The last answer shows under Output, not twice.
+  const earlier = output && history[history.length - 1]?.role === 'assistant' ? history.slice(0, -1) : history;
+
   if (team.state !== 'active') {
     return (
       <>
@@ -189,9 +192,9 @@ export function PlaygroundPage({ team }: { team: Team }) {
           <label for="pg-system">System prompt</label>
           <textarea id="pg-system" rows={2} value={system} onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)} />
         </div>
-        {history.length > 0 && (
+        {earlier.length > 0 && (
           <ol class="conversation" aria-label="Conversation">
-            {history.map((m, i) => (
+            {earlier.map((m, i) => (
               <li key={i} class={`msg msg-${m.role}`}>
                 <span class="who-said">{m.role === 'user' ? 'You' : 'Assistant'}</span>
                 <p>{m.content}</p>
@@ -295,7 +298,7 @@ function Code({ body }: { body: Record<string, unknown> }) {
     .join('\n');
   const text = {
     curl: `curl ${base}/chat/completions \\\n  -H "Authorization: Bearer $TOLLGATE_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '${json.replace(/'/g, "'\\''")}'`,
-    Python: `import os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url="${base}", api_key=os.environ["TOLLGATE_API_KEY"])\nstream = client.chat.completions.create(\n    model=${JSON.stringify(model)},\n    messages=${JSON.stringify(messages)},\n${py}\n)\nfor chunk in stream:\n    print(chunk.choices[0].delta.content or "", end="")`,
+    Python: `import os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url="${base}", api_key=os.environ["TOLLGATE_API_KEY"])\nstream = client.chat.completions.create(\n    model=${JSON.stringify(model)},\n    messages=${JSON.stringify(messages, null, 4).replace(/\n/g, '\n    ')},\n${py}\n)\nfor chunk in stream:\n    print(chunk.choices[0].delta.content or "", end="")`,
     Node: `import OpenAI from 'openai';\n\nconst client = new OpenAI({ baseURL: '${base}', apiKey: process.env.TOLLGATE_API_KEY });\nconst stream = await client.chat.completions.create(${json});\nfor await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? '');`,
   }[tab];
   return (

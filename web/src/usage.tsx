@@ -132,7 +132,7 @@ function DailyChart({ rows, since, days }: { rows: SpendTotal[]; since: string; 
   const slot = CHART_W / days;
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${CHART_W} ${CHART_H + 20}`} role="img" aria-label={`Spend per day since ${since}: ${money(total)} in all`}>
+      <svg viewBox={`0 0 ${CHART_W} ${CHART_H + 1}`} role="img" aria-label={`Spend per day since ${since}: ${money(total)} in all`}>
         <line x1={0} y1={CHART_H} x2={CHART_W} y2={CHART_H} class="axis" />
         {series.map((s, i) => {
           const h = max > 0 ? (s.cost / max) * (CHART_H - 8) : 0;
@@ -144,13 +144,11 @@ function DailyChart({ rows, since, days }: { rows: SpendTotal[]; since: string; 
             </rect>
           );
         })}
-        <text x={0} y={CHART_H + 16} class="tick">
-          {series[0]?.day}
-        </text>
-        <text x={CHART_W} y={CHART_H + 16} class="tick end">
-          {series[series.length - 1]?.day}
-        </text>
       </svg>
+      <div class="ticks muted small" aria-hidden="true">
+        <span>{series[0]?.day}</span>
+        <span>{series[series.length - 1]?.day}</span>
+      </div>
       <figcaption class="muted small">
         {max > 0 ? `Highest day ${money(max)}; ${money(total)} in all.` : 'No spend in this range.'}
       </figcaption>

@@ -2,7 +2,10 @@
 // against the real binary (auth required, SQLite): signing in through the sign-in link's page, a
 // key made on the Keys page, its secret read once and used with the official OpenAI SDK, the key
 // revoked on the page and the SDK refused; a viewer offered no create or revoke buttons; the
-// Models page; axe-core on every page (no serious or critical violation), no CSP violation, and
+// Models page; a user invited on the Team page who opens the link signed out, signs in and joins
+// with the invitation's role; a user with no team who makes one; a playground run streamed before
+// the mock has finished, its cost then in Usage (tables, chart, balance); the Audit log;
+// axe-core on every page (no serious or critical violation), no CSP violation, and
 // screenshots at 375 and 1440 px wide (under the binary's tree, console-screenshots/). Skipped when
 // Chromium is not installed (scripts/setup installs it), and on the sanitizer pass (the `browser`
 // tier). Prints how long the Keys page takes to show its keys.
@@ -314,6 +317,10 @@ describe('console pages in Chromium', { skip }, () => {
     assert.match(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href'), /\/spend\.csv\?since=/);
     await assertAccessible(page, 'usage page');
     await screenshots(page, 'usage');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await assertAccessible(page, 'usage page, dark');
+    await screenshots(page, 'usage-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
 
     // The audit log, which owners read.
     await page.getByRole('link', { name: 'Audit log' }).click();

@@ -157,6 +157,7 @@ function DailyChart({ rows, since, days }: { rows: SpendTotal[]; since: string; 
 }
 
 function Totals({ rows, by, label, title }: { rows: SpendTotal[]; by: string; label: string; title: string }) {
+  const total = rows.reduce((a, r) => a + r.cost, 0);
   return (
     <div class="scroll" role="region" aria-label={title} tabIndex={0}>
       <table class={`totals cards by-${by}`}>
@@ -175,12 +176,13 @@ function Totals({ rows, by, label, title }: { rows: SpendTotal[]; by: string; la
             <th scope="col" class="num">
               Cost
             </th>
+            <th scope="col">Share of cost</th>
           </tr>
         </thead>
         <tbody>
           {rows.length === 0 && (
             <tr>
-              <td colSpan={5} class="muted">
+              <td colSpan={6} class="muted">
                 No spend in this range.
               </td>
             </tr>
@@ -200,11 +202,28 @@ function Totals({ rows, by, label, title }: { rows: SpendTotal[]; by: string; la
               <td data-label="Cost" class="num">
                 {money(r.cost)}
               </td>
+              <td data-label="Share of cost">
+                <ShareBar share={total > 0 ? r.cost / total : 0} />
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** A row's share of the cost as a bar (SVG: the strict CSP allows no style attributes) and a percentage. */
+function ShareBar({ share }: { share: number }) {
+  const pct = Math.round(share * 100);
+  return (
+    <span class="share">
+      <svg viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true">
+        <rect x={0} y={0} width={100} height={8} class="track" />
+        <rect x={0} y={0} width={share * 100} height={8} class="bar" />
+      </svg>
+      <span class="num">{pct}%</span>
+    </span>
   );
 }
 

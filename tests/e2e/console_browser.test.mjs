@@ -255,8 +255,22 @@ describe('console pages in Chromium', { skip }, () => {
     assert.equal(await owner.locator('table.members tbody tr', { hasText: invitee }).getByRole('combobox').inputValue(), 'viewer');
     const members = JSON.parse((await ok('members', 'list', 'default', '--json')).stdout);
     assert.equal(members.find((m) => m.email === invitee)?.role, 'viewer');
+    // A second invitation, revoked; then the invitee removed after a confirmation naming them.
+    await owner.getByLabel('Role', { exact: true }).selectOption('viewer');
+    await owner.getByLabel(/^Email/).fill('');
+    await owner.getByRole('button', { name: 'Create invitation' }).click();
+    const open = owner.locator('table.invitations tbody tr', { hasText: 'anyone with the link' });
+    await open.getByText('pending').waitFor();
+    await open.getByRole('button', { name: /^Revoke/ }).click();
+    await open.getByText('revoked').waitFor();
+    await owner.getByRole('button', { name: 'Done' }).click();
     await assertAccessible(owner, 'team page (owner)');
     await screenshots(owner, 'team');
+    await owner.locator('table.members tbody tr', { hasText: invitee }).getByRole('button', { name: `Remove ${invitee}` }).click();
+    const dialog = owner.getByRole('dialog', { name: `Remove ${invitee}?` });
+    await dialog.getByRole('button', { name: `Remove ${invitee}` }).click();
+    await owner.locator('table.members tbody tr', { hasText: invitee }).waitFor({ state: 'detached' });
+    assert.equal(JSON.parse((await ok('members', 'list', 'default', '--json')).stdout).some((m) => m.email === invitee), false);
 
     // Someone with no team is told so, and makes one.
     const loner = await newPage(375);
@@ -327,6 +341,15 @@ describe('console pages in Chromium', { skip }, () => {
     await page.locator('table.audit tbody tr', { hasText: 'invitation.accepted' }).first().waitFor();
     await assertAccessible(page, 'audit log');
     await screenshots(page, 'audit');
+
+    // Stop: a slower run, stopped after its first piece (after Usage was checked: it is billed too).
+    await page.getByRole('link', { name: 'Playground' }).click();
+    await page.getByLabel('Your message').fill('Slowly. mock:stream-slow=400');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await output.getByText('tok0', { exact: false }).waitFor();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByText('Stopped.').waitFor();
+    assert.ok(!(await output.textContent()).includes('tok19'), 'the stopped run shows no more pieces');
     assert.deepEqual(page.cspViolations, [], 'no CSP violation');
     await page.context().close();
   });

@@ -191,6 +191,12 @@ describe('console pages in Chromium', { skip }, () => {
     assert.equal(await page.getByLabel("New key's name").count(), 0);
     assert.equal(await page.getByRole('button', { name: /^Revoke/ }).count(), 0);
     assert.match(await page.locator('main').textContent(), /You are a viewer here/);
+    // The navigation offers what a viewer's actions allow: usage and the team, no playground or audit log.
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    await nav.getByRole('link', { name: 'Usage' }).waitFor();
+    await nav.getByRole('link', { name: 'Team' }).waitFor();
+    assert.equal(await nav.getByRole('link', { name: 'Playground' }).count(), 0);
+    assert.equal(await nav.getByRole('link', { name: 'Audit log' }).count(), 0);
     await assertAccessible(page, 'keys page (viewer)');
     await screenshots(page, 'keys-viewer', 375);
     assert.deepEqual(page.cspViolations, [], 'no CSP violation');
@@ -329,6 +335,13 @@ describe('console pages in Chromium', { skip }, () => {
     assert.equal(await page.locator('.chart rect.bar[height]:not([height="0"])').count(), 1, 'one day has a bar');
     assert.match(await page.locator('[data-balance]').textContent(), /^\$4\.99/);
     assert.match(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href'), /\/spend\.csv\?since=/);
+    // How long the Usage page takes to show its data (its five calls), from navigation.
+    const t0 = Date.now();
+    await page.goto(`${gw.baseURL}/console/usage`);
+    await page.locator('table.rows tbody tr', { hasText: 'priced_model' }).waitFor();
+    await page.locator('table.by-model tbody tr', { hasText: 'priced_model' }).waitFor();
+    const sinceNavigation = await page.evaluate(() => Math.round(performance.now()));
+    console.log(`usage page: its data on screen ${sinceNavigation} ms after navigation started (${Date.now() - t0} ms as the test saw it)`);
     await assertAccessible(page, 'usage page');
     await screenshots(page, 'usage');
     await page.emulateMedia({ colorScheme: 'dark' });

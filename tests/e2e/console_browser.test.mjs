@@ -290,6 +290,11 @@ describe('console pages in Chromium', { skip }, () => {
     await loner.getByRole('button', { name: 'Create team' }).click();
     await loner.getByRole('heading', { name: 'Team lonely', level: 1 }).waitFor();
     assert.match(await loner.locator('header select option:checked').textContent(), /lonely \(owner\)/);
+    await loner.getByText('Create another team').click();
+    await loner.getByLabel("New team's name").fill('lonely-too');
+    await loner.getByRole('button', { name: 'Create team' }).click();
+    await loner.getByRole('heading', { name: 'Team lonely-too', level: 1 }).waitFor();
+    assert.equal(await loner.locator('header select option').count(), 2, 'the switcher offers both teams');
     for (const p of [owner, guest, loner]) {
       assert.deepEqual(p.cspViolations, [], 'no CSP violation');
       await p.context().close();

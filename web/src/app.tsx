@@ -136,7 +136,7 @@ export function App() {
   } else if (page === '/console/models') {
     body = <ModelsPage />;
   } else if (page === '/console/team') {
-    body = team ? <TeamPage key={team.id} team={team} me={me} /> : <NoTeam onCreated={enterTeam} />;
+    body = team ? <TeamPage key={team.id} team={team} me={me} onCreated={enterTeam} /> : <NoTeam onCreated={enterTeam} />;
   } else if (team && page === '/console/playground') {
     body = <PlaygroundPage key={team.id} team={team} />;
   } else if (team && page === '/console/usage') {

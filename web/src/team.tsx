@@ -23,9 +23,11 @@ const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 interface Props {
   team: Team;
   me: Me;
+  /** Opens a team just made. */
+  onCreated: (teamId: string) => void;
 }
 
-export function TeamPage({ team, me }: Props) {
+export function TeamPage({ team, me, onCreated }: Props) {
   const [members, setMembers] = useState<Member[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [removing, setRemoving] = useState<Member | null>(null);
@@ -136,7 +138,7 @@ export function TeamPage({ team, me }: Props) {
       )}
       <details class="more">
         <summary>Create another team</summary>
-        <CreateTeam onCreated={() => location.assign('/console/team')} />
+        <CreateTeam onCreated={onCreated} />
       </details>
     </>
   );

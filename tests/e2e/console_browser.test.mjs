@@ -308,8 +308,8 @@ describe('console pages in Chromium', { skip }, () => {
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
     await page.getByLabel('Model', { exact: true }).selectOption('priced_model');
     await page.getByLabel('System prompt').fill('Be brief.');
-    // The mock sends 20 pieces, one every 100 ms.
-    await page.getByLabel('Your message').fill('Count for me. mock:stream-slow=100');
+    // The mock sends 20 pieces, one every 60 ms.
+    await page.getByLabel('Your message').fill('Count for me. mock:stream-slow=60');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     const output = page.locator('[data-output]');
     await output.getByText('tok0', { exact: false }).waitFor();

@@ -9,6 +9,7 @@ import { AuditPage } from './audit';
 import { CreateTeam } from './create_team';
 import { InvitePage, PENDING_INVITE, rememberInvite } from './invite';
 import { KeysPage } from './keys';
+import { MODEL_PREFIX, ModelPage, modelPath } from './model';
 import { ModelsPage } from './models';
 import { PlaygroundPage } from './playground';
 import { TeamPage } from './team';
@@ -35,11 +36,23 @@ const INVITE = '/console/invite';
 
 const TEAM_KEY = 'tollgate.team';
 
-/** The page a path names; the keys page for /console/ and anything unknown. */
+/** The page a path names (a model's page keeps its whole path); the keys page for /console/ and
+ * anything unknown. */
 function pageOf(pathname: string): string {
   if (pathname === INVITE) return INVITE;
+  if (pathname.startsWith(MODEL_PREFIX) && pathname.length > MODEL_PREFIX.length) return pathname;
   const known = PAGES.find((p) => pathname === p.path || pathname === `${p.path}/`);
   return known ? known.path : PAGES[0].path;
+}
+
+/** The model id a model page's path names (as it was encoded by modelPath). */
+function modelOf(path: string): string {
+  const raw = path.slice(MODEL_PREFIX.length).replace(/\/$/, '');
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 /** Whether `team`'s role may see `page`. */
@@ -73,7 +86,8 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    const title = page === INVITE ? 'Invitation' : (PAGES.find((p) => p.path === page)?.title ?? 'Console');
+    const section = page.startsWith(MODEL_PREFIX) ? '/console/models' : page;
+    const title = page === INVITE ? 'Invitation' : (PAGES.find((p) => p.path === section)?.title ?? 'Console');
     document.title = `${title} · Tollgate`;
   }, [page]);
 
@@ -122,7 +136,9 @@ export function App() {
     window.location.assign(SIGN_IN);
   };
 
-  const info = PAGES.find((p) => p.path === page);
+  const modelId = page.startsWith(MODEL_PREFIX) ? modelOf(page) : null;
+  const section = modelId === null ? page : '/console/models';
+  const info = PAGES.find((p) => p.path === section);
   const allowed = page === INVITE || (info !== undefined && offered(info, team));
   let body;
   if (page === INVITE) {
@@ -133,8 +149,10 @@ export function App() {
     ) : (
       <NoTeam onCreated={enterTeam} />
     );
+  } else if (modelId !== null) {
+    body = <ModelPage id={modelId} onBack={go('/console/models')} />;
   } else if (page === '/console/models') {
-    body = <ModelsPage />;
+    body = <ModelsPage onOpen={(id) => go(modelPath(id))} />;
   } else if (page === '/console/team') {
     body = team ? <TeamPage key={team.id} team={team} me={me} onCreated={enterTeam} /> : <NoTeam onCreated={enterTeam} />;
   } else if (team && page === '/console/playground') {
@@ -160,7 +178,7 @@ export function App() {
           <ul>
             {PAGES.filter((p) => offered(p, team)).map((p) => (
               <li key={p.path}>
-                <a href={p.path} onClick={go(p.path)} aria-current={page === p.path ? 'page' : undefined}>
+                <a href={p.path} onClick={go(p.path)} aria-current={section === p.path ? 'page' : undefined}>
                   {p.title}
                 </a>
               </li>

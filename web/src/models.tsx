@@ -1,13 +1,16 @@
 // The model catalogue as a searchable table: id and display name, endpoint kind, TEE/ZDR badges
-// (with filters), prices per million tokens (or per audio minute), and context and output limits.
+// (with filters), prices per million tokens (or per audio minute), and context and output limits;
+// each id links to the model's own page (model.tsx).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { listModels, type Model } from './api';
 import { count, perUnit } from './format';
+import { modelPath } from './model';
 
 const MILLION = 1_000_000;
 const AUDIO_ENDPOINT = 'transcription';
 
-export function ModelsPage() {
+/** `onOpen(id)` gives the click handler of the link to `id`'s page. */
+export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent) => void }) {
   const [models, setModels] = useState<Model[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [query, setQuery] = useState('');
@@ -86,7 +89,9 @@ export function ModelsPage() {
                   <tr key={m.id}>
                     <td data-label="Model">
                       <div>
-                        <code>{m.id}</code>
+                        <a href={modelPath(m.id)} onClick={onOpen(m.id)}>
+                          <code>{m.id}</code>
+                        </a>
                         {m.display_name !== m.id && <div class="muted">{m.display_name}</div>}
                       </div>
                     </td>

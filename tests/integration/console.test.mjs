@@ -89,6 +89,16 @@ describe('console back end', () => {
     assert.equal(r.headers.get('location'), '/console/');
     const cookie = r.setCookies.find((c) => c.startsWith('tollgate_session='));
     assert.match(cookie, /; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/, 'no Secure over http');
+    // The same link again from the page's form: back to the page, which says why; no JSON error.
+    const used = await request(gw.baseURL, 'POST', '/console/api/auth/link', {
+      headers: { origin: gw.baseURL, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${token}`,
+    });
+    assert.equal(used.status, 303, used.text);
+    assert.equal(used.headers.get('location'), '/console/signin?error=invalid_link');
+    assert.equal(used.setCookies.length, 0, 'no session cookie');
+    const page = await request(gw.baseURL, 'GET', '/console/signin?error=invalid_link');
+    assert.match(page.text, /<p class="error">This sign-in link has expired or has already been used/);
     const unknown = await request(gw.baseURL, 'POST', '/console/api/auth/link',
       { headers: { origin: gw.baseURL }, body: { token: 'll-tollgate-' + 'x'.repeat(32) } });
     assertError(unknown, { status: 401, code: 'sign_in_failed' });

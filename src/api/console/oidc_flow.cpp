@@ -45,6 +45,9 @@ constexpr std::array kErrorTexts{
               "or your operator to add you."},
     ErrorText{"identity_provider_unavailable",
               "The identity provider could not be reached. Try again in a moment."},
+    ErrorText{"invalid_link",
+              "This sign-in link has expired or has already been used: each link works once, "
+              "for a limited time. Ask your operator for a new one."},
 };
 
 }  // namespace

@@ -153,6 +153,16 @@ Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContex
   const std::string peer(req.peer);
   auto opened = co_await s.accounts.redeemLoginLink(token, peer);
   if (!opened) {
+    if (form) {
+      // The sign-in page's own form: back to the page, which says what went wrong, rather than
+      // a JSON error in the browser's window.
+      http::Response back{303, "text/plain; charset=utf-8", {}, "sign-in link not valid\n"};
+      back.header("Location", "/console/signin?error=invalid_link");
+      back.header("Cache-Control", "no-store");
+      ctx.status = back.status;
+      co_await out.send(std::move(back));
+      co_return;
+    }
     co_return co_await fail(ctx, out, ErrorKind::SignInFailed, opened.error().message, "token");
   }
   const std::int64_t max_age = (opened->expires_at - store::nowMs()) / 1000;

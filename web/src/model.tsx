@@ -185,22 +185,24 @@ function Snippet({ m }: { m: Model }) {
       <p>
         Set <code>TOLLGATE_API_KEY</code> to one of your team's API keys (the Keys page makes one), then:
       </p>
-      <div class="row" role="group" aria-label="Language">
-        {TABS.map((t) => (
-          <button
-            key={t}
-            type="button"
-            class={t === tab ? 'small' : 'small quiet'}
-            aria-pressed={t === tab}
-            onClick={() => {
-              setTab(t);
-              setCopied(null);
-            }}
-          >
-            {t}
-          </button>
-        ))}
-        <button type="button" class="small" onClick={copy}>
+      <div class="row spread">
+        <div class="row" role="group" aria-label="Language">
+          {TABS.map((t) => (
+            <button
+              key={t}
+              type="button"
+              class={t === tab ? 'small' : 'small quiet'}
+              aria-pressed={t === tab}
+              onClick={() => {
+                setTab(t);
+                setCopied(null);
+              }}
+            >
+              {t}
+            </button>
+          ))}
+        </div>
+        <button type="button" class="small quiet" onClick={copy}>
           {copied === tab ? 'Copied' : 'Copy'}
         </button>
       </div>

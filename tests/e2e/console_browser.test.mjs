@@ -2,13 +2,15 @@
 // against the real binary (auth required, SQLite): signing in through the sign-in link's page, a
 // key made on the Keys page, its secret read once and used with the official OpenAI SDK, the key
 // revoked on the page and the SDK refused; a viewer offered no create or revoke buttons; the
-// Models page; a user invited on the Team page who opens the link signed out, signs in and joins
-// with the invitation's role; a user with no team who makes one; a playground run streamed before
-// the mock has finished, its cost then in Usage (tables, chart, balance); the Audit log;
-// axe-core on every page (no serious or critical violation), no CSP violation, and
-// screenshots at 375 and 1440 px wide (under the binary's tree, console-screenshots/). Skipped when
-// Chromium is not installed (scripts/setup installs it), and on the sanitizer pass (the `browser`
-// tier). Prints how long the Keys page takes to show its keys.
+// Models page and a model's own page with its ready-to-paste request and copy button; a user
+// invited on the Team page who opens the link signed out, signs in and joins with the
+// invitation's role; a user with no team who makes one; a playground run streamed before the
+// mock has finished, its cost then in Usage (tables, chart, balance); the Audit log; axe-core on
+// every page (no serious or critical violation), no CSP violation, and screenshots at 375 and
+// 1440 px wide (under the binary's tree, console-screenshots/). Skipped when Chromium is not
+// installed (scripts/setup installs it), and on the sanitizer pass (the `browser` tier). Prints
+// how long the Keys page takes to show its keys. Signing in with the identity provider:
+// console_browser_oidc.test.mjs.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -177,6 +179,33 @@ describe('console pages in Chromium', { skip }, () => {
     await page.getByLabel('Search').fill('');
     await assertAccessible(page, 'models page');
     await screenshots(page, 'models');
+
+    // A model's own page, from its link in the table: details and a ready-to-paste request.
+    await page.locator('table.models tbody tr').getByRole('link', { name: 'priced_model', exact: true }).click();
+    await page.waitForURL(`${gw.baseURL}/console/models/priced_model`);
+    await page.getByRole('heading', { name: 'Model priced_model', level: 1 }).waitFor();
+    const details = page.locator('[data-model-details]');
+    await details.getByText('chat', { exact: true }).waitFor();
+    assert.match(await details.textContent(), /Input \/ 1M tokens\$\d/);
+    const snippet = page.locator('[data-snippet]');
+    const curl = await snippet.textContent();
+    assert.match(curl, new RegExp(`^curl ${gw.baseURL}/v1/chat/completions`));
+    assert.match(curl, /Bearer \$TOLLGATE_API_KEY/);
+    assert.match(curl, /"model": "priced_model"/);
+    assert.doesNotMatch(curl, /sk-tollgate-/, 'never a real key');
+    await page.getByRole('button', { name: 'Python' }).click();
+    assert.match(await snippet.textContent(), new RegExp(`base_url="${gw.baseURL}/v1", api_key=os\\.environ\\["TOLLGATE_API_KEY"\\]`));
+    await page.getByRole('button', { name: 'Node' }).click();
+    const node = await snippet.textContent();
+    assert.match(node, new RegExp(`baseURL: '${gw.baseURL}/v1', apiKey: process\\.env\\.TOLLGATE_API_KEY`));
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.baseURL });
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), node);
+    await assertAccessible(page, 'model page');
+    await screenshots(page, 'model');
+    await page.getByRole('link', { name: '← All models' }).click();
+    await page.getByRole('heading', { name: 'Models', level: 1 }).waitFor();
     assert.deepEqual(page.cspViolations, [], 'no CSP violation');
     await page.context().close();
   });

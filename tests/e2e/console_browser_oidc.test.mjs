@@ -1,0 +1,151 @@
+// End-to-end: signing in to the console in a real browser (Debian's Chromium, driven by
+// playwright-core) against the real binary configured with [console.oidc] and a real OpenID
+// provider (oidc-provider, as tests/fixtures/oidc.mjs runs it; its development login form, no
+// consent screen). The gateway's public URL is its own http base URL on loopback. Also: a sign-in
+// link used twice, whose second use comes back to the sign-in page with a message, not a JSON
+// error. axe-core on those pages (no serious or critical violation), no CSP violation on the
+// gateway's pages, and screenshots at 375 and 1440 px wide (under the binary's tree,
+// console-screenshots/). Skipped when Chromium is not installed, and on the sanitizer pass (the
+// `browser` tier).
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { startMock } from '../fixtures/mock_upstream.mjs';
+import { startGateway, standardConfig, closedPort, adminOf, TOLLGATE_BIN } from '../fixtures/gateway.mjs';
+import { linkToken } from '../fixtures/console.mjs';
+import { CLIENT_ID, CLIENT_SECRET, startProvider } from '../fixtures/oidc.mjs';
+import { skipTier } from '../fixtures/tiers.mjs';
+
+const CHROMIUM = process.env.TOLLGATE_CHROMIUM
+  ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+const skip = skipTier('browser')
+  || (CHROMIUM ? false : 'Chromium is not installed (scripts/setup installs Debian\'s chromium)');
+const SHOTS = path.join(path.dirname(TOLLGATE_BIN), 'console-screenshots');
+const WIDTHS = [375, 1440];
+const T = { timeout: 60_000 };
+const SECRET_ENV = 'TOLLGATE_TEST_OIDC_SECRET';
+
+describe('console sign-in in Chromium: the identity provider, and a used sign-in link', { skip }, () => {
+  let mock;
+  let provider;
+  let gw;
+  let browser;
+  let axeSource;
+  let base;
+  const { ok } = adminOf(() => ({
+    configPath: gw.configPath, env: { XDG_DATA_HOME: gw.dataHome, [SECRET_ENV]: CLIENT_SECRET },
+  }));
+
+  before(async () => {
+    const { chromium } = await import('playwright-core');
+    axeSource = createRequire(import.meta.url)('axe-core').source;
+    mock = await startMock();
+    // The gateway's port is chosen first: its public URL, and so the provider's redirect URI, name it.
+    const port = await closedPort();
+    base = `http://127.0.0.1:${port}`;
+    provider = await startProvider({
+      redirectUri: `${base}/console/api/auth/oidc/callback`,
+      accounts: { ann: { email: 'ann@acme.test', email_verified: true } },
+    });
+    const dead = `http://127.0.0.1:${await closedPort()}/v1`;
+    const config = standardConfig(mock.url, dead, { gateway: { auth: 'required', listen: `127.0.0.1:${port}` } });
+    config.console = {
+      public_url: base,
+      owner_email: 'ann@acme.test',
+      login_links: true,
+      oidc: { issuer: provider.issuer, client_id: CLIENT_ID, client_secret: `env::${SECRET_ENV}` },
+    };
+    gw = await startGateway({ config, env: { [SECRET_ENV]: CLIENT_SECRET } });
+    assert.equal(gw.baseURL, base);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    fs.mkdirSync(SHOTS, { recursive: true });
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.stop();
+    await provider?.close();
+    await mock?.close();
+  });
+
+  /** A new browser context and page; CSP violations on the gateway's pages are collected. */
+  async function newPage(width = 1440) {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    page.cspViolations = [];
+    page.on('console', (m) => {
+      // The provider's development pages are not the gateway's; only the gateway's count.
+      if (/Content Security Policy/i.test(m.text()) && page.url().startsWith(base)) page.cspViolations.push(m.text());
+    });
+    return page;
+  }
+
+  async function assertAccessible(page, what) {
+    await page.evaluate(axeSource);
+    const found = await page.evaluate(async () => (await globalThis.axe.run(document, { resultTypes: ['violations'] })).violations
+      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })));
+    const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepEqual(bad, [], `${what}: axe-core found ${JSON.stringify(bad, null, 1)}`);
+  }
+
+  async function screenshots(page, name, restore = 1440) {
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: restore, height: 900 });
+  }
+
+  test('sign in with the identity provider: its login form, then signed in on the console', T, async () => {
+    const page = await newPage();
+    await page.goto(`${base}/console/keys`);
+    await page.waitForURL(/\/console\/signin$/);  // Not signed in: sent to the sign-in page.
+    await assertAccessible(page, 'sign-in page (identity provider)');
+    await screenshots(page, 'signin-oidc');
+    await page.getByRole('link', { name: 'Sign in with your identity provider' }).click();
+    // oidc-provider's development login form: any password.
+    await page.waitForURL((u) => u.href.startsWith(`${provider.issuer}/interaction/`));
+    await page.locator('input[name="login"]').fill('ann');
+    await page.locator('input[name="password"]').fill('any password');
+    await page.locator('button[type="submit"]').click();
+    await page.waitForURL(`${base}/console/`);
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await page.getByText('ann@acme.test').waitFor();
+    assert.match(await page.locator('header select option:checked').textContent(), /default \(owner\)/);
+    const audit = JSON.parse((await ok('audit', 'list', '--json')).stdout);
+    assert.ok(audit.some((e) => e.action === 'signin' && e.target === 'oidc'), 'the sign-in is audited as oidc');
+    // Signed out again: back on the sign-in page.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/console\/signin$/);
+    assert.deepEqual(page.cspViolations, [], 'no CSP violation');
+    await page.context().close();
+  });
+
+  test('a sign-in link used twice: the second time the sign-in page says it has expired or been used', T, async () => {
+    const token = linkToken((await ok('login-link', 'ann@acme.test')).stdout);
+    const first = await newPage();
+    await first.goto(`${base}/console/signin?token=${token}`);
+    await first.getByRole('button', { name: 'Sign in' }).click();
+    await first.waitForURL(`${base}/console/`);
+    await first.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await first.context().close();
+
+    const page = await newPage(375);
+    await page.goto(`${base}/console/signin?token=${token}`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/console/signin?error=invalid_link`);
+    await page.getByText('This sign-in link has expired or has already been used').waitFor();
+    assert.doesNotMatch(await page.locator('body').textContent(), /sign_in_failed|"error"/, 'no raw JSON error');
+    // The identity provider is still offered.
+    await page.getByRole('link', { name: 'Sign in with your identity provider' }).waitFor();
+    await assertAccessible(page, 'sign-in page with an error');
+    await screenshots(page, 'signin-error', 375);
+    // The provider's own texts read on the same page.
+    await page.goto(`${base}/console/signin?error=email_domain_not_allowed`);
+    await page.getByText('Your email address is not in a domain this console accepts.').waitFor();
+    assert.deepEqual(page.cspViolations, [], 'no CSP violation');
+    await page.context().close();
+  });
+});

@@ -102,7 +102,7 @@ TEST(OidcFlowTest, EmailDomains) {
 TEST(OidcFlowTest, TheSignInPageShowsOnlyKnownErrorCodes) {
   for (const std::string_view code :
        {"sign_in_failed", "email_not_verified", "email_domain_not_allowed", "not_invited",
-        "identity_provider_unavailable"}) {
+        "identity_provider_unavailable", "invalid_link"}) {
     EXPECT_FALSE(signInErrorText(code).empty()) << code;
   }
   EXPECT_TRUE(signInErrorText("<script>").empty());

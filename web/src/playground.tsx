@@ -39,6 +39,9 @@ export function PlaygroundPage({ team }: { team: Team }) {
   const [stats, setStats] = useState<RunStats | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [showCode, setShowCode] = useState(false);
+  // The request last run: what "view code" shows until a new message is typed (then, what Run
+  // would send).
+  const [lastRun, setLastRun] = useState<Record<string, unknown> | null>(null);
   const abort = useRef<AbortController | null>(null);
 
   useEffect(() => {
@@ -74,6 +77,7 @@ export function PlaygroundPage({ team }: { team: Team }) {
     e.preventDefault();
     if (running || !model || !input.trim()) return;
     const body = { ...request(), stream_options: { include_usage: true } };
+    setLastRun(request());
     const asked: Message = { role: 'user', content: input };
     const controller = new AbortController();
     abort.current = controller;
@@ -253,7 +257,7 @@ export function PlaygroundPage({ team }: { team: Team }) {
           </dl>
         )}
       </section>
-      {showCode && <Code body={request()} />}
+      {showCode && <Code body={input.trim() || !lastRun ? request() : lastRun} />}
     </>
   );
 }

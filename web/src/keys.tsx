@@ -3,6 +3,7 @@
 // buttons the caller's role allows in the team are offered (`actions` from `me`).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { createKey, listKeys, revokeKey, type Key, type Me, type Team } from './api';
+import { ConfirmDialog } from './confirm';
 import { when } from './format';
 
 interface Props {
@@ -106,7 +107,16 @@ export function KeysPage({ team, me }: Props) {
         )
       )}
       {revoking && (
-        <ConfirmRevoke team={team} target={revoking} onDone={onRevoked} onCancel={() => setRevoking(null)} />
+        <ConfirmDialog
+          title={`Revoke “${revoking.name}”?`}
+          action={`Revoke “${revoking.name}”`}
+          act={() => revokeKey(team.id, revoking.public_id)}
+          onDone={onRevoked}
+          onCancel={() => setRevoking(null)}
+        >
+          The key <code>sk-tollgate-{revoking.public_id}-…</code> stops working at once, on every
+          gateway. This cannot be undone.
+        </ConfirmDialog>
       )}
     </>
   );
@@ -198,52 +208,3 @@ function Secret({ made, onDone }: { made: { key: Key; secret: string }; onDone: 
   );
 }
 
-interface ConfirmProps {
-  team: Team;
-  target: Key;
-  onDone: () => void;
-  onCancel: () => void;
-}
-
-function ConfirmRevoke({ team, target, onDone, onCancel }: ConfirmProps) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    const d = dialog.current;
-    if (d && !d.open) d.showModal();
-    return () => d?.close();
-  }, []);
-  const revoke = async () => {
-    setBusy(true);
-    try {
-      await revokeKey(team.id, target.public_id);
-      onDone();
-    } catch (e) {
-      setError((e as Error).message);
-      setBusy(false);
-    }
-  };
-  return (
-    <dialog ref={dialog} aria-labelledby="revoke-title" onCancel={onCancel}>
-      <h2 id="revoke-title">Revoke “{target.name}”?</h2>
-      <p>
-        The key <code>sk-tollgate-{target.public_id}-…</code> stops working at once, on every gateway. This
-        cannot be undone.
-      </p>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      <div class="row end">
-        <button type="button" class="quiet" onClick={onCancel} autoFocus>
-          Cancel
-        </button>
-        <button type="button" class="danger" onClick={revoke} disabled={busy}>
-          Revoke “{target.name}”
-        </button>
-      </div>
-    </dialog>
-  );
-}

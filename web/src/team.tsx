@@ -3,6 +3,7 @@
 // each one's state; revoke a pending one). What is offered follows the caller's actions from `me`:
 // change_roles for members, manage_owners for owners too, invite for invitations.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { ConfirmDialog } from './confirm';
 import {
   changeRole,
   createInvitation,
@@ -126,15 +127,18 @@ export function TeamPage({ team, me, onCreated }: Props) {
       )}
       {canInvite && <Invitations team={team} roles={ROLES.filter((r) => r !== 'owner' || canOwners)} />}
       {removing && (
-        <ConfirmRemove
-          team={team}
-          target={removing}
+        <ConfirmDialog
+          title={`Remove ${removing.email}?`}
+          action={`Remove ${removing.email}`}
+          act={() => removeMember(team.id, removing.user_id)}
           onDone={() => {
             setRemoving(null);
             refresh();
           }}
           onCancel={() => setRemoving(null)}
-        />
+        >
+          Their keys and sessions stop working in team {team.name} at once.
+        </ConfirmDialog>
       )}
       <details class="more">
         <summary>Create another team</summary>
@@ -307,49 +311,3 @@ function InviteLink({ link, onDone }: { link: string; onDone: () => void }) {
   );
 }
 
-interface ConfirmProps {
-  team: Team;
-  target: Member;
-  onDone: () => void;
-  onCancel: () => void;
-}
-
-function ConfirmRemove({ team, target, onDone, onCancel }: ConfirmProps) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    const d = dialog.current;
-    if (d && !d.open) d.showModal();
-    return () => d?.close();
-  }, []);
-  const remove = async () => {
-    setBusy(true);
-    try {
-      await removeMember(team.id, target.user_id);
-      onDone();
-    } catch (e) {
-      setError((e as Error).message);
-      setBusy(false);
-    }
-  };
-  return (
-    <dialog ref={dialog} aria-labelledby="remove-title" onCancel={onCancel}>
-      <h2 id="remove-title">Remove {target.email}?</h2>
-      <p>Their keys and sessions stop working in team {team.name} at once.</p>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      <div class="row end">
-        <button type="button" class="quiet" onClick={onCancel} autoFocus>
-          Cancel
-        </button>
-        <button type="button" class="danger" onClick={remove} disabled={busy}>
-          Remove {target.email}
-        </button>
-      </div>
-    </dialog>
-  );
-}

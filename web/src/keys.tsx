@@ -1,9 +1,10 @@
 // The team's API keys: the list (name, creator, created, last used, state), a form that creates
 // one and shows its secret once, and revocation after a confirmation that names the key. Only the
 // buttons the caller's role allows in the team are offered (`actions` from `me`).
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { createKey, listKeys, revokeKey, type Key, type Me, type Team } from './api';
 import { ConfirmDialog } from './confirm';
+import { ShownOnce } from './shown_once';
 import { when } from './format';
 
 interface Props {
@@ -171,40 +172,17 @@ function CreateKey({ team, onCreated }: { team: Team; onCreated: (r: { key: Key;
 }
 
 function Secret({ made, onDone }: { made: { key: Key; secret: string }; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [made.secret]);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(made.secret);
-      setCopied(true);
-    } catch {
-      setCopied(false);
-    }
-  };
   return (
-    <section class="secret" aria-labelledby="secret-title">
-      <h2 id="secret-title" tabIndex={-1} ref={heading}>
-        Key “{made.key.name}” created
-      </h2>
-      <p class="warning">
-        Copy this secret now. It will not be shown again: Tollgate keeps only a hash of it.
-      </p>
-      <div class="row">
-        <code class="secret-value" data-secret>
-          {made.secret}
-        </code>
-        <button type="button" onClick={copy}>
-          {copied ? 'Copied' : 'Copy'}
-        </button>
-      </div>
-      <p aria-live="polite" class="muted">
-        {copied ? 'The secret is on the clipboard.' : ''}
-      </p>
-      <button type="button" class="quiet" onClick={onDone}>
-        I have stored it
-      </button>
-    </section>
+    <ShownOnce
+      title={<>Key “{made.key.name}” created</>}
+      warning="Copy this secret now. It will not be shown again: Tollgate keeps only a hash of it."
+      value={made.secret}
+      what="secret"
+      copyLabel="Copy"
+      doneLabel="I have stored it"
+      valueData={{ 'data-secret': '' }}
+      onDone={onDone}
+    />
   );
 }
 

@@ -2,8 +2,9 @@
 // (create a link with a role and an optional email, shown once with a copy button; the list with
 // each one's state; revoke a pending one). What is offered follows the caller's actions from `me`:
 // change_roles for members, manage_owners for owners too, invite for invitations.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ConfirmDialog } from './confirm';
+import { ShownOnce } from './shown_once';
 import {
   changeRole,
   createInvitation,
@@ -276,38 +277,17 @@ function Invitations({ team, roles }: { team: Team; roles: readonly string[] }) 
 }
 
 function InviteLink({ link, onDone }: { link: string; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [link]);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(link);
-      setCopied(true);
-    } catch {
-      setCopied(false);
-    }
-  };
   return (
-    <section class="secret" aria-labelledby="link-title">
-      <h2 id="link-title" tabIndex={-1} ref={heading}>
-        Invitation link
-      </h2>
-      <p class="warning">Copy this link now and send it to the person you invite. It will not be shown again.</p>
-      <div class="row">
-        <code class="secret-value" data-invite-link>
-          {link}
-        </code>
-        <button type="button" onClick={copy}>
-          {copied ? 'Copied' : 'Copy link'}
-        </button>
-      </div>
-      <p aria-live="polite" class="muted">
-        {copied ? 'The link is on the clipboard.' : ''}
-      </p>
-      <button type="button" class="quiet" onClick={onDone}>
-        Done
-      </button>
-    </section>
+    <ShownOnce
+      title="Invitation link"
+      warning="Copy this link now and send it to the person you invite. It will not be shown again."
+      value={link}
+      what="link"
+      copyLabel="Copy link"
+      doneLabel="Done"
+      valueData={{ 'data-invite-link': '' }}
+      onDone={onDone}
+    />
   );
 }
 

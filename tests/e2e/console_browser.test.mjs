@@ -15,29 +15,20 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import OpenAI from 'openai';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, unpriced, closedPort, adminOf, sdkError, TOLLGATE_BIN,
+  startGateway, standardConfig, unpriced, closedPort, adminOf, sdkError,
 } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
-import { skipTier } from '../fixtures/tiers.mjs';
+import { BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, screenshots } from '../fixtures/browser.mjs';
 
-const CHROMIUM = process.env.TOLLGATE_CHROMIUM
-  ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
-const skip = skipTier('browser')
-  || (CHROMIUM ? false : 'Chromium is not installed (scripts/setup installs Debian\'s chromium)');
-const SHOTS = path.join(path.dirname(TOLLGATE_BIN), 'console-screenshots');
-const WIDTHS = [375, 1440];
 const T = { timeout: 60_000 };
 
-describe('console pages in Chromium', { skip }, () => {
+describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
   let mock;
   let gw;
   let browser;
-  let axeSource;
   const { ok } = adminOf(() => ({ configPath: gw.configPath, env: { XDG_DATA_HOME: gw.dataHome } }));
   const client = (apiKey) => new OpenAI({ baseURL: `${gw.baseURL}/v1`, apiKey, maxRetries: 0, timeout: 8000 });
   const chat = (apiKey) =>
@@ -45,7 +36,6 @@ describe('console pages in Chromium', { skip }, () => {
 
   before(async () => {
     const { chromium } = await import('playwright-core');
-    axeSource = createRequire(import.meta.url)('axe-core').source;
     mock = await startMock();
     const dead = `http://127.0.0.1:${await closedPort()}/v1`;
     const standard = standardConfig(mock.url, dead, { gateway: { auth: 'required' } });
@@ -82,24 +72,7 @@ describe('console pages in Chromium', { skip }, () => {
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
   }
 
-  /** axe-core on the page as it is: no serious or critical violation. */
-  async function assertAccessible(page, what) {
-    // Evaluated through the browser's debugging protocol, which the page's CSP does not govern.
-    await page.evaluate(axeSource);
-    const found = await page.evaluate(async () => (await globalThis.axe.run(document, { resultTypes: ['violations'] })).violations
-      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })));
-    const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad, [], `${what}: axe-core found ${JSON.stringify(bad, null, 1)}`);
-  }
 
-  /** Screenshots of the page at both widths, then back to `restore` px. */
-  async function screenshots(page, name, restore = 1440) {
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
-    }
-    await page.setViewportSize({ width: restore, height: 900 });
-  }
 
   test('sign in by the link\'s button, make a key, use it with the SDK, revoke it on the page: the SDK gets 401', T, async () => {
     const page = await newPage();

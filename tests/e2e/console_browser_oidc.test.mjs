@@ -11,29 +11,20 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import { startMock } from '../fixtures/mock_upstream.mjs';
-import { startGateway, standardConfig, closedPort, adminOf, TOLLGATE_BIN } from '../fixtures/gateway.mjs';
+import { startGateway, standardConfig, closedPort, adminOf } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
 import { CLIENT_ID, CLIENT_SECRET, startProvider } from '../fixtures/oidc.mjs';
-import { skipTier } from '../fixtures/tiers.mjs';
+import { BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, screenshots } from '../fixtures/browser.mjs';
 
-const CHROMIUM = process.env.TOLLGATE_CHROMIUM
-  ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
-const skip = skipTier('browser')
-  || (CHROMIUM ? false : 'Chromium is not installed (scripts/setup installs Debian\'s chromium)');
-const SHOTS = path.join(path.dirname(TOLLGATE_BIN), 'console-screenshots');
-const WIDTHS = [375, 1440];
 const T = { timeout: 60_000 };
 const SECRET_ENV = 'TOLLGATE_TEST_OIDC_SECRET';
 
-describe('console sign-in in Chromium: the identity provider, and a used sign-in link', { skip }, () => {
+describe('console sign-in in Chromium: the identity provider, and a used sign-in link', { skip: BROWSER_SKIP }, () => {
   let mock;
   let provider;
   let gw;
   let browser;
-  let axeSource;
   let base;
   const { ok } = adminOf(() => ({
     configPath: gw.configPath, env: { XDG_DATA_HOME: gw.dataHome, [SECRET_ENV]: CLIENT_SECRET },
@@ -41,7 +32,6 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
 
   before(async () => {
     const { chromium } = await import('playwright-core');
-    axeSource = createRequire(import.meta.url)('axe-core').source;
     mock = await startMock();
     // The gateway's port is chosen first: its public URL, and so the provider's redirect URI, name it.
     const port = await closedPort();
@@ -82,21 +72,7 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
     return page;
   }
 
-  async function assertAccessible(page, what) {
-    await page.evaluate(axeSource);
-    const found = await page.evaluate(async () => (await globalThis.axe.run(document, { resultTypes: ['violations'] })).violations
-      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })));
-    const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad, [], `${what}: axe-core found ${JSON.stringify(bad, null, 1)}`);
-  }
 
-  async function screenshots(page, name, restore = 1440) {
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
-    }
-    await page.setViewportSize({ width: restore, height: 900 });
-  }
 
   test('sign in with the identity provider: its login form, then signed in on the console', T, async () => {
     const page = await newPage();

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { auditLog, type AuditEntry, type Team } from './api';
 import { when } from './format';
+import { Pager } from './pager';
 
 export function AuditPage({ team }: { team: Team }) {
   const [cursors, setCursors] = useState<string[]>([]);
@@ -63,19 +64,7 @@ export function AuditPage({ team }: { team: Team }) {
           </table>
         </div>
       )}
-      <div class="row pager">
-        <button type="button" class="quiet small" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Newer
-        </button>
-        <button
-          type="button"
-          class="quiet small"
-          disabled={!page?.next_cursor}
-          onClick={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
-        >
-          Older
-        </button>
-      </div>
+      <Pager cursors={cursors} next={page?.next_cursor} onChange={setCursors} />
     </>
   );
 }

@@ -14,6 +14,7 @@ import {
   type TeamDetail,
 } from './api';
 import { count, money, when } from './format';
+import { Pager } from './pager';
 
 const RANGES = [7, 30, 90] as const;
 const GROUPS: { by: Exclude<SpendGroup, 'day'>; label: string }[] = [
@@ -335,19 +336,7 @@ function Rows({ team, since }: { team: Team; since: string }) {
           </table>
         </div>
       )}
-      <div class="row pager">
-        <button type="button" class="quiet small" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Newer
-        </button>
-        <button
-          type="button"
-          class="quiet small"
-          disabled={!page?.next_cursor}
-          onClick={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
-        >
-          Older
-        </button>
-      </div>
+      <Pager cursors={cursors} next={page?.next_cursor} onChange={setCursors} />
     </section>
   );
 }

@@ -1,6 +1,8 @@
+#include "api/cache_codecs.hpp"
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
 #include "billing/pricing.hpp"
+#include "cache/cache_key.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
 #include "inference/plan.hpp"
@@ -54,10 +56,18 @@ awaitable<void> chatCompletions(const Services& s, exchange::RequestContext& ctx
                              ? std::optional(std::max(*cost, *admission.max_cost))
                              : std::nullopt;
   }
+  const openai::ChatRequest& r = *request;
+  admission.digest = [&r] { return cache::requestDigest(r.body); };
+  // The cache is not for answers that carry the upstream's raw response or usage.
+  const ChatAnswerCodec codec(meta, request->stream, s.ledger != nullptr);
+  if (!request->include_raw_usage && !request->include_raw_response) {
+    admission.cache = cachePlan(s, ctx, *plan, request->cache, "chat", request->body,
+                                cache::kChatIgnored, codec);
+  }
   // Call: providers in routing order, the first answer relayed as it arrives and settled before
   // its last byte.
   const inference::StartExchange start = inference::chatExchanges(*request, meta);
-  co_await call(s, ctx, *plan, std::move(admission), start, request->stream, out);
+  co_await call(s, ctx, req, *plan, std::move(admission), start, request->stream, out);
 }
 
 }  // namespace tollgate::api

@@ -2,9 +2,11 @@
 #include <mutex>
 #include <set>
 
+#include "api/cache_codecs.hpp"
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
 #include "billing/pricing.hpp"
+#include "cache/cache_key.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
 #include "openai/embedding_request.hpp"
@@ -59,13 +61,17 @@ awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, htt
   admission.facts.bound = billing::embeddingBound(body_bytes, request->inputs, model);
   admission.max_cost = billing::maxCost(admission.facts.bound, model);
   openai::EmbeddingRequest& r = *request;
+  admission.digest = [&r] { return cache::requestDigest(r.body); };
+  const JsonAnswerCodec codec(s.ledger != nullptr);
+  admission.cache = cachePlan(s, ctx, *plan, request->cache, "embedding", request->body,
+                              cache::kEmbeddingIgnored, codec);
   const inference::StartExchange start = [&r](const providers::Adapter& adapter,
                                               const config::Provider& provider,
                                               const inference::Route& route) {
     r.pricing = route.pricing;
     return adapter.embed(r, provider);
   };
-  co_await call(s, ctx, *plan, std::move(admission), start, false, out);
+  co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
 }
 
 }  // namespace tollgate::api

@@ -1,5 +1,11 @@
 #include "api/request_flow.hpp"
 
+#include <algorithm>
+
+#include "api/idempotency.hpp"
+#include "cache/cache_key.hpp"
+#include "http/recording_writer.hpp"
+
 namespace tollgate::api {
 
 boost::asio::awaitable<void> refuse(exchange::RequestContext& ctx, const Error& e,
@@ -23,12 +29,28 @@ Result<inference::Plan> planFor(const config::Config& config, std::string_view m
   return plan;
 }
 
-namespace {
-
-/// The team billed for the request: the caller's, or open mode's team (empty: none).
 std::string billedTeam(const Services& s, const exchange::RequestContext& ctx) {
   return ctx.caller.team_id.empty() ? s.open_team_id : ctx.caller.team_id;
 }
+
+std::optional<CachePlan> cachePlan(const Services& s, const exchange::RequestContext& ctx,
+                                   const inference::Plan& plan,
+                                   const openai::CacheOptions& options, std::string_view endpoint,
+                                   const rapidjson::Value& body,
+                                   std::span<const std::string_view> ignored,
+                                   const CacheCodec& codec) {
+  if (options.mode == openai::CacheOptions::Mode::Off) {
+    return std::nullopt;
+  }
+  const inference::Route& route = plan.routes.front();
+  const std::string team_id = billedTeam(s, ctx);
+  const cache::KeyParts parts{team_id, endpoint, route.model->id,
+                              route.variant != nullptr ? route.variant->name : std::string_view(),
+                              ignored};
+  return CachePlan{options, cache::requestKey(parts, body), &codec};
+}
+
+namespace {
 
 /// Marks the exchange a dryrun when the request says so; an error when the gateway or the team
 /// refuses them.
@@ -51,23 +73,146 @@ std::optional<Error> noteDryrun(exchange::RequestContext& ctx, bool dryrun) {
 
 }  // namespace
 
+bool mayKeepAnswers(const config::Model& model) { return !model.zdr && !model.tee; }
+
+namespace {
+
+constexpr std::int64_t kMsPerSecond = 1000;
+constexpr int kStatusOk = 200;
+/// The response header that says whether the inference cache answered.
+constexpr std::string_view kCacheHeader = "Tollgate-Cache";
+
+/// Answers from the cache when it has the request's answer; false when it does not.
+boost::asio::awaitable<bool> answeredFromCache(const Services& s, exchange::RequestContext& ctx,
+                                               const inference::Plan& plan,
+                                               const Admission& admission,
+                                               const std::string& team_id,
+                                               http::ResponseWriter& out) {
+  const CachePlan& cache = *admission.cache;
+  const std::int64_t not_before =
+      cache.options.max_age_s ? store::nowMs() - *cache.options.max_age_s * kMsPerSecond : 0;
+  std::vector<std::string> keys{cache.key};
+  auto found = co_await s.cache.find(team_id, std::move(keys), not_before);
+  if (!found.front()) {
+    out.addHeader(std::string(kCacheHeader), "miss");
+    co_return false;
+  }
+  const store::CacheEntry& entry = *found.front();
+  const Replay replay = cache.codec->replay(entry);
+  const inference::Route& route = plan.routes.front();
+  ctx.served = route.model;
+  ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
+  ctx.usage = {entry.prompt_tokens, entry.completion_tokens};
+  ctx.status = kStatusOk;
+  http::Response r;
+  r.content_type = replay.content_type;
+  r.header(std::string(kCacheHeader), "hit");
+  if (replay.streamed) {
+    r.header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
+    if (co_await out.beginStream(std::move(r))) {
+      co_await out.endStream(replay.body);
+    }
+  } else {
+    r.body = replay.body;
+    co_await out.send(std::move(r));
+  }
+  billing::recordCacheHit(s.ledger, ctx, team_id, *route.model, admission.facts);
+  co_return true;
+}
+
+/// Keeps the complete answer `sent` in the cache, when it is one the cache may keep: the answer
+/// of the plan's first route (the one a later request looks up), a success, not a dryrun's.
+void keepAnswer(const Services& s, const exchange::RequestContext& ctx,
+                const inference::Plan& plan, const CachePlan& cache, const std::string& team_id,
+                const std::string& endpoint, const exchange::Transcript& sent) {
+  const inference::Route& route = plan.routes.front();
+  const std::string variant = route.variant != nullptr ? route.variant->name : std::string();
+  if (!sent.complete || sent.status != kStatusOk || !ctx.error_code.empty() ||
+      ctx.served != route.model || ctx.variant != variant) {
+    return;
+  }
+  auto body = cache.codec->keep(sent, ctx.usage);
+  if (!body) {
+    return;
+  }
+  s.cache.put(store::CacheEntry{team_id, cache.key, endpoint, store::nowMs(),
+                                ctx.usage.prompt_tokens, ctx.usage.completion_tokens,
+                                std::move(*body)});
+}
+
+}  // namespace
+
 boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& ctx,
-                                  inference::Plan& plan, Admission admission,
-                                  const inference::StartExchange& start, bool stream,
-                                  http::ResponseWriter& out) {
+                                  const http::Request& req, inference::Plan& plan,
+                                  Admission admission, const inference::StartExchange& start,
+                                  bool stream, http::ResponseWriter& out) {
   if (auto refused = noteDryrun(ctx, admission.dryrun)) {
     co_return co_await refuse(ctx, *refused, out);
   }
+  const std::string team_id = billedTeam(s, ctx);
+  auto idempotency_key = idempotencyKey(req);
+  if (!idempotency_key) {
+    co_return co_await refuse(ctx, idempotency_key.error(), out);
+  }
+  // Only a billed request is claimed: the key is about being charged once. A dryrun keeps
+  // nothing.
+  std::optional<Claim> claim;
+  if (*idempotency_key && s.ledger != nullptr && !team_id.empty() && !ctx.dryrun) {
+    const ClaimScope scope{team_id, s.gateway_id,
+                           ctx.config.cache.idempotency_window_seconds * kMsPerSecond};
+    const std::string digest = admission.digest();
+    claim = co_await claimOrAnswer(*s.ledger, ctx, scope, **idempotency_key, digest, out);
+    if (!claim) {
+      co_return;
+    }
+  }
+  const config::Model& first = *plan.routes.front().model;
+  if (admission.cache && !mayKeepAnswers(first)) {
+    admission.cache.reset();
+  }
+  if (admission.cache && admission.cache->options.reads()) {
+    const bool hit = co_await answeredFromCache(s, ctx, plan, admission, team_id, out);
+    if (hit) {
+      if (claim) {
+        release(*s.ledger, *claim);  // Nothing was charged: a retry is a hit again.
+      }
+      co_return;
+    }
+  }
+  // A dryrun reads the cache but never writes it.
+  const bool keeps = admission.cache && admission.cache->options.writes() && !ctx.dryrun;
+  const std::string endpoint = admission.facts.endpoint;
   // A dryrun is admitted as any request is (balance and hold), then charged nothing.
-  auto charge = co_await billing::Charge::admit(s.ledger, ctx, *plan.model, billedTeam(s, ctx),
+  auto charge = co_await billing::Charge::admit(s.ledger, ctx, *plan.model, team_id,
                                                 admission.max_cost, std::move(admission.facts));
   if (!charge) {
+    if (claim) {
+      release(*s.ledger, *claim);
+    }
     co_return co_await refuse(ctx, charge.error(), out);
   }
   for (inference::Route& route : plan.routes) {
     route.pricing = (*charge)->pricingFor(*route.model);
   }
-  co_await inference::execute(ctx, plan, start, stream, s.upstreams, **charge, out);
+  if (!claim && !keeps) {
+    co_return co_await inference::execute(ctx, plan, start, stream, s.upstreams, **charge, out);
+  }
+  // The answer is recorded as it is sent: for the key's retry, for the cache.
+  exchange::Transcript sent;
+  http::RecordingWriter recorder(out, sent, claim.has_value());
+  if (claim) {
+    const bool keep_answer = std::all_of(
+        plan.routes.begin(), plan.routes.end(),
+        [](const inference::Route& route) { return mayKeepAnswers(*route.model); });
+    (*charge)->completeClaim(claim->key, claim->claim_id, sent, keep_answer);
+  }
+  co_await inference::execute(ctx, plan, start, stream, s.upstreams, **charge, recorder);
+  if (claim && !(*charge)->claimCompleted()) {
+    release(*s.ledger, *claim);
+  }
+  if (keeps) {
+    keepAnswer(s, ctx, plan, *admission.cache, team_id, endpoint, sent);
+  }
 }
 
 }  // namespace tollgate::api

@@ -4,15 +4,22 @@
 // balance, each route's prices, the attempts, the relay and its settlement).
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "api/cache_codec.hpp"
 #include "api/services.hpp"
 #include "billing/charge.hpp"
 #include "billing/pricing.hpp"
 #include "core/result.hpp"
 #include "exchange/request_context.hpp"
+#include "http/request.hpp"
 #include "http/writer.hpp"
 #include "inference/execute.hpp"
 #include "inference/plan.hpp"
@@ -35,15 +42,40 @@ struct Admission {
   /// The most it can cost: its hold (nullopt: more than any balance can hold).
   std::optional<money::Pico> max_cost;
   bool dryrun = false;  ///< tollgate::dryrun: admitted as billed, then nothing charged or kept.
+  /// The digest of the decoded request, which an Idempotency-Key's retry must match; computed
+  /// only for a request that carries one.
+  std::function<std::string()> digest;
+  /// How the request uses the inference cache; nullopt: not at all.
+  std::optional<CachePlan> cache;
 };
 
-/// The call: refuses a dryrun the gateway or the caller's team does not take, holds
+/// The call: refuses a dryrun the gateway or the caller's team does not take; claims the
+/// request's Idempotency-Key (answering a retry with the first answer, see idempotency.hpp);
+/// answers from the inference cache when it may and has the answer (charged nothing); holds
 /// `admission.max_cost` on the team's balance (403 when it cannot), gives each of `plan`'s routes
 /// its prices, then serves the request through `start` (as a stream when `stream`), relaying the
-/// first answer and settling it before its last byte.
+/// first answer and settling it before its last byte; keeps a complete answer in the cache when
+/// it may.
 boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& ctx,
-                                  inference::Plan& plan, Admission admission,
-                                  const inference::StartExchange& start, bool stream,
-                                  http::ResponseWriter& out);
+                                  const http::Request& req, inference::Plan& plan,
+                                  Admission admission, const inference::StartExchange& start,
+                                  bool stream, http::ResponseWriter& out);
+
+/// The team billed for the request: the caller's, or open mode's team (empty: none).
+std::string billedTeam(const Services& s, const exchange::RequestContext& ctx);
+
+/// How a request whose cache options are `options` uses the inference cache: nullopt when they
+/// are off. Its key is that of `body` (the decoded request, less its `ignored` members) as sent
+/// to `plan`'s first route on `endpoint`, for the billed team.
+std::optional<CachePlan> cachePlan(const Services& s, const exchange::RequestContext& ctx,
+                                   const inference::Plan& plan,
+                                   const openai::CacheOptions& options, std::string_view endpoint,
+                                   const rapidjson::Value& body,
+                                   std::span<const std::string_view> ignored,
+                                   const CacheCodec& codec);
+
+/// Whether answers of `model` may be kept: never those of a model that retains no data (ZDR) or
+/// runs in a trusted execution environment (TEE).
+bool mayKeepAnswers(const config::Model& model);
 
 }  // namespace tollgate::api

@@ -1,6 +1,8 @@
+#include "api/cache_codecs.hpp"
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
 #include "billing/pricing.hpp"
+#include "cache/cache_key.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
 #include "openai/rerank_response.hpp"
@@ -36,13 +38,17 @@ awaitable<void> rerank(const Services& s, exchange::RequestContext& ctx, http::R
       billing::rerankBound(body_bytes, request->query.size(), request->texts.size());
   admission.max_cost = billing::maxCost(admission.facts.bound, *plan->model);
   openai::RerankRequest& r = *request;
+  admission.digest = [&r] { return cache::requestDigest(r.body); };
+  const JsonAnswerCodec codec(s.ledger != nullptr);
+  admission.cache = cachePlan(s, ctx, *plan, request->cache, "rerank", request->body,
+                              cache::kRerankIgnored, codec);
   const inference::StartExchange start = [&r](const providers::Adapter& adapter,
                                               const config::Provider& provider,
                                               const inference::Route& route) {
     r.pricing = route.pricing;
     return adapter.rerank(r, provider);
   };
-  co_await call(s, ctx, *plan, std::move(admission), start, false, out);
+  co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
 }
 
 }  // namespace tollgate::api

@@ -15,6 +15,8 @@ constexpr std::size_t kSmallBody = 64 * 1024;
 constexpr std::size_t kFormAllowance = 1024 * 1024;
 /// Uploads past this size are kept in a temporary file, not in memory.
 constexpr std::size_t kUploadMemoryBytes = 256 * 1024;
+/// JSON bodies are read whole into memory (never spooled).
+constexpr std::size_t kNoSpool = std::numeric_limits<std::size_t>::max();
 
 /// /health and /ready.
 void addProbes(std::vector<http::Route>& routes, const Services& s) {
@@ -47,19 +49,25 @@ http::Router makeRouter(const Services& s, const http::Authenticator* authentica
        Access::ApiKey,
        chat_body,
        {"application/json"},
-       [s](auto& ctx, auto& req, auto& out) { return chatCompletions(s, ctx, req, out); }});
+       [s](auto& ctx, auto& req, auto& out) { return chatCompletions(s, ctx, req, out); },
+       kNoSpool,
+       true});
   routes.push_back({Method::Post,
                     "/v1/embeddings",
                     Access::ApiKey,
                     chat_body,
                     {"application/json"},
-                    [s](auto& ctx, auto& req, auto& out) { return embeddings(s, ctx, req, out); }});
+                    [s](auto& ctx, auto& req, auto& out) { return embeddings(s, ctx, req, out); },
+                    kNoSpool,
+                    true});
   routes.push_back({Method::Post,
                     "/v1/rerank",
                     Access::ApiKey,
                     chat_body,
                     {"application/json"},
-                    [s](auto& ctx, auto& req, auto& out) { return rerank(s, ctx, req, out); }});
+                    [s](auto& ctx, auto& req, auto& out) { return rerank(s, ctx, req, out); },
+                    kNoSpool,
+                    true});
   routes.push_back(
       {Method::Post,
        "/v1/audio/transcriptions",
@@ -67,7 +75,8 @@ http::Router makeRouter(const Services& s, const http::Authenticator* authentica
        s.config.gateway.max_upload_bytes + kFormAllowance,
        {"multipart/form-data"},
        [s](auto& ctx, auto& req, auto& out) { return transcriptions(s, ctx, req, out); },
-       kUploadMemoryBytes});
+       kUploadMemoryBytes,
+       true});
   return http::Router(std::move(routes), authenticator);
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "billing/ledger.hpp"
+#include "cache/answer_cache.hpp"
 #include "config/config.hpp"
 #include "http/outbound.hpp"
 #include "inference/execute.hpp"
@@ -18,6 +19,8 @@ struct Services {
   const std::atomic<bool>& draining;  ///< True once shutdown began.
   billing::Ledger* ledger;            ///< Where charges go; nullptr when nothing is billed.
   std::string open_team_id;           ///< Open mode: the team billed for every request, if any.
+  cache::AnswerCache& cache;          ///< The inference cache, shared by every worker.
+  std::string gateway_id;             ///< This gateway's id in the store (Idempotency-Key claims).
 };
 
 }  // namespace tollgate::api

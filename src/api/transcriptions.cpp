@@ -1,11 +1,35 @@
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
 #include "billing/pricing.hpp"
+#include "cache/digest.hpp"
 #include "core/ids.hpp"
 #include "inference/execute.hpp"
 #include "openai/transcription_request.hpp"
 
 namespace tollgate::api {
+namespace {
+
+/// The digest of a decoded upload: its fields and the file's name, type and bytes, whatever the
+/// multipart boundary (the SDKs make a new one on each retry).
+std::string digestOf(const openai::TranscriptionRequest& r) {
+  cache::Digest d;
+  d.add(r.model);
+  for (const auto& [name, value] : r.fields) {
+    d.add(name);
+    d.add(value);
+  }
+  for (const auto& [name, value] : r.tags) {
+    d.add(name);
+    d.add(value);
+  }
+  d.add(r.dryrun ? "dryrun" : "");
+  d.add(r.file.filename);
+  d.add(r.file.content_type);
+  d.addSpool(*r.body, r.file.offset, r.file.size);
+  return d.hex();
+}
+
+}  // namespace
 
 awaitable<void> transcriptions(const Services& s, exchange::RequestContext& ctx, http::Request& req,
                                http::ResponseWriter& out) {
@@ -44,10 +68,11 @@ awaitable<void> transcriptions(const Services& s, exchange::RequestContext& ctx,
   admission.max_cost =
       billing::audioCost(admission.facts.audio_estimate_ms, model.cost_per_audio_second);
   const openai::TranscriptionRequest& r = *request;
+  admission.digest = [&r] { return digestOf(r); };
   const inference::StartExchange start =
       [&r](const providers::Adapter& adapter, const config::Provider& provider,
            const inference::Route&) { return adapter.transcribe(r, provider); };
-  co_await call(s, ctx, *plan, std::move(admission), start, false, out);
+  co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
 }
 
 }  // namespace tollgate::api

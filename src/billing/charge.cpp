@@ -18,7 +18,41 @@ std::string topUpHint(const exchange::RequestContext& ctx) {
          (ctx.caller.team.empty() ? std::string("TEAM") : ctx.caller.team) + " USD";
 }
 
+/// The spend row of a request `ctx` served by `model`, billed to `team_id`, with the counts of
+/// its record (ctx.usage) and no cost yet.
+store::SpendRow spendRow(const exchange::RequestContext& ctx, const std::string& team_id,
+                         const config::Model& model, const RequestFacts& facts) {
+  store::SpendRow row;
+  row.request_id = ctx.request_id;
+  row.created_at = store::nowMs();
+  row.team_id = team_id;
+  row.key_public_id = ctx.caller.key_public_id;
+  row.user_id = ctx.caller.user_id;
+  row.endpoint = facts.endpoint;
+  row.model = model.id;
+  row.provider = ctx.provider;
+  row.variant = ctx.variant;
+  row.episode_id = facts.episode_id;
+  row.prompt_tokens = ctx.usage.prompt_tokens;
+  row.completion_tokens = ctx.usage.completion_tokens;
+  row.tags = facts.tags;
+  row.tags_json = tagsJson(facts.tags);
+  row.streamed = facts.streamed;
+  return row;
+}
+
 }  // namespace
+
+void recordCacheHit(Ledger* ledger, const exchange::RequestContext& ctx, const std::string& team_id,
+                    const config::Model& model, const RequestFacts& facts) {
+  if (ledger == nullptr || team_id.empty() || ctx.dryrun) {
+    return;
+  }
+  store::SpendRow row = spendRow(ctx, team_id, model, facts);
+  row.status = ctx.status;
+  row.cache_hit = true;
+  ledger->record(std::move(row));
+}
 
 Charge::Charge(Ledger& ledger, exchange::RequestContext& ctx, const config::Model& model,
                store::Hold hold, RequestFacts facts)
@@ -72,6 +106,30 @@ std::optional<money::Pricing> Charge::pricingFor(const config::Model& model) con
   return money::Pricing{model.input_cost_per_token, model.output_cost_per_token, hold_.amount};
 }
 
+void Charge::completeClaim(std::string key, std::string claim_id,
+                           const exchange::Transcript& transcript, bool keep_answer) {
+  claim_ = ClaimToComplete{std::move(key), std::move(claim_id), &transcript, keep_answer};
+}
+
+std::optional<store::Settlement::Completion> Charge::completion(
+    const exchange::Produced& produced, bool left) const {
+  if (!claim_ || left || produced.status != kStatusOk) {
+    return std::nullopt;  // Only a complete answer is kept: a failure releases the key.
+  }
+  store::Settlement::Completion done{claim_->key, claim_->claim_id, std::nullopt};
+  if (claim_->keep_answer) {
+    const exchange::Transcript& sent = *claim_->transcript;
+    store::KeptAnswer answer;
+    answer.status = produced.status;
+    answer.streamed = sent.streamed;
+    answer.content_type = sent.streamed ? sent.content_type : std::string(produced.content_type);
+    answer.body = sent.streamed ? sent.body : std::string();
+    answer.body += produced.tail;
+    done.answer = std::move(answer);
+  }
+  return done;
+}
+
 asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
   if (settled_) {
     co_return *settled_;
@@ -116,19 +174,7 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
   const bool left =
       (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
   ctx_->usage = {usage.prompt_tokens, usage.completion_tokens};
-  store::SpendRow row;
-  row.request_id = ctx_->request_id;
-  row.created_at = store::nowMs();
-  row.team_id = hold_.team_id;
-  row.key_public_id = ctx_->caller.key_public_id;
-  row.user_id = ctx_->caller.user_id;
-  row.endpoint = facts_.endpoint;
-  row.model = model.id;
-  row.provider = ctx_->provider;
-  row.variant = ctx_->variant;
-  row.episode_id = facts_.episode_id;
-  row.prompt_tokens = usage.prompt_tokens;
-  row.completion_tokens = usage.completion_tokens;
+  store::SpendRow row = spendRow(*ctx_, hold_.team_id, model, facts_);
   row.cost = money::charge(*pricingFor(model), usage.prompt_tokens, usage.completion_tokens);
   if (model.cost_per_audio_second > 0 && produced.status == kStatusOk) {
     std::int64_t audio_ms = produced.audio_ms;
@@ -145,8 +191,6 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
     }
     row.cost = sum && *sum < hold_.amount ? *sum : hold_.amount;
   }
-  row.tags = facts_.tags;
-  row.tags_json = tagsJson(facts_.tags);
   row.status = left ? kStatusClientLeft : produced.status;
   auto upstream = ctx_->upstream;
   if (ctx_->attempt_started != exchange::RequestContext::Clock::time_point{}) {
@@ -154,13 +198,15 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
         exchange::RequestContext::Clock::now() - ctx_->attempt_started);
   }
   row.upstream_ms = std::chrono::duration_cast<std::chrono::milliseconds>(upstream).count();
-  row.streamed = facts_.streamed;
   row.estimated = estimated;
   ctx_->cost = row.cost;
   // An answer not yet complete can still be refused, as any whose charge failed; one the client
   // left or the upstream cut is charged what the balance covers, should its hold be gone.
   const bool withholdable = !left && produced.status == kStatusOk;
-  settled_ = co_await ledger_->settle(hold_, std::move(row), withholdable);
+  auto idempotency = completion(produced, left);
+  const bool completes = idempotency.has_value();
+  settled_ = co_await ledger_->settle(hold_, std::move(row), withholdable, std::move(idempotency));
+  claim_completed_ = *settled_ && completes;
   co_return *settled_;
 }
 

@@ -16,6 +16,7 @@
 #include "core/result.hpp"
 #include "exchange/request_context.hpp"
 #include "exchange/settlement.hpp"
+#include "exchange/transcript.hpp"
 
 namespace tollgate::billing {
 
@@ -33,6 +34,12 @@ struct RequestFacts {
   /// over its variants): reported counts above these are clamped to them, and the row flagged.
   TokenBound bound = kNoTokenBound;
 };
+
+/// Writes the spend row of a request answered from the inference cache: its counts (ctx.usage),
+/// cost 0, flagged a hit; written with the ledger's next commit, no one waiting. Nothing for an
+/// unbilled request or a dryrun.
+void recordCacheHit(Ledger* ledger, const exchange::RequestContext& ctx, const std::string& team_id,
+                    const config::Model& model, const RequestFacts& facts);
 
 class Charge final : public exchange::Settlement {
  public:
@@ -57,7 +64,26 @@ class Charge final : public exchange::Settlement {
   /// `served`, else the model admitted), and writes the spend row naming it and its variant.
   boost::asio::awaitable<bool> settle(const exchange::Produced& produced) override;
 
+  /// Has the settlement of a complete answer (200) also complete an Idempotency-Key's claim,
+  /// in its transaction: with what the client was sent (`transcript`, and the settlement's
+  /// tail), or only the charge when `keep_answer` is false (a model that retains no data).
+  void completeClaim(std::string key, std::string claim_id, const exchange::Transcript& transcript,
+                     bool keep_answer);
+  /// Whether a committed settlement completed the claim.
+  bool claimCompleted() const { return claim_completed_; }
+
  private:
+  struct ClaimToComplete {
+    std::string key;
+    std::string claim_id;
+    const exchange::Transcript* transcript = nullptr;
+    bool keep_answer = true;
+  };
+
+  /// The claim's completion for a settlement of `produced`, if it completes it.
+  std::optional<store::Settlement::Completion> completion(const exchange::Produced& produced,
+                                                          bool left) const;
+
   Charge(Ledger& ledger, exchange::RequestContext& ctx, const config::Model& model,
          store::Hold hold, RequestFacts facts);
 
@@ -67,6 +93,8 @@ class Charge final : public exchange::Settlement {
   store::Hold hold_;
   RequestFacts facts_;
   std::optional<bool> settled_;  ///< The outcome of the one settlement.
+  std::optional<ClaimToComplete> claim_;
+  bool claim_completed_ = false;
 };
 
 }  // namespace tollgate::billing

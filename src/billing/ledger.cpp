@@ -34,6 +34,9 @@ money::Pico times(std::int64_t n, money::Pico amount) {
   return money::times(n, amount).value_or(std::numeric_limits<money::Pico>::max());
 }
 constexpr std::chrono::hours kPruneEvery{1};
+/// Posted tasks run this many to a transaction at most, so that a charge queued meanwhile waits
+/// for little.
+constexpr std::size_t kPostedPerCommit = 32;
 constexpr std::int64_t kMsPerDay = 86'400'000;
 
 }  // namespace
@@ -114,14 +117,40 @@ asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico
   co_return HoldReply{status, r.hold.available, r.hold.held ? r.granted : store::Hold{}};
 }
 
-asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row, bool withholdable) {
+asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row, bool withholdable,
+                                     std::optional<store::Settlement::Completion> idempotency) {
   Op op;
   op.kind = Kind::Settle;
   op.hold = std::move(h);
   op.row = std::move(row);
   op.withholdable = withholdable;
+  op.idempotency = std::move(idempotency);
   const Reply r = co_await submit(std::move(op));
   co_return r.committed&& r.settled != store::SettleOutcome::Withheld;
+}
+
+void Ledger::record(store::SpendRow row) {
+  Op op;
+  op.kind = Kind::Settle;
+  op.hold = {"", row.team_id, 0};  // No hold: the store writes the row alone.
+  op.row = std::move(row);
+  enqueue(std::move(op));
+}
+
+asio::awaitable<bool> Ledger::run(Task task) {
+  Op op;
+  op.kind = Kind::Task;
+  op.task = std::move(task);
+  const Reply r = co_await submit(std::move(op));
+  co_return r.committed;
+}
+
+void Ledger::post(Task task) {
+  {
+    std::lock_guard lock(mu_);
+    posted_.push_back(std::move(task));
+  }
+  wake_.notify_one();
 }
 
 void Ledger::release(const store::Hold& h) {
@@ -170,12 +199,14 @@ void Ledger::applyTeam(store::Store& db, std::span<const Op> ops, std::span<Repl
   std::vector<std::size_t> settled_at;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    if (op.kind == Kind::Hold) {
+    if (op.kind == Kind::Task) {
+      op.task(db);
+    } else if (op.kind == Kind::Hold) {
       replies[i].hold = db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.draw.lent},
                                 options_.gateway_id, times(kEscrowRequests, op.hold.amount),
                                 times(kEscrowPlentyRequests, op.hold.amount), op.draw.existing);
     } else {
-      settling.push_back({op.hold.id, op.row, op.withholdable});
+      settling.push_back({op.hold.id, op.row, op.withholdable, op.idempotency});
       settled_at.push_back(i);
     }
   }
@@ -215,6 +246,9 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
 }
 
 void Ledger::account(const Op& op, const Reply& reply, std::uint64_t epoch) {
+  if (op.kind == Kind::Task || op.hold.id.empty()) {
+    return;  // No escrow involved: work of the store's, or a row that charged nothing.
+  }
   const std::string& team = op.hold.team_id;
   std::lock_guard lock(escrow_mu_);
   if (!reply.committed) {
@@ -284,6 +318,31 @@ void Ledger::commit(std::deque<Op>& batch) {
   }
 }
 
+void Ledger::runPosted() {
+  for (;;) {
+    std::vector<Task> tasks;
+    {
+      std::lock_guard lock(mu_);
+      if (!queue_.empty()) {
+        return;  // Charges first.
+      }
+      while (!posted_.empty() && tasks.size() < kPostedPerCommit) {
+        tasks.push_back(std::move(posted_.front()));
+        posted_.pop_front();
+      }
+    }
+    if (tasks.empty()) {
+      return;
+    }
+    transact("posted work of the store's was lost (" + std::to_string(tasks.size()) + " tasks)",
+             [&](store::Store& db) {
+               for (const Task& task : tasks) {
+                 task(db);
+               }
+             });
+  }
+}
+
 void Ledger::returnEscrows(bool all) {
   std::vector<store::Hold> back;
   {
@@ -309,6 +368,21 @@ void Ledger::returnEscrows(bool all) {
   }
 }
 
+void Ledger::prune() {
+  const std::int64_t now = store::nowMs();
+  transact("pruning old rows failed (will retry)", [&](store::Store& db) {
+    if (options_.retention_days > 0) {
+      db.pruneSpend(now - options_.retention_days * kMsPerDay);
+    }
+    if (options_.cache_retention_ms > 0) {
+      db.pruneCache(now - options_.cache_retention_ms);
+    }
+    if (options_.idempotency_window_ms > 0) {
+      db.pruneIdempotencyKeys(now - options_.idempotency_window_ms);
+    }
+  });
+}
+
 void Ledger::maintain() {
   transact("reclaiming holds failed (will retry)",
            [](store::Store& db) { db.reclaimHolds(kDeadAfterMs); });
@@ -323,7 +397,8 @@ void Ledger::run() {
     bool stopping = false;
     {
       std::unique_lock lock(mu_);
-      wake_.wait_for(lock, kEscrowIdle, [&] { return stop_ || !queue_.empty(); });
+      wake_.wait_for(lock, kEscrowIdle,
+                     [&] { return stop_ || !queue_.empty() || !posted_.empty(); });
     }
     // Where the I/O threads share a CPU with this one, let them run first: they queue what their
     // ready connections hold, and one commit takes it all (else each commit would hold one).
@@ -336,6 +411,7 @@ void Ledger::run() {
     if (!batch.empty()) {
       commit(batch);
     }
+    runPosted();
     if (stopping) {
       std::lock_guard lock(mu_);
       if (queue_.empty()) {
@@ -348,13 +424,8 @@ void Ledger::run() {
       maintain();
       last_reclaim = Clock::now();
     }
-    if (options_.retention_days > 0 && Clock::now() - last_prune >= kPruneEvery) {
-      try {
-        store().pruneSpend(store::nowMs() - options_.retention_days * kMsPerDay);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "tollgate: pruning the spend log failed: %s\n", e.what());
-        db_.reset();
-      }
+    if (Clock::now() - last_prune >= kPruneEvery) {
+      prune();
       last_prune = Clock::now();
     }
   }

@@ -35,14 +35,18 @@
 #include "store/checkpointer.hpp"
 #include "store/liveness.hpp"
 #include "store/store.hpp"
+#include "store/store_work.hpp"
 
 namespace tollgate::billing {
 
-class Ledger {
+class Ledger final : public store::StoreWork {
  public:
   struct Options {
     std::string gateway_id;           ///< This gateway's id in the store's registry.
     std::int64_t retention_days = 0;  ///< Raw spend rows older than this are pruned; 0: never.
+    std::int64_t cache_retention_ms = 0;  ///< Cache entries older than this are pruned; 0: never.
+    /// Idempotency-Key records older than this are pruned; 0: never.
+    std::int64_t idempotency_window_ms = 0;
   };
 
   /// What became of a hold: taken, or why not (with what the team has available).
@@ -59,7 +63,7 @@ class Ledger {
   Ledger(store::Location where, Options options, const store::Liveness& liveness);
   /// Commits what is queued, gives the escrows back to their balances, then stops, and says on
   /// stdout how many operations its commits held on average.
-  ~Ledger();
+  ~Ledger() override;
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
 
@@ -70,9 +74,18 @@ class Ledger {
   /// committed, false when the store failed (the hold is then given back). When the hold was
   /// reclaimed meanwhile, an answer that is `withholdable` is refused (false) unless the team's
   /// available balance covers it; one that is not is charged what the balance covers.
-  boost::asio::awaitable<bool> settle(store::Hold h, store::SpendRow row, bool withholdable);
+  /// With `idempotency`, the Idempotency-Key's record is completed in the same transaction.
+  boost::asio::awaitable<bool> settle(
+      store::Hold h, store::SpendRow row, bool withholdable,
+      std::optional<store::Settlement::Completion> idempotency = std::nullopt);
+  /// Writes the spend row of a request that charged nothing (a cache hit), with the next commit;
+  /// no one waits for it.
+  void record(store::SpendRow row);
   /// Gives an unsettled hold back to its escrow (no store write).
   void release(const store::Hold& h);
+
+  boost::asio::awaitable<bool> run(Task task) override;
+  void post(Task task) override;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -82,13 +95,15 @@ class Ledger {
     store::SettleOutcome settled = store::SettleOutcome::Kept;
     store::Hold granted;  ///< Hold: the escrow row, the team and the amount.
   };
-  enum class Kind { Hold, Settle };
+  enum class Kind { Hold, Settle, Task };
   struct Op {
     Kind kind = Kind::Hold;
     store::Hold hold;
     EscrowBook::Draw draw;  ///< Hold: what its escrow lent it, and the escrow's row.
     store::SpendRow row;
     bool withholdable = false;  ///< Settle: the answer can still be refused.
+    std::optional<store::Settlement::Completion> idempotency;  ///< Settle: a claim completed.
+    Task task;  ///< Task: the work.
     /// Resumes the waiter on its own event loop.
     std::function<void(Reply)> done;
   };
@@ -109,6 +124,8 @@ class Ledger {
   /// update per hold, team and aggregate row for all of them).
   void applyTeam(store::Store& db, std::span<const Op> ops, std::span<Reply> replies);
   void commit(std::deque<Op>& batch);
+  /// Runs the posted tasks while nothing else is queued, a bounded number per transaction.
+  void runPosted();
   /// Takes from the escrow at hand what it can of each hold's amount, before the store is asked
   /// for the rest.
   void drawFromEscrows(std::span<Op> ops);
@@ -118,6 +135,8 @@ class Ledger {
   /// Gives back to the balances what the escrows hold at hand: those unused for a while, or all.
   void returnEscrows(bool all);
   void maintain();
+  /// Forgets raw spend rows, cache entries and Idempotency-Key records past their time.
+  void prune();
 
   store::Location where_;
   Options options_;
@@ -126,6 +145,7 @@ class Ledger {
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Op> queue_;
+  std::deque<Task> posted_;  ///< Guarded by mu_.
   bool stop_ = false;
   std::mutex escrow_mu_;
   EscrowBook escrows_;  ///< Guarded by escrow_mu_.

@@ -11,6 +11,7 @@
 #include "auth/key_authenticator.hpp"
 #include "auth/key_follower.hpp"
 #include "billing/ledger.hpp"
+#include "cache/answer_cache.hpp"
 #include "config/console_config.hpp"
 #include "core/ids.hpp"
 #include "net/server.hpp"
@@ -21,6 +22,8 @@
 
 namespace tollgate::cli {
 namespace {
+
+constexpr std::int64_t kMsPerSecond = 1000;
 
 /// A new store's console owner: [console] owner_email made an owner of team `default`, and a
 /// one-time sign-in link for them printed beside the first key.
@@ -75,7 +78,8 @@ void bootstrap(store::Store& st, const config::Config& config, const StoreSetup&
 /// through `ledger` (nullptr: nothing is billed), in open mode to `open_team_id` if not empty.
 int runGateway(const config::Config& config, const StoreSetup& setup,
                const http::Authenticator* authenticator, billing::Ledger* ledger,
-               const std::string& open_team_id) {
+               const std::string& open_team_id, cache::AnswerCache& cache,
+               const std::string& gateway_id) {
   const providers::SecretRedactor redactor(config);
   const routing::Breakers breakers(config);
   std::unique_ptr<accounts::AccountService> accounts;
@@ -91,10 +95,10 @@ int runGateway(const config::Config& config, const StoreSetup& setup,
   }
   return net::serve(config, [&](providers::Transport& network, http::OutboundHttp& outbound,
                                 const std::atomic<bool>& draining, net::Listener listener) {
-    const api::Services services{
-        config,   {network, providers::builtinAdapters(), redactor, breakers},
-        outbound, draining,
-        ledger,   open_team_id};
+    const api::Services services{config,   {network, providers::builtinAdapters(), redactor, breakers},
+                                 outbound, draining,
+                                 ledger,   open_team_id,
+                                 cache,    gateway_id};
     // The console is served beside /v1, unless it has a listener of its own.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
@@ -134,8 +138,12 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     std::fprintf(stderr, "tollgate: the store cannot be used: %s\n", e.what());
     return 1;
   }
+  const cache::AnswerCache::Options cache_options{config.cache.memory_bytes,
+                                                 config.cache.team_max_bytes};
   if (!required && open_team_id.empty()) {
-    return runGateway(config, setup, nullptr, nullptr, "");  // Nothing to check, nothing to bill.
+    // Nothing to check, nothing to bill: the cache is the memory's alone.
+    cache::AnswerCache cache(cache_options, nullptr);
+    return runGateway(config, setup, nullptr, nullptr, "", cache, "");
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
@@ -143,20 +151,28 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   auth::KeyDirectory keys;
   store::Liveness liveness;
   std::unique_ptr<auth::KeyFollower> follower;
+  // The cache's writes run on the ledger's thread: it is made after the ledger and ends after
+  // it (the ledger runs what is posted to it before it stops).
+  std::unique_ptr<cache::AnswerCache> cache;
   std::unique_ptr<billing::Ledger> ledger;
   try {
     follower = std::make_unique<auth::KeyFollower>(
         setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey),
         liveness);
     ledger = std::make_unique<billing::Ledger>(
-        setup.location, billing::Ledger::Options{gateway_id, config.storage.spend_retention_days},
+        setup.location,
+        billing::Ledger::Options{gateway_id, config.storage.spend_retention_days,
+                                 config.cache.retention_seconds * kMsPerSecond,
+                                 config.cache.idempotency_window_seconds * kMsPerSecond},
         liveness);
+    cache = std::make_unique<cache::AnswerCache>(cache_options, ledger.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the store cannot be followed: %s\n", e.what());
     return 1;
   }
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret);
-  return runGateway(config, setup, required ? &authenticator : nullptr, ledger.get(), open_team_id);
+  return runGateway(config, setup, required ? &authenticator : nullptr, ledger.get(), open_team_id,
+                    *cache, gateway_id);
 }
 
 }  // namespace tollgate::cli

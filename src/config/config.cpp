@@ -292,6 +292,21 @@ Storage parseStorage(const TableReader& r, const EnvLookup& env) {
   return st;
 }
 
+Cache parseCache(const TableReader& r) {
+  r.allowOnly({"memory_bytes", "team_max_bytes", "retention_seconds",
+               "idempotency_window_seconds"});
+  Cache c;
+  constexpr std::int64_t kMaxBytes = 1LL << 40;
+  constexpr std::int64_t kMaxSeconds = 10LL * 365 * 24 * 3600;
+  c.memory_bytes = r.integer("memory_bytes", 0, kMaxBytes).value_or(c.memory_bytes);
+  c.team_max_bytes = r.integer("team_max_bytes", 0, kMaxBytes).value_or(c.team_max_bytes);
+  c.retention_seconds =
+      r.integer("retention_seconds", 1, kMaxSeconds).value_or(c.retention_seconds);
+  c.idempotency_window_seconds = r.integer("idempotency_window_seconds", 1, kMaxSeconds)
+                                     .value_or(c.idempotency_window_seconds);
+  return c;
+}
+
 Provider parseProvider(const TableReader& r, const std::string& name, const EnvLookup& env) {
   r.allowOnly({"type", "api_base", "model", "api_key", "api_version", "connect_timeout_ms",
                "first_byte_timeout_ms", "total_timeout_ms", "pool_idle_timeout_ms",
@@ -551,13 +566,16 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
-  r.allowOnly({"gateway", "storage", "console", "models", "functions"});
+  r.allowOnly({"gateway", "storage", "cache", "console", "models", "functions"});
   Config config;
   if (const toml::table* g = r.table("gateway")) {
     config.gateway = parseGateway(TableReader(*g, "gateway", source));
   }
   if (const toml::table* st = r.table("storage")) {
     config.storage = parseStorage(TableReader(*st, "storage", source), env);
+  }
+  if (const toml::table* c = r.table("cache")) {
+    config.cache = parseCache(TableReader(*c, "cache", source));
   }
   if (const toml::table* c = r.table("console")) {
     config.console = parseConsole(TableReader(*c, "console", source), env);

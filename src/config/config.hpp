@@ -166,6 +166,18 @@ struct Gateway {
   Millis shutdown_timeout{10'000};
 };
 
+/// The inference cache (tollgate::cache_options) and Idempotency-Key records.
+struct Cache {
+  /// What the in-memory front of the cache may hold, in bytes (shared by every team).
+  std::int64_t memory_bytes = 64LL * 1024 * 1024;
+  /// What one team's entries may take in the store; its oldest go first. 0: no cap.
+  std::int64_t team_max_bytes = 256LL * 1024 * 1024;
+  /// Entries older than this are forgotten.
+  std::int64_t retention_seconds = 7LL * 24 * 3600;
+  /// How long an Idempotency-Key's answer is kept for a retry (24 hours, as the IETF draft).
+  std::int64_t idempotency_window_seconds = 24LL * 3600;
+};
+
 /// Where teams, keys and balances live.
 struct Storage {
   /// `sqlite://PATH` (relative to the config file's folder) or `postgresql://…` (no password in
@@ -217,6 +229,7 @@ struct Console {
 struct Config {
   Gateway gateway;
   Storage storage;
+  Cache cache;
   Console console;
   std::string source_dir;           ///< The config file's folder; empty for the embedded default.
   std::vector<Model> models;        ///< Sorted by id.

@@ -61,6 +61,11 @@ constexpr std::array kTable{
     Row{ErrorKind::ResourceNotFound, {404, kInvalidRequest, "resource_not_found"}},
     Row{ErrorKind::Conflict, {409, kInvalidRequest, "conflict"}},
     Row{ErrorKind::IdentityProviderUnavailable, {502, kApiError, "identity_provider_unavailable"}},
+    Row{ErrorKind::InvalidIdempotencyKey, {400, kInvalidRequest, "invalid_idempotency_key"}},
+    Row{ErrorKind::IdempotencyKeyInUse, {409, kInvalidRequest, "idempotency_key_in_use"}},
+    Row{ErrorKind::IdempotencyKeyReused, {422, kInvalidRequest, "idempotency_key_reused"}},
+    Row{ErrorKind::IdempotentAnswerNotKept,
+        {410, kInvalidRequest, "idempotent_answer_not_kept"}},
     Row{ErrorKind::Internal, {500, kApiError, "internal_error"}},
 };
 

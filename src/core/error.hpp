@@ -49,6 +49,10 @@ enum class ErrorKind {
   ResourceNotFound,
   Conflict,
   IdentityProviderUnavailable,
+  InvalidIdempotencyKey,
+  IdempotencyKeyInUse,
+  IdempotencyKeyReused,
+  IdempotentAnswerNotKept,
   Internal,
 };
 

@@ -23,6 +23,10 @@ struct Produced {
   std::int64_t audio_ms = 0;        ///< Transcriptions: the audio's duration, if reported.
   /// Counts reported before the final usage, which never came (Exchange::interimUsage).
   std::optional<TokenUsage> interim_usage;
+  /// What the answer's last write will send once the charge is committed: a whole body, or a
+  /// stream's last events and its end. With what was sent before, the whole answer.
+  std::string_view tail = {};
+  std::string_view content_type = {};  ///< A whole body's media type.
 };
 
 class Settlement {

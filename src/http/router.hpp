@@ -40,6 +40,9 @@ struct Route {
   Handler handler;
   /// Bodies larger than this are kept in a temporary file (Request::spool), not in memory.
   std::size_t memory_limit = std::numeric_limits<std::size_t>::max();
+  /// Takes an Idempotency-Key header: a request that carries one is not cancelled when its
+  /// client leaves, so that its answer runs to its end and is kept for the client's retry.
+  bool idempotent = false;
 };
 
 /// The route that serves a request head, or the response that refuses it.

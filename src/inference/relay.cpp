@@ -110,11 +110,15 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
       }
     }
     if (done) {
-      if (!co_await settlement.settle(produced(kStatusOk))) {
+      const std::size_t events_end = batch.size();
+      batch += openai::kSseDone;
+      exchange::Produced complete = produced(kStatusOk);
+      complete.tail = batch;  // What the client will have once the charge is committed.
+      if (!co_await settlement.settle(complete)) {
+        batch.resize(events_end);
         failure = chargeNotRecorded();
         break;
       }
-      batch += openai::kSseDone;
       if (co_await out.endStream(batch)) {
         co_await call.finish(kDrainBudget);
       }
@@ -155,9 +159,10 @@ asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
   if (!body) {
     co_return std::move(body).error();
   }
-  if (!co_await settlement.settle(exchange::Produced{kStatusOk, tokens(exchange.usage()), 0,
-                                                     body->size(), exchange.audioMs(),
-                                                     std::nullopt})) {
+  exchange::Produced complete{kStatusOk,    tokens(exchange.usage()), 0, body->size(),
+                              exchange.audioMs(), std::nullopt,            *body,
+                              exchange.contentType()};
+  if (!co_await settlement.settle(complete)) {
     const Error e = chargeNotRecorded();
     co_await out.sendError(e);
     co_return e.status();

@@ -413,7 +413,10 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
                           req.version(),  &headers,    &req.body().memory(),
                           routing.params, &req.body(), peer};
     ConnectionWriter out(stream, ctx, req.version(), keep_alive, head_only);
-    {
+    if (routing.route->idempotent && !request.header("Idempotency-Key").empty()) {
+      // Its answer is kept for the client's retry: it runs to its end even if the client leaves.
+      co_await routing.route->handler(ctx, request, out);
+    } else {
       using namespace asio::experimental::awaitable_operators;
       // A client that hangs up cancels the handler, and with it any upstream call.
       auto done =

@@ -32,6 +32,7 @@ enum class Shape {
   StringOrObject,
   Object,
   Tags,
+  CacheOptions,
   Uuid,
 };
 
@@ -68,7 +69,7 @@ constexpr std::array kFields{
     Field{"top_logprobs", Shape::Int32, true},
     Field{"user", Shape::String, true},
     Field{"tollgate::tags", Shape::Tags, false},
-    Field{"tollgate::cache_options", Shape::Object, false},
+    Field{"tollgate::cache_options", Shape::CacheOptions, false},
     Field{"tollgate::dryrun", Shape::Bool, false},
     Field{"tollgate::variant_name", Shape::String, false},
     Field{"tollgate::episode_id", Shape::Uuid, false},
@@ -250,6 +251,8 @@ std::optional<Error> apply(const Field& f, const rapidjson::Value& v, ChatReques
       return v.IsObject() ? std::nullopt : std::optional(invalidType(name, "an object"));
     case Shape::Tags:
       return decodeTags(v, out.tags);
+    case Shape::CacheOptions:
+      return decodeCacheOptions(v, out.cache);
     case Shape::Uuid:
       if (!v.IsString()) {
         return invalidType(name, "a string");

@@ -30,6 +30,7 @@ struct ChatRequest {
   std::string episode_id;  ///< Empty when the client did not send one.
   std::string variant_name;
   bool dryrun = false;
+  CacheOptions cache;
   Tags tags;  ///< tollgate::tags, validated.
   /// Content parts of the messages that are not text (images, audio, files): their tokens are
   /// not bounded by their bytes (an image URL of 50 bytes can cost thousands of tokens).

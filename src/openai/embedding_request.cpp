@@ -115,7 +115,7 @@ std::optional<Error> apply(std::string_view name, const rapidjson::Value& v,
   if (name == "user") {
     return v.IsString() ? std::nullopt : std::optional(invalidType(name, "a string"));
   }
-  return decodeOwnField(name, v, out.tags, out.dryrun);
+  return decodeOwnField(name, v, out.tags, out.dryrun, out.cache);
 }
 
 bool isKnown(std::string_view name) {

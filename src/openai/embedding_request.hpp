@@ -26,6 +26,7 @@ struct EmbeddingRequest {
   std::optional<int> dimensions;
   std::size_t inputs = 0;  ///< How many texts (or token arrays) to embed.
   bool dryrun = false;
+  CacheOptions cache;
   Tags tags;
   /// Set by the handler once the request is billed: the answer's usage then carries its cost.
   std::optional<money::Pricing> pricing;

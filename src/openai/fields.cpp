@@ -1,6 +1,7 @@
 #include "openai/fields.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "core/json.hpp"
 #include "core/text.hpp"
@@ -116,13 +117,63 @@ std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out) {
   return std::nullopt;
 }
 
+std::optional<Error> decodeCacheOptions(const rapidjson::Value& v, CacheOptions& out) {
+  constexpr std::string_view kName = "tollgate::cache_options";
+  if (!v.IsObject()) {
+    return invalidType(kName, "an object");
+  }
+  const rapidjson::Value* enabled = json::member(v, "enabled");
+  if (enabled == nullptr || enabled->IsNull()) {
+    return Error{ErrorKind::MissingParameter,
+                 "tollgate::cache_options.enabled is required: \"on\", \"off\", \"read_only\" or "
+                 "\"write_only\"",
+                 "tollgate::cache_options.enabled"};
+  }
+  using Mode = CacheOptions::Mode;
+  constexpr std::array<std::pair<std::string_view, Mode>, 4> kModes{
+      {{"on", Mode::On}, {"off", Mode::Off}, {"read_only", Mode::ReadOnly},
+       {"write_only", Mode::WriteOnly}}};
+  const auto mode = std::find_if(kModes.begin(), kModes.end(), [&](const auto& m) {
+    return enabled->IsString() && json::view(*enabled) == m.first;
+  });
+  if (mode == kModes.end()) {
+    return invalidValue("tollgate::cache_options.enabled",
+                        "tollgate::cache_options.enabled must be \"on\", \"off\", \"read_only\" or "
+                        "\"write_only\"");
+  }
+  out.mode = mode->second;
+  out.max_age_s.reset();
+  for (const auto& m : v.GetObject()) {
+    const std::string_view member = json::view(m.name);
+    if (member == "enabled") {
+      continue;
+    }
+    if (member != "max_age_s") {
+      return Error{ErrorKind::UnknownParameter,
+                   "tollgate::cache_options takes only enabled and max_age_s, not '" +
+                       text::printable(member) + "'",
+                   "tollgate::cache_options." + text::printable(member)};
+    }
+    if (m.value.IsNull()) {
+      continue;
+    }
+    if (!m.value.IsInt64() || m.value.GetInt64() < 0) {
+      return invalidValue("tollgate::cache_options.max_age_s",
+                          "tollgate::cache_options.max_age_s must be a whole number of seconds, "
+                          "0 or more, or null");
+    }
+    out.max_age_s = m.value.GetInt64();
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> decodeOwnField(std::string_view name, const rapidjson::Value& v, Tags& tags,
-                                    bool& dryrun) {
+                                    bool& dryrun, CacheOptions& cache) {
   if (name == "tollgate::tags") {
     return decodeTags(v, tags);
   }
   if (name == "tollgate::cache_options") {
-    return v.IsObject() ? std::nullopt : std::optional(invalidType(name, "an object"));
+    return decodeCacheOptions(v, cache);
   }
   // tollgate::dryrun, tollgate::deny_unknown_fields
   if (!v.IsBool()) {

@@ -52,11 +52,27 @@ Result<UnknownMembers> decodeObjectBody(
 /// starting with tollgate::, values at most 256, no control characters) and appends them.
 std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out);
 
+/// `tollgate::cache_options`: whether the inference cache is read and written for a request, and
+/// the oldest entry a read takes (TensorZero's shape: `{"enabled": "on" | "off" | "read_only" |
+/// "write_only", "max_age_s": N}`; `enabled` is required, `max_age_s` a whole number of
+/// seconds or null).
+struct CacheOptions {
+  enum class Mode { Off, On, ReadOnly, WriteOnly };
+  Mode mode = Mode::Off;
+  std::optional<std::int64_t> max_age_s;  ///< nullopt: any age.
+
+  bool reads() const { return mode == Mode::On || mode == Mode::ReadOnly; }
+  bool writes() const { return mode == Mode::On || mode == Mode::WriteOnly; }
+};
+
+/// Validates `tollgate::cache_options` into `out`.
+std::optional<Error> decodeCacheOptions(const rapidjson::Value& v, CacheOptions& out);
+
 /// The gateway's own fields every JSON endpoint but chat shares: `tollgate::tags` (into `tags`),
-/// `tollgate::cache_options` (an object), `tollgate::dryrun` (into `dryrun`) and
+/// `tollgate::cache_options` (into `cache`), `tollgate::dryrun` (into `dryrun`) and
 /// `tollgate::deny_unknown_fields` (booleans). Call it with one of those names only.
 std::optional<Error> decodeOwnField(std::string_view name, const rapidjson::Value& v, Tags& tags,
-                                    bool& dryrun);
+                                    bool& dryrun, CacheOptions& cache);
 
 /// The unknown_parameter error listing `unknown` sorted; `unknown` must not be empty.
 Error unknownFields(std::vector<std::string> unknown);

@@ -85,7 +85,7 @@ std::optional<Error> apply(std::string_view name, const rapidjson::Value& v, Rer
     out.return_documents = v.GetBool();
     return std::nullopt;
   }
-  return decodeOwnField(name, v, out.tags, out.dryrun);
+  return decodeOwnField(name, v, out.tags, out.dryrun, out.cache);
 }
 
 }  // namespace

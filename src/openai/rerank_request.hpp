@@ -23,6 +23,7 @@ struct RerankRequest {
   std::optional<int> top_n;
   bool return_documents = false;
   bool dryrun = false;
+  CacheOptions cache;
   Tags tags;
   /// Set by the handler once the request is billed: the answer's usage then carries its cost.
   std::optional<money::Pricing> pricing;

@@ -67,8 +67,12 @@ class Call : public test::SqliteLedgerTest {
     const routing::Breakers breakers(config);
     NoOutbound outbound;
     const std::atomic<bool> draining{false};
-    const Services s{
-        config, {transport_, adapters_, redactor, breakers}, outbound, draining, ledger_.get(), ""};
+    cache::AnswerCache cache({1 << 20, 0}, ledger_.get());
+    const Services s{config,   {transport_, adapters_, redactor, breakers},
+                     outbound, draining,
+                     ledger_.get(), "",
+                     cache,    "gw"};
+    const http::Request req;
     exchange::RequestContext ctx(config, "req-1");
     ctx.caller.team_id = team_;
     auto request = openai::decodeChatRequest(body);
@@ -82,7 +86,7 @@ class Call : public test::SqliteLedgerTest {
     asio::io_context ioc;
     asio::co_spawn(
         ioc,
-        api::call(s, ctx, *plan,
+        api::call(s, ctx, req, *plan,
                   Admission{{"chat", "ep", {}, false, body.size()}, kHold, request->dryrun}, start,
                   false, out),
         asio::detached);

@@ -192,12 +192,50 @@ CREATE TABLE spend_daily_users (
 );
 )sql";
 
+// A client's Idempotency-Key, per team: the attempt that claimed it (running), then what the
+// charged request sent, which a retry gets again (completed; the answer is not kept for a model
+// that must not store it). The inference cache: answers by a digest of their request, per team.
+// Bodies are any bytes, stored as base64; `bytes` is a cached body's decoded size.
+constexpr std::string_view kV6 = R"sql(
+CREATE TABLE idempotency_keys (
+  team_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  claim_id TEXT NOT NULL,
+  gateway_id TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('running', 'completed')),
+  created_at BIGINT NOT NULL,
+  completed_at BIGINT,
+  request_id TEXT,
+  status BIGINT,
+  content_type TEXT,
+  streamed BIGINT,
+  kept BIGINT,
+  body TEXT,
+  PRIMARY KEY (team_id, key)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+CREATE TABLE inference_cache (
+  team_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  bytes BIGINT NOT NULL,
+  prompt_tokens BIGINT NOT NULL,
+  completion_tokens BIGINT NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (team_id, key)
+);
+CREATE INDEX inference_cache_team_time ON inference_cache (team_id, created_at);
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
     Migration{3, "a team may refuse dryrun requests", kV3},
     Migration{4, "the part of a charge the balance could not cover", kV4},
     Migration{5, "console sessions, sign-in links and logins, audit log, spend by user", kV5},
+    Migration{6, "idempotency keys and the inference cache", kV6},
 };
 
 }  // namespace

@@ -168,11 +168,27 @@ struct SpendRow {
   bool cache_hit = false;
 };
 
+/// An answer kept for an Idempotency-Key: what its client was sent.
+struct KeptAnswer {
+  std::int64_t status = 0;
+  std::string content_type;
+  bool streamed = false;
+  std::string body;  ///< The bytes sent (a stream's whole event stream).
+};
+
 /// A charge to settle: its hold, its spend row, whether its answer can still be refused.
 struct Settlement {
-  std::string hold_id;
+  std::string hold_id;  ///< Empty: no hold (a cache hit, charged nothing).
   SpendRow row;
   bool withholdable = false;
+  /// Completes an Idempotency-Key's claim in the settlement's transaction, when set.
+  struct Completion {
+    std::string key;
+    std::string claim_id;
+    /// nullopt: not kept (a ZDR or TEE model): only the digest and the charge's request id stay.
+    std::optional<KeptAnswer> answer;
+  };
+  std::optional<Completion> idempotency = {};
 };
 
 struct SpendFilter {
@@ -198,6 +214,46 @@ struct SpendTotal {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   std::int64_t cost = 0;
+};
+
+/// A claim of an Idempotency-Key for one attempt at a request.
+struct IdempotencyClaim {
+  std::string team_id;
+  std::string key;         ///< The header's value.
+  std::string digest;      ///< Of the decoded request.
+  std::string claim_id;    ///< This attempt's id.
+  std::string gateway_id;  ///< The gateway running the attempt.
+  std::int64_t now = 0;
+  std::int64_t window_ms = 0;  ///< A record older than this is forgotten: the key is new again.
+  /// A running claim whose gateway was not seen within this (by the gateways table's seen_at, on
+  /// the store's clock; or that is not registered at all) is taken over.
+  std::int64_t alive_window_ms = 0;
+};
+
+enum class ClaimOutcome {
+  Claimed,    ///< New (or taken over from an expired record or a dead gateway's claim): go on.
+  Running,    ///< Another attempt with the same digest holds it and its gateway is alive.
+  Mismatch,   ///< The key was used for a different request (digest differs), running or completed,
+              ///< within the window.
+  Completed,  ///< Answered and charged: `answer` is what was sent.
+  CompletedNotKept,  ///< Answered and charged, but its answer was not kept (a ZDR or TEE model).
+};
+
+struct ClaimReply {
+  ClaimOutcome outcome = ClaimOutcome::Claimed;
+  std::optional<KeptAnswer> answer;  ///< Completed only.
+  std::string request_id;            ///< Completed and CompletedNotKept: the charged request's id.
+};
+
+/// One answer in the inference cache.
+struct CacheEntry {
+  std::string team_id;
+  std::string key;       ///< Hex digest of the normalised request (or of one embeddings input).
+  std::string endpoint;  ///< "chat", "embedding", "rerank"
+  std::int64_t created_at = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::string body;  ///< The answer as the cache keeps it.
 };
 
 /// A running gateway, as it registered itself.
@@ -280,9 +336,11 @@ class Store {
   /// spend row, the daily aggregates counting it. When its hold is gone (reclaimed from a gateway
   /// taken for dead) the balance less what is held still never goes below zero: an answer that is
   /// `withholdable` and not covered is Withheld; otherwise what is available is debited and the
-  /// rest recorded as uncollected. One update per hold, per team and per aggregate row serves
-  /// the whole batch, in two pipelines (on PostgreSQL, two round trips). Returns each one's
-  /// outcome, in order.
+  /// rest recorded as uncollected. A settlement without a hold (a cache hit) debits nothing: its
+  /// row is written as Kept, its cost recorded as uncollected (it should be 0). A written row's
+  /// `idempotency` claim, when set and still its own and running, is completed with it. One
+  /// update per hold, per team and per aggregate row serves the whole batch, in two pipelines
+  /// (on PostgreSQL, two round trips). Returns each one's outcome, in order.
   std::vector<SettleOutcome> settle(std::span<const Settlement> batch);
   /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
   std::int64_t reclaimHolds(std::int64_t alive_window_ms);
@@ -292,6 +350,28 @@ class Store {
   /// Totals from the daily aggregates since `since_day` ("YYYY-MM-DD", UTC).
   std::vector<SpendTotal> summarizeSpend(const std::string& team_id, SpendGroup by,
                                          const std::string& since_day);
+
+  // Idempotency keys and the inference cache (store_cache.cpp). Bodies are any bytes.
+  /// Claims `c.key` for `c.team_id`, in the caller's transaction: one upsert that inserts the
+  /// claim or takes the record over (expired, or the same digest's running claim of a dead
+  /// gateway), then a read when it did neither. On PostgreSQL the upsert locks the record until
+  /// the transaction ends: of gateways claiming at once, exactly one gets Claimed.
+  ClaimReply claimIdempotencyKey(const IdempotencyClaim& c);
+  /// Forgets a running claim (the attempt failed or was not charged): only if it is still
+  /// `claim_id`'s and running.
+  void releaseIdempotencyKey(const std::string& team_id, const std::string& key,
+                             const std::string& claim_id);
+  /// Forgets records created before `before_ms`; how many.
+  std::int64_t pruneIdempotencyKeys(std::int64_t before_ms);
+  /// The entry of `key` for the team created at or after `not_before`, if any.
+  std::optional<CacheEntry> findCacheEntry(const std::string& team_id, const std::string& key,
+                                           std::int64_t not_before);
+  /// Writes `entries` (a newer entry replaces one of the same team and key; an older one does
+  /// not), then for each team written evicts its oldest entries until its bytes are at most
+  /// `team_max_bytes` (0: no cap). In the caller's transaction, in one pipeline.
+  void putCacheEntries(std::span<const CacheEntry> entries, std::int64_t team_max_bytes);
+  /// Forgets entries created before `before_ms`; how many.
+  std::int64_t pruneCache(std::int64_t before_ms);
 
   // The console (store_console.cpp): sessions, sign-in links, logins with an identity provider,
   // the audit log.

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/base64.hpp"
 #include "core/text.hpp"
 #include "store/store.hpp"
 
@@ -105,6 +106,20 @@ void addToAggregates(std::string_view table, std::string_view columns,
   }
 }
 
+/// The update that completes `done`'s claim with the charge of `row`, if the claim is still that
+/// attempt's and running (else it was released, or taken over from a gateway taken for dead).
+Statement completeClaim(const SpendRow& row, const Settlement::Completion& done) {
+  const std::optional<KeptAnswer>& a = done.answer;  // When not kept, only its request id stays.
+  return {
+      "UPDATE idempotency_keys SET state = 'completed', completed_at = $1, request_id = $2, "
+      "status = $3, content_type = $4, streamed = $5, kept = $6, body = $7 WHERE team_id = $8 AND "
+      "key = $9 AND claim_id = $10 AND state = 'running'",
+      {row.created_at, row.request_id, a ? Param(a->status) : Param(),
+       a ? Param(a->content_type) : Param(), a ? Param(std::int64_t{a->streamed}) : Param(),
+       std::int64_t{a ? 1 : 0}, a ? Param(base64::encode(a->body)) : Param(), row.team_id, done.key,
+       done.claim_id}};
+}
+
 }  // namespace
 
 HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,
@@ -165,14 +180,16 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
   // that is gone has its charges settled one by one below. Holds, then teams, each in key order.
   std::map<std::string, std::int64_t> by_hold;
   for (const Settlement& s : batch) {
-    by_hold[s.hold_id] += s.row.cost;  // At most what the holds reserved: within a balance.
+    if (!s.hold_id.empty()) {
+      by_hold[s.hold_id] += s.row.cost;  // At most what the holds reserved: within a balance.
+    }
   }
   std::vector<Statement> holds;
   for (const auto& [hold_id, sum] : by_hold) {
     holds.push_back(
         {"UPDATE holds SET amount = amount - $1 WHERE id = $2 RETURNING team_id", {sum, hold_id}});
   }
-  const std::vector<Rows> held = c_->pipeline(holds);
+  const std::vector<Rows> held = holds.empty() ? std::vector<Rows>{} : c_->pipeline(holds);
   std::map<std::string, std::int64_t> by_team;
   std::set<std::string> gone;
   auto hold = by_hold.begin();
@@ -191,12 +208,20 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
          {sum, team_id}});
   }
   std::vector<SettleOutcome> outcomes(batch.size(), SettleOutcome::Kept);
-  std::deque<SpendRow> reclaimed;  // Rows of reclaimed holds, as debited (stable addresses).
+  std::deque<SpendRow> debited;  // Rows changed to what was debited (stable addresses).
   std::vector<const SpendRow*> rows;
   rows.reserve(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const Settlement& s = batch[i];
-    if (!gone.contains(s.hold_id)) {
+    if (s.hold_id.empty() && s.row.cost != 0) {
+      // Nothing was held, so nothing is debited: the row says so.
+      SpendRow& row = debited.emplace_back(s.row);
+      row.uncollected += row.cost;
+      row.cost = 0;
+      rows.push_back(&row);
+      continue;
+    }
+    if (s.hold_id.empty() || !gone.contains(s.hold_id)) {
       rows.push_back(&s.row);
       continue;
     }
@@ -212,13 +237,18 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
       continue;
     }
     c_->query("UPDATE teams SET balance = balance - $1 WHERE id = $2", {covered, s.row.team_id});
-    SpendRow& row = reclaimed.emplace_back(s.row);
+    SpendRow& row = debited.emplace_back(s.row);
     row.uncollected = row.cost - covered;
     row.cost = covered;
     rows.push_back(&row);
     outcomes[i] = SettleOutcome::Reclaimed;
   }
   spendWrites(rows, writes);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i].idempotency && outcomes[i] != SettleOutcome::Withheld) {
+      writes.push_back(completeClaim(batch[i].row, *batch[i].idempotency));
+    }
+  }
   c_->pipeline(writes);
   return outcomes;
 }

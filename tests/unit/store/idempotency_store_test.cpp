@@ -1,0 +1,217 @@
+// Idempotency-Keys in a SQLite store: a key is claimed once, a retry of the same request finds it
+// running or gets the charged answer byte for byte, another request under it is refused, a dead
+// gateway's claim and an expired record are taken over, and only the settlement that charged the
+// attempt (never a withheld one) completes its claim.
+#include <gtest/gtest.h>
+
+#include "sqlite_store.hpp"
+
+namespace tollgate::store {
+namespace {
+
+constexpr std::int64_t kNow = 1'000'000;
+constexpr std::int64_t kDay = 86'400'000;
+constexpr std::int64_t kMinute = 60'000;
+
+using Record = std::pair<std::string, std::string>;  ///< A key's state and claim id.
+
+class IdempotencyStore : public test::SqliteStoreTest {
+ protected:
+  void SetUp() override {
+    SqliteStoreTest::SetUp();
+    db_->registerGateway({"gw", "test-host", 0, 0, 0});
+  }
+
+  /// Key "k" claimed by `claim_id` on `gateway` at `now`, for a request of `digest`.
+  ClaimReply claim(const std::string& claim_id, const std::string& digest = "d1",
+                   const std::string& gateway = "gw", std::int64_t now = kNow) {
+    return db_->claimIdempotencyKey({team_, "k", digest, claim_id, gateway, now, kDay, kMinute});
+  }
+
+  /// The state and claim id of key "k"'s record; empty when there is none.
+  Record record() {
+    const Rows r = db_->connection().query(
+        "SELECT state, claim_id FROM idempotency_keys WHERE team_id = $1 AND key = 'k'", {team_});
+    return r.empty() ? Record{} : Record{r[0].text(0), r[0].text(1)};
+  }
+
+  SpendRow row(const std::string& request_id, std::int64_t cost) {
+    SpendRow r;
+    r.request_id = request_id;
+    r.created_at = kNow + 5;
+    r.team_id = team_;
+    r.key_public_id = "key";
+    r.endpoint = "chat";
+    r.model = "m";
+    r.cost = cost;
+    return r;
+  }
+
+  /// Settles request `request_id` (cost 4) out of a hold made for it, completing `claim_id`'s
+  /// claim of key "k" with `answer`.
+  SettleOutcome settle(const std::string& claim_id, std::optional<KeptAnswer> answer,
+                       const std::string& request_id = "req-1") {
+    db_->topUp(team_, 10);
+    const std::string hold_id = "hold-" + request_id;
+    EXPECT_TRUE(db_->hold({hold_id, team_, 10}, "gw", 0, 0, false).held);
+    const Settlement s{hold_id, row(request_id, 4), false,
+                       Settlement::Completion{"k", claim_id, std::move(answer)}};
+    return db_->settle(std::span(&s, 1)).at(0);
+  }
+};
+
+TEST_F(IdempotencyStore, ANewKeyIsClaimed) {
+  EXPECT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(record(), (Record{"running", "c1"}));
+}
+
+TEST_F(IdempotencyStore, TheSameRequestIsRunningWhileItsGatewayIsAlive) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  const ClaimReply again = claim("c2", "d1", "gw-other");
+  EXPECT_EQ(again.outcome, ClaimOutcome::Running);
+  EXPECT_FALSE(again.answer);
+  EXPECT_EQ(record().second, "c1");
+}
+
+TEST_F(IdempotencyStore, AClaimOfAGatewayUnregisteredOrNotSeenIsTakenOver) {
+  ASSERT_EQ(claim("c1", "d1", "gw-unknown").outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(claim("c2").outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(record(), (Record{"running", "c2"}));
+
+  // "gw" now last seen two minutes ago, by the store's clock.
+  db_->connection().query("UPDATE gateways SET seen_at = seen_at - $1 WHERE id = 'gw'",
+                          {2 * kMinute});
+  EXPECT_EQ(claim("c3", "d1", "gw-unknown").outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(record(), (Record{"running", "c3"}));
+}
+
+TEST_F(IdempotencyStore, ADifferentRequestUnderTheKeyIsAMismatch) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(claim("c2", "d2").outcome, ClaimOutcome::Mismatch) << "running";
+  EXPECT_EQ(claim("c2", "d2", "gw", kNow + kDay).outcome, ClaimOutcome::Mismatch)
+      << "at the window's end";
+  // A dead gateway's claim is taken over by the same request only.
+  db_->unregisterGateway("gw");
+  EXPECT_EQ(claim("c2", "d2", "gw-other").outcome, ClaimOutcome::Mismatch);
+  EXPECT_EQ(record().second, "c1");
+
+  db_->registerGateway({"gw", "test-host", 0, 0, 0});
+  ASSERT_EQ(settle("c1", KeptAnswer{200, "application/json", false, "{}"}), SettleOutcome::Kept);
+  EXPECT_EQ(claim("c3", "d2").outcome, ClaimOutcome::Mismatch) << "completed";
+}
+
+TEST_F(IdempotencyStore, ACompletedAnswerIsReplayedByteForByte) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  // A NUL and bytes that are not UTF-8, as an upstream may send them.
+  constexpr char kSent[] = "data: {\"a\":\"\0\xff\xfe\xc3\"}\n\ndata: [DONE]\n\n";
+  const std::string body(kSent, sizeof kSent - 1);
+  ASSERT_NE(body.find('\0'), std::string::npos);
+  ASSERT_EQ(settle("c1", KeptAnswer{200, "text/event-stream", true, body}), SettleOutcome::Kept);
+  EXPECT_EQ(record(), (Record{"completed", "c1"}));
+
+  const ClaimReply again = claim("c2", "d1", "gw-other");
+  EXPECT_EQ(again.outcome, ClaimOutcome::Completed);
+  EXPECT_EQ(again.request_id, "req-1");
+  ASSERT_TRUE(again.answer);
+  EXPECT_EQ(again.answer->status, 200);
+  EXPECT_EQ(again.answer->content_type, "text/event-stream");
+  EXPECT_TRUE(again.answer->streamed);
+  EXPECT_EQ(again.answer->body, body);
+  // The gateway's death does not matter once completed.
+  db_->unregisterGateway("gw");
+  EXPECT_EQ(claim("c3").outcome, ClaimOutcome::Completed);
+}
+
+TEST_F(IdempotencyStore, AnAnswerNotKeptLeavesOnlyItsRequestId) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  ASSERT_EQ(settle("c1", std::nullopt), SettleOutcome::Kept);
+  const ClaimReply again = claim("c2");
+  EXPECT_EQ(again.outcome, ClaimOutcome::CompletedNotKept);
+  EXPECT_EQ(again.request_id, "req-1");
+  EXPECT_FALSE(again.answer);
+  const Rows r = db_->connection().query(
+      "SELECT body, kept, completed_at FROM idempotency_keys WHERE key = 'k'");
+  EXPECT_TRUE(r.at(0).isNull(0));
+  EXPECT_EQ(r.at(0).integer(1), 0);
+  EXPECT_EQ(r.at(0).integer(2), kNow + 5);
+}
+
+TEST_F(IdempotencyStore, AWithheldSettlementLeavesTheClaimRunningAReclaimedOneCompletesIt) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  // Its hold is gone and the balance (0) does not cover it.
+  const KeptAnswer answer{200, "application/json", false, "{}"};
+  Settlement s{"hold-gone", row("req-1", 4), true, Settlement::Completion{"k", "c1", answer}};
+  ASSERT_EQ(db_->settle(std::span(&s, 1)).at(0), SettleOutcome::Withheld);
+  EXPECT_EQ(record(), (Record{"running", "c1"}));
+  EXPECT_EQ(claim("c2").outcome, ClaimOutcome::Running);
+
+  s.withholdable = false;
+  ASSERT_EQ(db_->settle(std::span(&s, 1)).at(0), SettleOutcome::Reclaimed);
+  EXPECT_EQ(record(), (Record{"completed", "c1"}));
+  EXPECT_EQ(claim("c2").outcome, ClaimOutcome::Completed);
+}
+
+TEST_F(IdempotencyStore, OnlyTheClaimStillHeldIsCompleted) {
+  ASSERT_EQ(claim("c1", "d1", "gw-unknown").outcome, ClaimOutcome::Claimed);
+  ASSERT_EQ(claim("c2").outcome, ClaimOutcome::Claimed);  // Taken over.
+  // The first attempt is charged after all: its request is billed, the key stays c2's.
+  ASSERT_EQ(settle("c1", KeptAnswer{200, "application/json", false, "{}"}), SettleOutcome::Kept);
+  EXPECT_EQ(record(), (Record{"running", "c2"}));
+  EXPECT_EQ(db_->listSpend({.team_id = team_}).size(), 1u);
+}
+
+TEST_F(IdempotencyStore, OnlyItsOwnClaimReleasesARunningKey) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  db_->releaseIdempotencyKey(team_, "k", "c2");
+  EXPECT_EQ(record().second, "c1");
+  db_->releaseIdempotencyKey(team_, "k", "c1");
+  EXPECT_EQ(record().second, "");
+  EXPECT_EQ(claim("c2", "d2").outcome, ClaimOutcome::Claimed);
+
+  ASSERT_EQ(settle("c2", std::nullopt), SettleOutcome::Kept);
+  db_->releaseIdempotencyKey(team_, "k", "c2");
+  EXPECT_EQ(record(), (Record{"completed", "c2"})) << "completed stays";
+}
+
+TEST_F(IdempotencyStore, ARecordOlderThanTheWindowIsNewAgain) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(claim("c2", "d2", "gw", kNow + kDay + 1).outcome, ClaimOutcome::Claimed)
+      << "running, another request";
+  EXPECT_EQ(record(), (Record{"running", "c2"}));
+
+  ASSERT_EQ(settle("c2", KeptAnswer{200, "application/json", false, "{}"}), SettleOutcome::Kept);
+  EXPECT_EQ(claim("c3", "d2", "gw", kNow + 2 * kDay).outcome, ClaimOutcome::Completed);
+  EXPECT_EQ(claim("c3", "d2", "gw", kNow + 2 * kDay + 2).outcome, ClaimOutcome::Claimed)
+      << "completed";
+  const Rows r =
+      db_->connection().query("SELECT state, created_at, request_id, body FROM idempotency_keys");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].text(0), "running");
+  EXPECT_EQ(r[0].integer(1), kNow + 2 * kDay + 2);
+  EXPECT_TRUE(r[0].isNull(2));
+  EXPECT_TRUE(r[0].isNull(3));
+}
+
+TEST_F(IdempotencyStore, PruneForgetsRecordsCreatedBefore) {
+  for (int i = 0; i < 3; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    ASSERT_EQ(db_->claimIdempotencyKey({team_, key, "d", "c", "gw", 100 * (i + 1), kDay, kMinute})
+                  .outcome,
+              ClaimOutcome::Claimed);
+  }
+  EXPECT_EQ(db_->pruneIdempotencyKeys(250), 2);
+  EXPECT_EQ(db_->pruneIdempotencyKeys(250), 0);
+  const Rows r = db_->connection().query("SELECT key FROM idempotency_keys");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].text(0), "k2");
+}
+
+TEST_F(IdempotencyStore, KeysAreTheTeams) {
+  const std::string other = db_->createTeam("other").id;
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(db_->claimIdempotencyKey({other, "k", "d2", "c2", "gw", kNow, kDay, kMinute}).outcome,
+            ClaimOutcome::Claimed);
+}
+
+}  // namespace
+}  // namespace tollgate::store

@@ -1,0 +1,601 @@
+#include "cache/chat_replay.hpp"
+
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "core/json.hpp"
+#include "openai/sse.hpp"
+
+namespace tollgate::cache {
+namespace {
+
+using rapidjson::SizeType;
+using rapidjson::Value;
+
+constexpr std::string_view kCompletionObject = "chat.completion";
+constexpr std::string_view kChunkObject = "chat.completion.chunk";
+constexpr std::string_view kRawUsage = "tollgate::raw_usage";
+constexpr std::string_view kRawResponse = "tollgate::raw_response";
+
+// ---- A stream assembled into a completion ----
+
+struct ToolCallParts {
+  std::string id;
+  std::string name;
+  std::string arguments;
+};
+
+struct ChoiceParts {
+  bool has_content = false;
+  std::string content;
+  bool has_refusal = false;
+  std::string refusal;
+  std::map<std::int64_t, ToolCallParts> tool_calls;  ///< By the deltas' index.
+  const Value* finish_reason = nullptr;
+  Value logprobs;  ///< Null until a chunk carries an object; allocated in Assembly::scratch.
+};
+
+/// A non-negative integer `index` member.
+std::optional<std::int64_t> indexOf(const Value& object) {
+  const auto index = json::intMember(object, "index");
+  return index && *index >= 0 ? index : std::nullopt;
+}
+
+/// Joins the logprobs object `from` onto `into`: arrays (content, refusal) are concatenated,
+/// anything else is taken where `into` has nothing yet.
+void mergeLogprobs(Value& into, const Value& from, rapidjson::Document::AllocatorType& alloc) {
+  if (!from.IsObject()) {
+    return;
+  }
+  if (!into.IsObject()) {
+    into.SetObject();
+  }
+  for (const auto& m : from.GetObject()) {
+    const auto existing = into.FindMember(m.name);
+    if (existing == into.MemberEnd()) {
+      into.AddMember(Value(m.name, alloc), Value(m.value, alloc), alloc);
+    } else if (existing->value.IsArray() && m.value.IsArray()) {
+      for (const Value& item : m.value.GetArray()) {
+        existing->value.PushBack(Value(item, alloc), alloc);
+      }
+    } else if (existing->value.IsNull()) {
+      existing->value.CopyFrom(m.value, alloc);
+    }
+  }
+}
+
+/// What the chunks of one stream add up to.
+class Assembly {
+ public:
+  /// Takes one chunk (kept alive by the caller); false when it is not one of ours.
+  bool add(const Value& chunk) {
+    if (!chunk.IsObject() || chunk.HasMember("error") ||
+        json::stringMember(chunk, "object") != kChunkObject) {
+      return false;
+    }
+    const Value* choices = json::member(chunk, "choices");
+    if (choices == nullptr || !choices->IsArray()) {
+      return false;
+    }
+    if (first_ == nullptr) {
+      first_ = &chunk;
+    }
+    for (const Value& choice : choices->GetArray()) {
+      if (!choice.IsObject()) {
+        return false;
+      }
+      const auto index = indexOf(choice);
+      if (!index || !addChoice(choice, choices_[*index])) {
+        return false;
+      }
+    }
+    const Value* usage = json::member(chunk, "usage");
+    if (usage_ == nullptr && usage != nullptr && usage->IsObject()) {
+      usage_ = usage;
+      raw_usage_ = json::member(chunk, kRawUsage);
+    }
+    return true;
+  }
+
+  /// The completion, or nullopt when no chunk had a choice.
+  std::optional<std::string> completion() const {
+    if (first_ == nullptr || choices_.empty()) {
+      return std::nullopt;
+    }
+    json::Writer w;
+    w.startObject();
+    for (const auto& m : first_->GetObject()) {
+      const std::string_view name = json::view(m.name);
+      if (name == "object") {
+        w.field("object", kCompletionObject);
+      } else if (name == "choices") {
+        w.key("choices");
+        writeChoices(w);
+      } else if (name != "usage" && name != kRawUsage && name != kRawResponse) {
+        w.key(name);
+        w.value(m.value);
+      }
+    }
+    if (usage_ != nullptr) {
+      w.key("usage");
+      w.value(*usage_);
+      if (raw_usage_ != nullptr) {
+        w.key(kRawUsage);
+        w.value(*raw_usage_);
+      }
+    }
+    w.endObject();
+    return w.take();
+  }
+
+ private:
+  bool addChoice(const Value& choice, ChoiceParts& parts) {
+    if (const Value* delta = json::member(choice, "delta"); delta != nullptr && delta->IsObject()) {
+      if (auto content = json::stringMember(*delta, "content")) {
+        parts.has_content = true;
+        parts.content.append(*content);
+      }
+      if (auto refusal = json::stringMember(*delta, "refusal")) {
+        parts.has_refusal = true;
+        parts.refusal.append(*refusal);
+      }
+      const Value* calls = json::member(*delta, "tool_calls");
+      if (calls != nullptr && calls->IsArray()) {
+        for (const Value& call : calls->GetArray()) {
+          const auto index = call.IsObject() ? indexOf(call) : std::nullopt;
+          if (!index) {
+            return false;
+          }
+          addToolCall(call, parts.tool_calls[*index]);
+        }
+      }
+    }
+    if (const Value* logprobs = json::member(choice, "logprobs"); logprobs != nullptr) {
+      mergeLogprobs(parts.logprobs, *logprobs, scratch_.GetAllocator());
+    }
+    if (const Value* reason = json::member(choice, "finish_reason");
+        reason != nullptr && reason->IsString()) {
+      parts.finish_reason = reason;
+    }
+    return true;
+  }
+
+  static void addToolCall(const Value& call, ToolCallParts& parts) {
+    if (auto id = json::stringMember(call, "id"); id && parts.id.empty()) {
+      parts.id = *id;
+    }
+    const Value* function = json::member(call, "function");
+    if (function == nullptr || !function->IsObject()) {
+      return;
+    }
+    if (auto name = json::stringMember(*function, "name"); name && parts.name.empty()) {
+      parts.name = *name;
+    }
+    if (auto arguments = json::stringMember(*function, "arguments")) {
+      parts.arguments.append(*arguments);
+    }
+  }
+
+  void writeChoices(json::Writer& w) const {
+    w.startArray();
+    for (const auto& [index, c] : choices_) {
+      w.startObject();
+      w.field("index", index);
+      w.key("finish_reason");
+      if (c.finish_reason != nullptr) {
+        w.value(*c.finish_reason);
+      } else {
+        w.string("");  // What our encoder writes for a choice without one.
+      }
+      w.key("message");
+      w.startObject();
+      w.field("role", "assistant");
+      // Our streams open with an empty content even where the answer is only tool calls or a
+      // refusal, whose message has none.
+      const bool content =
+          c.has_content && (!c.content.empty() || (c.tool_calls.empty() && !c.has_refusal));
+      w.key("content");
+      if (content) {
+        w.string(c.content);
+      } else {
+        w.null();
+      }
+      if (c.has_refusal) {
+        w.field("refusal", c.refusal);
+      }
+      if (!c.tool_calls.empty()) {
+        w.key("tool_calls");
+        w.startArray();
+        for (const auto& [_, t] : c.tool_calls) {
+          w.startObject();
+          w.field("id", t.id);
+          w.field("type", "function");
+          w.key("function");
+          w.startObject();
+          w.field("name", t.name);
+          w.field("arguments", t.arguments);
+          w.endObject();
+          w.endObject();
+        }
+        w.endArray();
+      }
+      w.endObject();
+      w.key("logprobs");
+      w.value(c.logprobs);
+      w.endObject();
+    }
+    w.endArray();
+  }
+
+  rapidjson::Document scratch_;  ///< Allocates the merged logprobs.
+  const Value* first_ = nullptr;
+  std::map<std::int64_t, ChoiceParts> choices_;
+  const Value* usage_ = nullptr;
+  const Value* raw_usage_ = nullptr;
+};
+
+// ---- A completion restamped ----
+
+/// Which top-level member a stamp replaces.
+enum class Stamped { None, Id, Created, EpisodeId, Model };
+
+Stamped stampedMember(std::string_view name) {
+  if (name == "id") return Stamped::Id;
+  if (name == "created") return Stamped::Created;
+  if (name == "episode_id") return Stamped::EpisodeId;
+  if (name == "model") return Stamped::Model;
+  return Stamped::None;
+}
+
+/// A SAX handler between the reader of a completion and a writer: it passes every event on but
+/// the values of the stamped top-level members, which it replaces. Numbers arrive as their text
+/// (kParseNumbersAsStringsFlag) and leave as it.
+class StampFilter {
+ public:
+  using Ch = char;
+
+  StampFilter(rapidjson::Writer<rapidjson::StringBuffer>& w, const Stamp& s) : w_(w), s_(s) {}
+
+  bool Null() {
+    return scalar([&] { return w_.Null(); });
+  }
+  bool Bool(bool b) {
+    return scalar([&] { return w_.Bool(b); });
+  }
+  bool Int(int i) {
+    return scalar([&] { return w_.Int(i); });
+  }
+  bool Uint(unsigned i) {
+    return scalar([&] { return w_.Uint(i); });
+  }
+  bool Int64(std::int64_t i) {
+    return scalar([&] { return w_.Int64(i); });
+  }
+  bool Uint64(std::uint64_t i) {
+    return scalar([&] { return w_.Uint64(i); });
+  }
+  bool Double(double d) {
+    return scalar([&] { return w_.Double(d); });
+  }
+  // Writer::RawNumber would quote the text (RapidJSON 1.1.0): RawValue writes it as it is.
+  bool RawNumber(const char* s, SizeType n, bool) {
+    return scalar([&] { return w_.RawValue(s, n, rapidjson::kNumberType); });
+  }
+  bool String(const char* s, SizeType n, bool) {
+    return scalar([&] { return w_.String(s, n); });
+  }
+  bool Key(const char* s, SizeType n, bool) {
+    if (skip_ > 0) {
+      return true;
+    }
+    if (depth_ == 1) {
+      replace_ = stampedMember({s, n});
+    }
+    return w_.Key(s, n);
+  }
+  bool StartObject() {
+    return open([&] { return w_.StartObject(); });
+  }
+  bool EndObject(SizeType n) {
+    return close([&] { return w_.EndObject(n); });
+  }
+  bool StartArray() {
+    return open([&] { return w_.StartArray(); });
+  }
+  bool EndArray(SizeType n) {
+    return close([&] { return w_.EndArray(n); });
+  }
+
+ private:
+  bool writeStamp() {
+    const Stamped which = replace_;
+    replace_ = Stamped::None;
+    switch (which) {
+      case Stamped::Id:
+        return w_.String(s_.id.data(), static_cast<SizeType>(s_.id.size()));
+      case Stamped::Created:
+        return w_.Int64(s_.created);
+      case Stamped::EpisodeId:
+        return w_.String(s_.episode_id.data(), static_cast<SizeType>(s_.episode_id.size()));
+      case Stamped::Model:
+        return w_.String(s_.model.data(), static_cast<SizeType>(s_.model.size()));
+      case Stamped::None:
+        break;
+    }
+    return true;
+  }
+
+  template <class Write>
+  bool scalar(Write write) {
+    if (skip_ > 0) {
+      return true;
+    }
+    return replace_ != Stamped::None ? writeStamp() : write();
+  }
+
+  template <class Write>
+  bool open(Write write) {
+    if (skip_ > 0) {
+      ++skip_;
+      return true;
+    }
+    if (replace_ != Stamped::None) {
+      skip_ = 1;  // The replaced value is a container: swallow it whole.
+      return writeStamp();
+    }
+    ++depth_;
+    return write();
+  }
+
+  template <class Write>
+  bool close(Write write) {
+    if (skip_ > 0) {
+      --skip_;
+      return true;
+    }
+    --depth_;
+    return write();
+  }
+
+  rapidjson::Writer<rapidjson::StringBuffer>& w_;
+  const Stamp& s_;
+  std::size_t depth_ = 0;
+  std::size_t skip_ = 0;  ///< Open containers of a replaced value still being read.
+  Stamped replace_ = Stamped::None;
+};
+
+// ---- A completion as a stream ----
+
+/// Writes the chunks of one stream: each with the stamped head, then its choices.
+class ChunkWriter {
+ public:
+  ChunkWriter(const Value& completion, const Stamp& s) : completion_(completion), s_(s) {}
+
+  /// One chunk whose `choices` holds the single choice `write_choice` writes (none when null).
+  template <class WriteChoice>
+  void chunk(std::string& out, WriteChoice write_choice, bool with_usage = false) const {
+    json::Writer w;
+    w.startObject();
+    writeHead(w);
+    w.key("choices");
+    w.startArray();
+    write_choice(w);
+    w.endArray();
+    if (with_usage) {
+      w.key("usage");
+      w.value(*json::member(completion_, "usage"));
+      if (const Value* raw = json::member(completion_, kRawUsage)) {
+        w.key(kRawUsage);
+        w.value(*raw);
+      }
+    }
+    w.endObject();
+    out += openai::sseData(w.take());
+  }
+
+ private:
+  /// The completion's top-level members before `choices`, as a chunk's, with the stamp.
+  void writeHead(json::Writer& w) const {
+    for (const auto& m : completion_.GetObject()) {
+      const std::string_view name = json::view(m.name);
+      switch (stampedMember(name)) {
+        case Stamped::Id:
+          w.field("id", s_.id);
+          continue;
+        case Stamped::Created:
+          w.field("created", s_.created);
+          continue;
+        case Stamped::EpisodeId:
+          w.field("episode_id", s_.episode_id);
+          continue;
+        case Stamped::Model:
+          w.field("model", s_.model);
+          continue;
+        case Stamped::None:
+          break;
+      }
+      if (name == "object") {
+        w.field("object", kChunkObject);
+      } else if (name != "choices" && name != "usage" && name != kRawUsage &&
+                 name != kRawResponse) {
+        w.key(name);
+        w.value(m.value);
+      }
+    }
+  }
+
+  const Value& completion_;
+  const Stamp& s_;
+};
+
+void writeOrNull(json::Writer& w, std::string_view key, const Value* value) {
+  w.key(key);
+  if (value != nullptr) {
+    w.value(*value);
+  } else {
+    w.null();
+  }
+}
+
+/// Opens a streamed choice object up to its delta's contents.
+void openDelta(json::Writer& w, std::int64_t index) {
+  w.startObject();
+  w.field("index", index);
+  w.key("delta");
+  w.startObject();
+}
+
+/// Closes what openDelta opened, with the choice's logprobs (null when none) and finish_reason.
+void closeDelta(json::Writer& w, const Value* logprobs, const Value* finish_reason) {
+  w.endObject();
+  writeOrNull(w, "logprobs", logprobs);
+  writeOrNull(w, "finish_reason", finish_reason);
+  w.endObject();
+}
+
+void appendChoiceChunks(const ChunkWriter& chunks, const Value& choice, std::int64_t position,
+                        std::string& out) {
+  const std::int64_t index = indexOf(choice).value_or(position);
+  const Value* message = json::member(choice, "message");
+  if (message != nullptr && !message->IsObject()) {
+    message = nullptr;
+  }
+  const Value* logprobs = json::member(choice, "logprobs");
+  if (logprobs != nullptr && logprobs->IsNull()) {
+    logprobs = nullptr;
+  }
+  const auto content = message ? json::stringMember(*message, "content") : std::nullopt;
+  const auto refusal = message ? json::stringMember(*message, "refusal") : std::nullopt;
+  const Value* calls = message ? json::member(*message, "tool_calls") : nullptr;
+
+  chunks.chunk(out, [&](json::Writer& w) {
+    openDelta(w, index);
+    w.field("role", "assistant");
+    w.field("content", "");
+    closeDelta(w, nullptr, nullptr);
+  });
+  if (content && !content->empty()) {
+    chunks.chunk(out, [&](json::Writer& w) {
+      openDelta(w, index);
+      w.field("content", *content);
+      closeDelta(w, logprobs, nullptr);
+    });
+    logprobs = nullptr;  // Sent.
+  }
+  if (refusal) {
+    chunks.chunk(out, [&](json::Writer& w) {
+      openDelta(w, index);
+      w.field("refusal", *refusal);
+      closeDelta(w, nullptr, nullptr);
+    });
+  }
+  if (calls != nullptr && calls->IsArray()) {
+    std::int64_t call_index = 0;
+    for (const Value& call : calls->GetArray()) {
+      if (!call.IsObject()) {
+        continue;
+      }
+      const Value* function = json::member(call, "function");
+      const bool has_function = function != nullptr && function->IsObject();
+      chunks.chunk(out, [&](json::Writer& w) {
+        openDelta(w, index);
+        w.key("tool_calls");
+        w.startArray();
+        w.startObject();
+        w.field("index", call_index);
+        w.field("id", json::stringMember(call, "id").value_or(""));
+        w.field("type", "function");
+        w.key("function");
+        w.startObject();
+        w.field("name", has_function ? json::stringMember(*function, "name").value_or("") : "");
+        w.field("arguments",
+                has_function ? json::stringMember(*function, "arguments").value_or("") : "");
+        w.endObject();
+        w.endObject();
+        w.endArray();
+        closeDelta(w, nullptr, nullptr);
+      });
+      ++call_index;
+    }
+  }
+  const Value* finish_reason = json::member(choice, "finish_reason");
+  chunks.chunk(out, [&](json::Writer& w) {
+    openDelta(w, index);
+    closeDelta(w, logprobs, finish_reason);
+  });
+}
+
+}  // namespace
+
+std::optional<std::string> completionFromStream(std::string_view sse) {
+  // The whole stream is already in memory: no event can be larger than it.
+  openai::SseParser parser(sse.size() + 1);
+  std::vector<openai::SseEvent> events;
+  if (!parser.feed(sse, events) || parser.pending() || events.empty() ||
+      events.back().data != "[DONE]") {
+    return std::nullopt;
+  }
+  events.pop_back();
+  std::deque<rapidjson::Document> chunks;  // A deque keeps each document where it is.
+  Assembly assembly;
+  for (const openai::SseEvent& ev : events) {
+    if (!ev.event.empty()) {
+      return std::nullopt;  // Our streams name no events.
+    }
+    rapidjson::Document& doc = chunks.emplace_back();
+    if (json::parse(doc, ev.data) || !assembly.add(doc)) {
+      return std::nullopt;  // [DONE] twice, an error event, or not a chunk.
+    }
+  }
+  return assembly.completion();
+}
+
+std::string restampCompletion(std::string_view completion_json, const Stamp& s) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  StampFilter filter(w, s);
+  rapidjson::MemoryStream bytes(completion_json.data(), completion_json.size());
+  rapidjson::Reader reader;
+  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
+                              rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseValidateEncodingFlag;
+  if (!reader.Parse<kFlags>(bytes, filter)) {
+    return {};
+  }
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string streamFromCompletion(std::string_view completion_json, const Stamp& s,
+                                 bool include_usage) {
+  rapidjson::Document doc;
+  if (json::parse(doc, std::string(completion_json)) || !doc.IsObject()) {
+    return {};
+  }
+  const ChunkWriter chunks(doc, s);
+  std::string out;
+  if (const Value* choices = json::member(doc, "choices");
+      choices != nullptr && choices->IsArray()) {
+    std::int64_t position = 0;
+    for (const Value& choice : choices->GetArray()) {
+      if (choice.IsObject()) {
+        appendChoiceChunks(chunks, choice, position, out);
+      }
+      ++position;
+    }
+  }
+  const Value* usage = json::member(doc, "usage");
+  if (include_usage && usage != nullptr && usage->IsObject()) {
+    chunks.chunk(
+        out, [](json::Writer&) {}, true);
+  }
+  out += openai::kSseDone;
+  return out;
+}
+
+}  // namespace tollgate::cache

@@ -67,7 +67,8 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(store::StoreWork& wor
                                       scope.gateway_id,
                                       store::nowMs(),
                                       scope.window_ms,
-                                      store::Liveness::kDeadAfter.count()};
+                                      store::Liveness::kDeadAfter.count(),
+                                      scope.lease_ms};
   auto reply = std::make_shared<store::ClaimReply>();
   store::StoreWork::Task task = [reply, &claim](store::Store& db) {
     *reply = db.claimIdempotencyKey(claim);
@@ -117,10 +118,11 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(store::StoreWork& wor
   co_return std::nullopt;
 }
 
-void release(store::StoreWork& work, const Claim& claim) {
-  work.post([claim](store::Store& db) {
+boost::asio::awaitable<void> release(store::StoreWork& work, const Claim& claim) {
+  store::StoreWork::Task task = [&claim](store::Store& db) {
     db.releaseIdempotencyKey(claim.team_id, claim.key, claim.claim_id);
-  });
+  };
+  co_await work.run(std::move(task));  // Failed: the claim stays until its gateway is gone.
 }
 
 }  // namespace tollgate::api

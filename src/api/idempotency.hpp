@@ -35,6 +35,7 @@ struct ClaimScope {
   std::string team_id;
   std::string gateway_id;
   std::int64_t window_ms = 0;
+  std::int64_t lease_ms = 0;  ///< Longer than the request may run (see IdempotencyClaim).
 };
 
 /// Claims `key` for the request whose digest is `digest`. The claim, when the request is to go
@@ -46,7 +47,8 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(store::StoreWork& wor
                                                            const std::string& digest,
                                                            http::ResponseWriter& out);
 
-/// Forgets `claim` (its attempt was not charged a complete answer), when the writer is idle.
-void release(store::StoreWork& work, const Claim& claim);
+/// Forgets `claim` (its attempt was not charged a complete answer) before the client hears of
+/// it, so that its retry is a fresh try.
+boost::asio::awaitable<void> release(store::StoreWork& work, const Claim& claim);
 
 }  // namespace tollgate::api

@@ -82,23 +82,23 @@ constexpr int kStatusOk = 200;
 /// The response header that says whether the inference cache answered.
 constexpr std::string_view kCacheHeader = "Tollgate-Cache";
 
-/// Answers from the cache when it has the request's answer; false when it does not.
-boost::asio::awaitable<bool> answeredFromCache(const Services& s, exchange::RequestContext& ctx,
-                                               const inference::Plan& plan,
-                                               const Admission& admission,
-                                               const std::string& team_id,
-                                               http::ResponseWriter& out) {
-  const CachePlan& cache = *admission.cache;
+/// The cache's entry for the request, if it has one.
+boost::asio::awaitable<std::optional<store::CacheEntry>> cached(const Services& s,
+                                                                const CachePlan& cache,
+                                                                const std::string& team_id) {
   const std::int64_t not_before =
       cache.options.max_age_s ? store::nowMs() - *cache.options.max_age_s * kMsPerSecond : 0;
   std::vector<std::string> keys{cache.key};
   auto found = co_await s.cache.find(team_id, std::move(keys), not_before);
-  if (!found.front()) {
-    out.addHeader(std::string(kCacheHeader), "miss");
-    co_return false;
-  }
-  const store::CacheEntry& entry = *found.front();
-  const Replay replay = cache.codec->replay(entry);
+  co_return std::move(found.front());
+}
+
+/// Answers the request with the cache's `entry`, charged nothing.
+boost::asio::awaitable<void> answerHit(const Services& s, exchange::RequestContext& ctx,
+                                       const inference::Plan& plan, const Admission& admission,
+                                       const std::string& team_id, const store::CacheEntry& entry,
+                                       http::ResponseWriter& out) {
+  const Replay replay = admission.cache->codec->replay(entry);
   const inference::Route& route = plan.routes.front();
   ctx.served = route.model;
   ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
@@ -117,7 +117,16 @@ boost::asio::awaitable<bool> answeredFromCache(const Services& s, exchange::Requ
     co_await out.send(std::move(r));
   }
   billing::recordCacheHit(s.ledger, ctx, team_id, *route.model, admission.facts);
-  co_return true;
+}
+
+/// How long a claim of a request on `plan` may be running: the request's deadline (its first
+/// route's total time limit, see inference::execute) and a minute more; an hour when it has none.
+std::int64_t leaseMs(const inference::Plan& plan, bool stream) {
+  constexpr std::int64_t kMargin = 60'000;
+  constexpr std::int64_t kNoLimit = 3'600'000;
+  const config::Timeouts& t = plan.routes.front().timeouts;
+  const auto limit = stream ? t.streaming_total : t.non_streaming_total;
+  return limit.count() > 0 ? limit.count() + kMargin : kNoLimit;
 }
 
 /// Keeps the complete answer `sent` in the cache, when it is one the cache may keep: the answer
@@ -159,7 +168,8 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
   std::optional<Claim> claim;
   if (*idempotency_key && s.ledger != nullptr && !team_id.empty() && !ctx.dryrun) {
     const ClaimScope scope{team_id, s.gateway_id,
-                           ctx.config.cache.idempotency_window_seconds * kMsPerSecond};
+                           ctx.config.cache.idempotency_window_seconds * kMsPerSecond,
+                           leaseMs(plan, stream)};
     const std::string digest = admission.digest();
     claim = co_await claimOrAnswer(*s.ledger, ctx, scope, **idempotency_key, digest, out);
     if (!claim) {
@@ -171,13 +181,14 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
     admission.cache.reset();
   }
   if (admission.cache && admission.cache->options.reads()) {
-    const bool hit = co_await answeredFromCache(s, ctx, plan, admission, team_id, out);
-    if (hit) {
+    const auto entry = co_await cached(s, *admission.cache, team_id);
+    if (entry) {
       if (claim) {
-        release(*s.ledger, *claim);  // Nothing was charged: a retry is a hit again.
+        co_await release(*s.ledger, *claim);  // Nothing is charged: a retry is a hit again.
       }
-      co_return;
+      co_return co_await answerHit(s, ctx, plan, admission, team_id, *entry, out);
     }
+    out.addHeader(std::string(kCacheHeader), "miss");
   }
   // A dryrun reads the cache but never writes it.
   const bool keeps = admission.cache && admission.cache->options.writes() && !ctx.dryrun;
@@ -187,7 +198,7 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
                                                 admission.max_cost, std::move(admission.facts));
   if (!charge) {
     if (claim) {
-      release(*s.ledger, *claim);
+      co_await release(*s.ledger, *claim);
     }
     co_return co_await refuse(ctx, charge.error(), out);
   }
@@ -207,8 +218,8 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
     (*charge)->completeClaim(claim->key, claim->claim_id, sent, keep_answer);
   }
   co_await inference::execute(ctx, plan, start, stream, s.upstreams, **charge, recorder);
-  if (claim && !(*charge)->claimCompleted()) {
-    release(*s.ledger, *claim);
+  if (claim && !(*charge)->claimSettled()) {
+    co_await release(*s.ledger, *claim);  // No settlement committed: the store failed.
   }
   if (keeps) {
     keepAnswer(s, ctx, plan, *admission.cache, team_id, endpoint, sent);

@@ -44,9 +44,9 @@ struct Admission {
   bool dryrun = false;  ///< tollgate::dryrun: admitted as billed, then nothing charged or kept.
   /// The digest of the decoded request, which an Idempotency-Key's retry must match; computed
   /// only for a request that carries one.
-  std::function<std::string()> digest;
+  std::function<std::string()> digest = {};
   /// How the request uses the inference cache; nullopt: not at all.
-  std::optional<CachePlan> cache;
+  std::optional<CachePlan> cache = {};
 };
 
 /// The call: refuses a dryrun the gateway or the caller's team does not take; claims the

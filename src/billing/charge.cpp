@@ -113,10 +113,14 @@ void Charge::completeClaim(std::string key, std::string claim_id,
 
 std::optional<store::Settlement::Completion> Charge::completion(
     const exchange::Produced& produced, bool left) const {
-  if (!claim_ || left || produced.status != kStatusOk) {
-    return std::nullopt;  // Only a complete answer is kept: a failure releases the key.
+  if (!claim_) {
+    return std::nullopt;
   }
   store::Settlement::Completion done{claim_->key, claim_->claim_id, std::nullopt};
+  if (left || produced.status != kStatusOk) {
+    done.release = true;  // Only a complete answer is kept: a failure releases the key.
+    return done;
+  }
   if (claim_->keep_answer) {
     const exchange::Transcript& sent = *claim_->transcript;
     store::KeptAnswer answer;
@@ -204,9 +208,10 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
   // left or the upstream cut is charged what the balance covers, should its hold be gone.
   const bool withholdable = !left && produced.status == kStatusOk;
   auto idempotency = completion(produced, left);
-  const bool completes = idempotency.has_value();
+  const bool claimed = idempotency.has_value();
   settled_ = co_await ledger_->settle(hold_, std::move(row), withholdable, std::move(idempotency));
-  claim_completed_ = *settled_ && completes;
+  // A withheld answer (false) released the claim in the same commit.
+  claim_settled_ = claimed && *settled_;
   co_return *settled_;
 }
 

@@ -66,11 +66,13 @@ class Charge final : public exchange::Settlement {
 
   /// Has the settlement of a complete answer (200) also complete an Idempotency-Key's claim,
   /// in its transaction: with what the client was sent (`transcript`, and the settlement's
-  /// tail), or only the charge when `keep_answer` is false (a model that retains no data).
+  /// tail), or only the charge when `keep_answer` is false (a model that retains no data). Any
+  /// other settlement (a failure, a withheld answer) releases the claim in its transaction,
+  /// before the client hears of it.
   void completeClaim(std::string key, std::string claim_id, const exchange::Transcript& transcript,
                      bool keep_answer);
-  /// Whether a committed settlement completed the claim.
-  bool claimCompleted() const { return claim_completed_; }
+  /// Whether a committed settlement completed or released the claim.
+  bool claimSettled() const { return claim_settled_; }
 
  private:
   struct ClaimToComplete {
@@ -94,7 +96,7 @@ class Charge final : public exchange::Settlement {
   RequestFacts facts_;
   std::optional<bool> settled_;  ///< The outcome of the one settlement.
   std::optional<ClaimToComplete> claim_;
-  bool claim_completed_ = false;
+  bool claim_settled_ = false;
 };
 
 }  // namespace tollgate::billing

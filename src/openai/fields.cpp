@@ -122,26 +122,23 @@ std::optional<Error> decodeCacheOptions(const rapidjson::Value& v, CacheOptions&
   if (!v.IsObject()) {
     return invalidType(kName, "an object");
   }
-  const rapidjson::Value* enabled = json::member(v, "enabled");
-  if (enabled == nullptr || enabled->IsNull()) {
-    return Error{ErrorKind::MissingParameter,
-                 "tollgate::cache_options.enabled is required: \"on\", \"off\", \"read_only\" or "
-                 "\"write_only\"",
-                 "tollgate::cache_options.enabled"};
-  }
   using Mode = CacheOptions::Mode;
   constexpr std::array<std::pair<std::string_view, Mode>, 4> kModes{
       {{"on", Mode::On}, {"off", Mode::Off}, {"read_only", Mode::ReadOnly},
        {"write_only", Mode::WriteOnly}}};
-  const auto mode = std::find_if(kModes.begin(), kModes.end(), [&](const auto& m) {
-    return enabled->IsString() && json::view(*enabled) == m.first;
-  });
-  if (mode == kModes.end()) {
-    return invalidValue("tollgate::cache_options.enabled",
-                        "tollgate::cache_options.enabled must be \"on\", \"off\", \"read_only\" or "
-                        "\"write_only\"");
+  out.mode = Mode::Off;  // What an absent (or null) `enabled` means: nothing is kept unasked.
+  if (const rapidjson::Value* enabled = json::member(v, "enabled");
+      enabled != nullptr && !enabled->IsNull()) {
+    const auto mode = std::find_if(kModes.begin(), kModes.end(), [&](const auto& m) {
+      return enabled->IsString() && json::view(*enabled) == m.first;
+    });
+    if (mode == kModes.end()) {
+      return invalidValue("tollgate::cache_options.enabled",
+                          "tollgate::cache_options.enabled must be \"on\", \"off\", "
+                          "\"read_only\" or \"write_only\"");
+    }
+    out.mode = mode->second;
   }
-  out.mode = mode->second;
   out.max_age_s.reset();
   for (const auto& m : v.GetObject()) {
     const std::string_view member = json::view(m.name);

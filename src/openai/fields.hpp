@@ -54,8 +54,8 @@ std::optional<Error> decodeTags(const rapidjson::Value& v, Tags& out);
 
 /// `tollgate::cache_options`: whether the inference cache is read and written for a request, and
 /// the oldest entry a read takes (TensorZero's shape: `{"enabled": "on" | "off" | "read_only" |
-/// "write_only", "max_age_s": N}`; `enabled` is required, `max_age_s` a whole number of
-/// seconds or null).
+/// "write_only", "max_age_s": N}`; `enabled` absent or null is "off", `max_age_s` a whole number
+/// of seconds or null).
 struct CacheOptions {
   enum class Mode { Off, On, ReadOnly, WriteOnly };
   Mode mode = Mode::Off;

@@ -187,6 +187,9 @@ struct Settlement {
     std::string claim_id;
     /// nullopt: not kept (a ZDR or TEE model): only the digest and the charge's request id stay.
     std::optional<KeptAnswer> answer;
+    /// The attempt was not charged a complete answer: the claim is forgotten instead (in the
+    /// same transaction, before the client hears of the failure), so a retry is a fresh try.
+    bool release = false;
   };
   std::optional<Completion> idempotency = {};
 };
@@ -228,6 +231,9 @@ struct IdempotencyClaim {
   /// A running claim whose gateway was not seen within this (by the gateways table's seen_at, on
   /// the store's clock; or that is not registered at all) is taken over.
   std::int64_t alive_window_ms = 0;
+  /// A running claim older than this is taken over even from a live gateway: no attempt runs
+  /// that long, so its release was lost. 0: never.
+  std::int64_t lease_ms = 0;
 };
 
 enum class ClaimOutcome {

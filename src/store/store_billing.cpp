@@ -245,8 +245,14 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
   }
   spendWrites(rows, writes);
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (batch[i].idempotency && outcomes[i] != SettleOutcome::Withheld) {
-      writes.push_back(completeClaim(batch[i].row, *batch[i].idempotency));
+    const auto& claim = batch[i].idempotency;
+    if (claim && (claim->release || outcomes[i] == SettleOutcome::Withheld)) {
+      // Not a complete answer charged: the claim goes, and the client's retry is a fresh try.
+      writes.push_back({"DELETE FROM idempotency_keys WHERE team_id = $1 AND key = $2 AND "
+                        "claim_id = $3 AND state = 'running'",
+                        {batch[i].row.team_id, claim->key, claim->claim_id}});
+    } else if (claim) {
+      writes.push_back(completeClaim(batch[i].row, *claim));
     }
   }
   c_->pipeline(writes);

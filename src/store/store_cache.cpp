@@ -31,11 +31,12 @@ ClaimReply Store::claimIdempotencyKey(const IdempotencyClaim& c) {
       "excluded.gateway_id, state = 'running', created_at = excluded.created_at, completed_at = "
       "NULL, request_id = NULL, status = NULL, content_type = NULL, streamed = NULL, kept = NULL, "
       "body = NULL WHERE idempotency_keys.created_at < $7 OR (idempotency_keys.state = 'running' "
-      "AND idempotency_keys.digest = excluded.digest AND NOT EXISTS (SELECT 1 FROM gateways g "
-      "WHERE g.id = idempotency_keys.gateway_id AND g.seen_at >= " +
-          std::string(c_->nowMsSql()) + " - $8)) RETURNING 1",
+      "AND idempotency_keys.digest = excluded.digest AND (idempotency_keys.created_at < $9 OR "
+      "NOT EXISTS (SELECT 1 FROM gateways g WHERE g.id = idempotency_keys.gateway_id AND "
+      "g.seen_at >= " +
+          std::string(c_->nowMsSql()) + " - $8))) RETURNING 1",
       {c.team_id, c.key, c.digest, c.claim_id, c.gateway_id, c.now, c.now - c.window_ms,
-       c.alive_window_ms});
+       c.alive_window_ms, c.lease_ms > 0 ? c.now - c.lease_ms : std::int64_t{0}});
   if (!claimed.empty()) {
     return {};
   }

@@ -162,7 +162,9 @@ for (const engine of ENGINES) {
       assert.equal(r.headers.get('tollgate-cache'), 'hit');
       const none = await chat(m);  // no options: off by default
       assert.equal(none.headers.get('tollgate-cache'), null);
-      assert.equal(upstreamCalls(m), 4);
+      const unsaid = await chat(m, { 'tollgate::cache_options': { max_age_s: 60 } });  // enabled: off
+      assert.equal(unsaid.headers.get('tollgate-cache'), null);
+      assert.equal(upstreamCalls(m), 5);
     });
 
     test('max_age_s filters reads: an older entry is a miss', async () => {
@@ -229,7 +231,7 @@ for (const engine of ENGINES) {
     test('bad cache options are refused with a clear error', async () => {
       const cases = [
         [{ 'tollgate::cache_options': 'on' }, 'invalid_type', 'tollgate::cache_options'],
-        [{ 'tollgate::cache_options': {} }, 'missing_required_parameter', 'tollgate::cache_options.enabled'],
+        [{ 'tollgate::cache_options': { enabled: true } }, 'invalid_value', 'tollgate::cache_options.enabled'],
         [{ 'tollgate::cache_options': { enabled: 'yes' } }, 'invalid_value', 'tollgate::cache_options.enabled'],
         [{ 'tollgate::cache_options': { enabled: 'on', max_age_s: -1 } }, 'invalid_value', 'tollgate::cache_options.max_age_s'],
         [{ 'tollgate::cache_options': { enabled: 'on', max_age_s: 1.5 } }, 'invalid_value', 'tollgate::cache_options.max_age_s'],

@@ -136,19 +136,37 @@ TEST_F(IdempotencyStore, AnAnswerNotKeptLeavesOnlyItsRequestId) {
   EXPECT_EQ(r.at(0).integer(2), kNow + 5);
 }
 
-TEST_F(IdempotencyStore, AWithheldSettlementLeavesTheClaimRunningAReclaimedOneCompletesIt) {
+TEST_F(IdempotencyStore, AWithheldSettlementReleasesTheClaimAReclaimedOneCompletesIt) {
   ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
-  // Its hold is gone and the balance (0) does not cover it.
+  // Its hold is gone and the balance (0) does not cover it: the answer is withheld, and the
+  // client's retry is a fresh try.
   const KeptAnswer answer{200, "application/json", false, "{}"};
   Settlement s{"hold-gone", row("req-1", 4), true, Settlement::Completion{"k", "c1", answer}};
   ASSERT_EQ(db_->settle(std::span(&s, 1)).at(0), SettleOutcome::Withheld);
-  EXPECT_EQ(record(), (Record{"running", "c1"}));
-  EXPECT_EQ(claim("c2").outcome, ClaimOutcome::Running);
+  EXPECT_EQ(record().second, "");
 
-  s.withholdable = false;
-  ASSERT_EQ(db_->settle(std::span(&s, 1)).at(0), SettleOutcome::Reclaimed);
-  EXPECT_EQ(record(), (Record{"completed", "c1"}));
-  EXPECT_EQ(claim("c2").outcome, ClaimOutcome::Completed);
+  ASSERT_EQ(claim("c2").outcome, ClaimOutcome::Claimed);
+  Settlement t{"hold-gone", row("req-2", 4), false, Settlement::Completion{"k", "c2", answer}};
+  ASSERT_EQ(db_->settle(std::span(&t, 1)).at(0), SettleOutcome::Reclaimed);
+  EXPECT_EQ(record(), (Record{"completed", "c2"}));
+  EXPECT_EQ(claim("c3").outcome, ClaimOutcome::Completed);
+}
+
+TEST_F(IdempotencyStore, AFailedAttemptsSettlementReleasesItsClaim) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  Settlement::Completion failed{"k", "c1", std::nullopt};
+  failed.release = true;
+  Settlement s{"", row("req-1", 0), false, failed};
+  ASSERT_EQ(db_->settle(std::span(&s, 1)).at(0), SettleOutcome::Kept);
+  EXPECT_EQ(record().second, "");
+  EXPECT_EQ(claim("c2").outcome, ClaimOutcome::Claimed);
+}
+
+TEST_F(IdempotencyStore, ARunningClaimPastItsLeaseIsTakenOverFromALiveGateway) {
+  ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
+  IdempotencyClaim again{team_, "k", "d1", "c2", "gw", kNow + 10, kDay, kMinute, 5};
+  EXPECT_EQ(db_->claimIdempotencyKey(again).outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(record(), (Record{"running", "c2"}));
 }
 
 TEST_F(IdempotencyStore, OnlyTheClaimStillHeldIsCompleted) {

@@ -54,20 +54,13 @@ Result<std::optional<std::string>> idempotencyKey(const http::Request& req) {
   return std::optional<std::string>(std::string(key));
 }
 
-boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(store::StoreWork& work,
-                                                           exchange::RequestContext& ctx,
-                                                           const ClaimScope& scope,
-                                                           const std::string& key,
-                                                           const std::string& digest,
-                                                           http::ResponseWriter& out) {
-  const store::IdempotencyClaim claim{scope.team_id,
-                                      key,
-                                      digest,
-                                      ids::uuidV7(),
-                                      scope.gateway_id,
-                                      store::nowMs(),
-                                      scope.window_ms,
-                                      store::Liveness::kDeadAfter.count(),
+boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
+    store::StoreWork& work, exchange::RequestContext& ctx, const ClaimScope& scope,
+    const std::string& key, const std::string& digest, http::ResponseWriter& out) {
+  const store::IdempotencyClaim claim{scope.team_id,    key,
+                                      digest,           ids::uuidV7(),
+                                      scope.gateway_id, store::nowMs(),
+                                      scope.window_ms,  store::Liveness::kDeadAfter.count(),
                                       scope.lease_ms};
   auto reply = std::make_shared<store::ClaimReply>();
   store::StoreWork::Task task = [reply, &claim](store::Store& db) {

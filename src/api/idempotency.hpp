@@ -40,12 +40,9 @@ struct ClaimScope {
 
 /// Claims `key` for the request whose digest is `digest`. The claim, when the request is to go
 /// on; otherwise nullopt, the client answered: the first answer again, or why not.
-boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(store::StoreWork& work,
-                                                           exchange::RequestContext& ctx,
-                                                           const ClaimScope& scope,
-                                                           const std::string& key,
-                                                           const std::string& digest,
-                                                           http::ResponseWriter& out);
+boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
+    store::StoreWork& work, exchange::RequestContext& ctx, const ClaimScope& scope,
+    const std::string& key, const std::string& digest, http::ResponseWriter& out);
 
 /// Forgets `claim` (its attempt was not charged a complete answer) before the client hears of
 /// it, so that its retry is a fresh try.

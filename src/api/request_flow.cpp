@@ -34,9 +34,8 @@ std::string billedTeam(const Services& s, const exchange::RequestContext& ctx) {
 }
 
 std::optional<CachePlan> cachePlan(const Services& s, const exchange::RequestContext& ctx,
-                                   const inference::Plan& plan,
-                                   const openai::CacheOptions& options, std::string_view endpoint,
-                                   const rapidjson::Value& body,
+                                   const inference::Plan& plan, const openai::CacheOptions& options,
+                                   std::string_view endpoint, const rapidjson::Value& body,
                                    std::span<const std::string_view> ignored,
                                    const CacheCodec& codec) {
   if (options.mode == openai::CacheOptions::Mode::Off) {
@@ -131,9 +130,9 @@ std::int64_t leaseMs(const inference::Plan& plan, bool stream) {
 
 /// Keeps the complete answer `sent` in the cache, when it is one the cache may keep: the answer
 /// of the plan's first route (the one a later request looks up), a success, not a dryrun's.
-void keepAnswer(const Services& s, const exchange::RequestContext& ctx,
-                const inference::Plan& plan, const CachePlan& cache, const std::string& team_id,
-                const std::string& endpoint, const exchange::Transcript& sent) {
+void keepAnswer(const Services& s, const exchange::RequestContext& ctx, const inference::Plan& plan,
+                const CachePlan& cache, const std::string& team_id, const std::string& endpoint,
+                const exchange::Transcript& sent) {
   const inference::Route& route = plan.routes.front();
   const std::string variant = route.variant != nullptr ? route.variant->name : std::string();
   if (!sent.complete || sent.status != kStatusOk || !ctx.error_code.empty() ||
@@ -212,9 +211,9 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
   exchange::Transcript sent;
   http::RecordingWriter recorder(out, sent, claim.has_value());
   if (claim) {
-    const bool keep_answer = std::all_of(
-        plan.routes.begin(), plan.routes.end(),
-        [](const inference::Route& route) { return mayKeepAnswers(*route.model); });
+    const bool keep_answer =
+        std::all_of(plan.routes.begin(), plan.routes.end(),
+                    [](const inference::Route& route) { return mayKeepAnswers(*route.model); });
     (*charge)->completeClaim(claim->key, claim->claim_id, sent, keep_answer);
   }
   co_await inference::execute(ctx, plan, start, stream, s.upstreams, **charge, recorder);

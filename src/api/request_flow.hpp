@@ -68,9 +68,8 @@ std::string billedTeam(const Services& s, const exchange::RequestContext& ctx);
 /// are off. Its key is that of `body` (the decoded request, less its `ignored` members) as sent
 /// to `plan`'s first route on `endpoint`, for the billed team.
 std::optional<CachePlan> cachePlan(const Services& s, const exchange::RequestContext& ctx,
-                                   const inference::Plan& plan,
-                                   const openai::CacheOptions& options, std::string_view endpoint,
-                                   const rapidjson::Value& body,
+                                   const inference::Plan& plan, const openai::CacheOptions& options,
+                                   std::string_view endpoint, const rapidjson::Value& body,
                                    std::span<const std::string_view> ignored,
                                    const CacheCodec& codec);
 

@@ -111,8 +111,8 @@ void Charge::completeClaim(std::string key, std::string claim_id,
   claim_ = ClaimToComplete{std::move(key), std::move(claim_id), &transcript, keep_answer};
 }
 
-std::optional<store::Settlement::Completion> Charge::completion(
-    const exchange::Produced& produced, bool left) const {
+std::optional<store::Settlement::Completion> Charge::completion(const exchange::Produced& produced,
+                                                                bool left) const {
   if (!claim_) {
     return std::nullopt;
   }

@@ -42,8 +42,8 @@ namespace tollgate::billing {
 class Ledger final : public store::StoreWork {
  public:
   struct Options {
-    std::string gateway_id;           ///< This gateway's id in the store's registry.
-    std::int64_t retention_days = 0;  ///< Raw spend rows older than this are pruned; 0: never.
+    std::string gateway_id;               ///< This gateway's id in the store's registry.
+    std::int64_t retention_days = 0;      ///< Raw spend rows older than this are pruned; 0: never.
     std::int64_t cache_retention_ms = 0;  ///< Cache entries older than this are pruned; 0: never.
     /// Idempotency-Key records older than this are pruned; 0: never.
     std::int64_t idempotency_window_ms = 0;
@@ -103,7 +103,7 @@ class Ledger final : public store::StoreWork {
     store::SpendRow row;
     bool withholdable = false;  ///< Settle: the answer can still be refused.
     std::optional<store::Settlement::Completion> idempotency;  ///< Settle: a claim completed.
-    Task task;  ///< Task: the work.
+    Task task;                                                 ///< Task: the work.
     /// Resumes the waiter on its own event loop.
     std::function<void(Reply)> done;
   };

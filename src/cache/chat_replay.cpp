@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/json.hpp"
+#include "openai/chat_response.hpp"
 #include "openai/sse.hpp"
 
 namespace tollgate::cache {
@@ -25,18 +26,12 @@ constexpr std::string_view kRawResponse = "tollgate::raw_response";
 
 // ---- A stream assembled into a completion ----
 
-struct ToolCallParts {
-  std::string id;
-  std::string name;
-  std::string arguments;
-};
-
 struct ChoiceParts {
   bool has_content = false;
   std::string content;
   bool has_refusal = false;
   std::string refusal;
-  std::map<std::int64_t, ToolCallParts> tool_calls;  ///< By the deltas' index.
+  std::map<std::int64_t, openai::ToolCall> tool_calls;  ///< By the deltas' index.
   const Value* finish_reason = nullptr;
   Value logprobs;  ///< Null until a chunk carries an object; allocated in Assembly::scratch.
 };
@@ -166,7 +161,7 @@ class Assembly {
     return true;
   }
 
-  static void addToolCall(const Value& call, ToolCallParts& parts) {
+  static void addToolCall(const Value& call, openai::ToolCall& parts) {
     if (auto id = json::stringMember(call, "id"); id && parts.id.empty()) {
       parts.id = *id;
     }
@@ -210,20 +205,11 @@ class Assembly {
         w.field("refusal", c.refusal);
       }
       if (!c.tool_calls.empty()) {
-        w.key("tool_calls");
-        w.startArray();
+        std::vector<openai::ToolCall> calls;  // In the deltas' index order.
         for (const auto& [_, t] : c.tool_calls) {
-          w.startObject();
-          w.field("id", t.id);
-          w.field("type", "function");
-          w.key("function");
-          w.startObject();
-          w.field("name", t.name);
-          w.field("arguments", t.arguments);
-          w.endObject();
-          w.endObject();
+          calls.push_back(t);
         }
-        w.endArray();
+        openai::writeToolCalls(w, calls);
       }
       w.endObject();
       w.key("logprobs");

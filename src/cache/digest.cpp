@@ -37,7 +37,8 @@ void Digest::addSpool(const Spool& spool, std::size_t offset, std::size_t size) 
   std::array<char, kPiece> piece{};
   std::size_t done = 0;
   while (done < size) {
-    const auto got = spool.read(offset + done, std::span(piece.data(), std::min(kPiece, size - done)));
+    const auto got =
+        spool.read(offset + done, std::span(piece.data(), std::min(kPiece, size - done)));
     if (!got || *got == 0) {
       update("!");  // Unreadable: a digest no retry can match by chance.
       return;

@@ -43,16 +43,15 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
     return;
   }
   for (const store::SpendRow& s : rows) {
-    std::printf("%s\t%s\t%s\t%s\t%lld+%lld tokens\t%s USD\t%lld%s%s%s\n",
-                text::utcTimestamp(s.created_at).c_str(), s.request_id.c_str(),
-                shown(s.model).c_str(), s.key_public_id.empty() ? "-" : s.key_public_id.c_str(),
-                static_cast<long long>(s.prompt_tokens),
-                static_cast<long long>(s.completion_tokens), money::formatUsd(s.cost).c_str(),
-                static_cast<long long>(s.status), s.cache_hit ? "\tcache hit" : "",
-                s.estimated ? "\testimated" : "",
-                s.uncollected > 0
-                    ? ("\tuncollected " + money::formatUsd(s.uncollected) + " USD").c_str()
-                    : "");
+    std::printf(
+        "%s\t%s\t%s\t%s\t%lld+%lld tokens\t%s USD\t%lld%s%s%s\n",
+        text::utcTimestamp(s.created_at).c_str(), s.request_id.c_str(), shown(s.model).c_str(),
+        s.key_public_id.empty() ? "-" : s.key_public_id.c_str(),
+        static_cast<long long>(s.prompt_tokens), static_cast<long long>(s.completion_tokens),
+        money::formatUsd(s.cost).c_str(), static_cast<long long>(s.status),
+        s.cache_hit ? "\tcache hit" : "", s.estimated ? "\testimated" : "",
+        s.uncollected > 0 ? ("\tuncollected " + money::formatUsd(s.uncollected) + " USD").c_str()
+                          : "");
   }
 }
 

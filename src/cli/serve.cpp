@@ -95,10 +95,11 @@ int runGateway(const config::Config& config, const StoreSetup& setup,
   }
   return net::serve(config, [&](providers::Transport& network, http::OutboundHttp& outbound,
                                 const std::atomic<bool>& draining, net::Listener listener) {
-    const api::Services services{config,   {network, providers::builtinAdapters(), redactor, breakers},
-                                 outbound, draining,
-                                 ledger,   open_team_id,
-                                 cache,    gateway_id};
+    const api::Services services{
+        config,   {network, providers::builtinAdapters(), redactor, breakers},
+        outbound, draining,
+        ledger,   open_team_id,
+        cache,    gateway_id};
     // The console is served beside /v1, unless it has a listener of its own.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
@@ -139,7 +140,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     return 1;
   }
   const cache::AnswerCache::Options cache_options{config.cache.memory_bytes,
-                                                 config.cache.team_max_bytes};
+                                                  config.cache.team_max_bytes};
   if (!required && open_team_id.empty()) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
     cache::AnswerCache cache(cache_options, nullptr);

@@ -293,8 +293,8 @@ Storage parseStorage(const TableReader& r, const EnvLookup& env) {
 }
 
 Cache parseCache(const TableReader& r) {
-  r.allowOnly({"memory_bytes", "team_max_bytes", "retention_seconds",
-               "idempotency_window_seconds"});
+  r.allowOnly(
+      {"memory_bytes", "team_max_bytes", "retention_seconds", "idempotency_window_seconds"});
   Cache c;
   constexpr std::int64_t kMaxBytes = 1LL << 40;
   constexpr std::int64_t kMaxSeconds = 10LL * 365 * 24 * 3600;

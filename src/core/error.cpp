@@ -64,8 +64,7 @@ constexpr std::array kTable{
     Row{ErrorKind::InvalidIdempotencyKey, {400, kInvalidRequest, "invalid_idempotency_key"}},
     Row{ErrorKind::IdempotencyKeyInUse, {409, kInvalidRequest, "idempotency_key_in_use"}},
     Row{ErrorKind::IdempotencyKeyReused, {422, kInvalidRequest, "idempotency_key_reused"}},
-    Row{ErrorKind::IdempotentAnswerNotKept,
-        {410, kInvalidRequest, "idempotent_answer_not_kept"}},
+    Row{ErrorKind::IdempotentAnswerNotKept, {410, kInvalidRequest, "idempotent_answer_not_kept"}},
     Row{ErrorKind::Internal, {500, kApiError, "internal_error"}},
 };
 

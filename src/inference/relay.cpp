@@ -159,9 +159,9 @@ asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
   if (!body) {
     co_return std::move(body).error();
   }
-  exchange::Produced complete{kStatusOk,    tokens(exchange.usage()), 0, body->size(),
-                              exchange.audioMs(), std::nullopt,            *body,
-                              exchange.contentType()};
+  exchange::Produced complete{kStatusOk,    tokens(exchange.usage()), 0,
+                              body->size(), exchange.audioMs(),       std::nullopt,
+                              *body,        exchange.contentType()};
   if (!co_await settlement.settle(complete)) {
     const Error e = chargeNotRecorded();
     co_await out.sendError(e);

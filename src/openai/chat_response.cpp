@@ -72,6 +72,23 @@ void writeUsage(json::Writer& w, const Usage& u, bool completion,
   w.endObject();
 }
 
+void writeToolCalls(json::Writer& w, std::span<const ToolCall> calls) {
+  w.key("tool_calls");
+  w.startArray();
+  for (const ToolCall& t : calls) {
+    w.startObject();
+    w.field("id", t.id);
+    w.field("type", "function");
+    w.key("function");
+    w.startObject();
+    w.field("name", t.name);
+    w.field("arguments", t.arguments);
+    w.endObject();
+    w.endObject();
+  }
+  w.endArray();
+}
+
 std::string costText(const money::Pricing& pricing, const Usage& u) {
   return money::formatUsd(money::charge(pricing, u.prompt_tokens, u.completion_tokens));
 }
@@ -94,20 +111,7 @@ std::string encodeCompletion(const Completion& c, const ResponseMeta& meta) {
       w.field("refusal", *ch.refusal);
     }
     if (!ch.tool_calls.empty()) {
-      w.key("tool_calls");
-      w.startArray();
-      for (const ToolCall& t : ch.tool_calls) {
-        w.startObject();
-        w.field("id", t.id);
-        w.field("type", "function");
-        w.key("function");
-        w.startObject();
-        w.field("name", t.name);
-        w.field("arguments", t.arguments);
-        w.endObject();
-        w.endObject();
-      }
-      w.endArray();
+      writeToolCalls(w, ch.tool_calls);
     }
     w.endObject();
     writeRawOrNull(w, "logprobs", ch.logprobs_json);

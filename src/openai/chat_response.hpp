@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,9 @@ void writeUsage(json::Writer& w, const Usage& u, bool completion,
                 const std::optional<money::Pricing>& pricing);
 
 /// The `chat.completion` object.
+/// Writes a message's `tool_calls` member: each call's id, type "function", name and arguments.
+void writeToolCalls(json::Writer& w, std::span<const ToolCall> calls);
+
 std::string encodeCompletion(const Completion& c, const ResponseMeta& meta);
 
 /// One `chat.completion.chunk` object.

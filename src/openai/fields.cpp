@@ -124,7 +124,9 @@ std::optional<Error> decodeCacheOptions(const rapidjson::Value& v, CacheOptions&
   }
   using Mode = CacheOptions::Mode;
   constexpr std::array<std::pair<std::string_view, Mode>, 4> kModes{
-      {{"on", Mode::On}, {"off", Mode::Off}, {"read_only", Mode::ReadOnly},
+      {{"on", Mode::On},
+       {"off", Mode::Off},
+       {"read_only", Mode::ReadOnly},
        {"write_only", Mode::WriteOnly}}};
   out.mode = Mode::Off;  // What an absent (or null) `enabled` means: nothing is kept unasked.
   if (const rapidjson::Value* enabled = json::member(v, "enabled");

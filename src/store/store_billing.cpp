@@ -248,9 +248,10 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
     const auto& claim = batch[i].idempotency;
     if (claim && (claim->release || outcomes[i] == SettleOutcome::Withheld)) {
       // Not a complete answer charged: the claim goes, and the client's retry is a fresh try.
-      writes.push_back({"DELETE FROM idempotency_keys WHERE team_id = $1 AND key = $2 AND "
-                        "claim_id = $3 AND state = 'running'",
-                        {batch[i].row.team_id, claim->key, claim->claim_id}});
+      writes.push_back(
+          {"DELETE FROM idempotency_keys WHERE team_id = $1 AND key = $2 AND "
+           "claim_id = $3 AND state = 'running'",
+           {batch[i].row.team_id, claim->key, claim->claim_id}});
     } else if (claim) {
       writes.push_back(completeClaim(batch[i].row, *claim));
     }

@@ -68,10 +68,10 @@ class Call : public test::SqliteLedgerTest {
     NoOutbound outbound;
     const std::atomic<bool> draining{false};
     cache::AnswerCache cache({1 << 20, 0}, ledger_.get());
-    const Services s{config,   {transport_, adapters_, redactor, breakers},
-                     outbound, draining,
+    const Services s{config,        {transport_, adapters_, redactor, breakers},
+                     outbound,      draining,
                      ledger_.get(), "",
-                     cache,    "gw"};
+                     cache,         "gw"};
     const http::Request req;
     exchange::RequestContext ctx(config, "req-1");
     ctx.caller.team_id = team_;

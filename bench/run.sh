@@ -352,6 +352,15 @@ BODY_EMBED_DIRECT="$WORK/body-embed-direct.json"
 BODY_EMBED_TOLLGATE="$WORK/body-embed-tollgate.json"
 embed_body text-embedding-3-small >"$BODY_EMBED_DIRECT"
 embed_body tollgate::embedding_model_name::bench_embedding >"$BODY_EMBED_TOLLGATE"
+# Cache hits (Tollgate only): the same requests asking the inference cache; the first one writes
+# the answer, every later one is answered from the gateway's memory without an upstream call.
+cached() { sed 's/^{/{"tollgate::cache_options":{"enabled":"on"},/' "$1"; }
+BODY_HIT="$WORK/body-hit.json"
+BODY_HIT_SSE="$WORK/body-hit-stream.json"
+BODY_HIT_EMBED="$WORK/body-hit-embed.json"
+cached "$BODY_TOLLGATE" >"$BODY_HIT"
+cached "$BODY_TOLLGATE_SSE" >"$BODY_HIT_SSE"
+cached "$BODY_EMBED_TOLLGATE" >"$BODY_HIT_EMBED"
 
 # Uploads: a transcription request carrying 10 MiB of audio (random bytes), multipart.
 UPLOAD_MB=10
@@ -589,6 +598,16 @@ check_path() { # check_path LABEL [BODY] (default T_BODY)
   [[ $(kv measured "$r") == 1 ]] || { log "$1: sanity request failed: $r"; return 1; }
 }
 
+check_hit() { # check_hit LABEL: W_PATH's W_BODY answered 200, then from the cache
+  local i cache=""
+  for i in 1 2; do
+    cache=$(curl -s -o /dev/null -D - --max-time 10 -H 'Content-Type: application/json' \
+      ${BENCH_AUTH:+-H "Authorization: $BENCH_AUTH"} --data-binary "@$W_BODY" \
+      "http://127.0.0.1:$T_PORT$W_PATH" | tr -d '\r' | sed -n 's/^tollgate-cache: //Ip')
+  done
+  [[ $cache == hit ]] || { log "$1: sanity requests were not answered from the cache (${cache:-no header})"; return 1; }
+}
+
 kv() { # kv KEY "RESULT ... KEY=VALUE ..."
   sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2" | head -n1
 }
@@ -620,6 +639,9 @@ wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
       W_PATH=/v1/embeddings W_METRIC=embed_
       ((direct)) && W_BODY=$BODY_EMBED_DIRECT || W_BODY=$BODY_EMBED_TOLLGATE
       ;;
+    hit) W_PATH=/v1/chat/completions W_BODY=$BODY_HIT W_METRIC=hit_ ;;
+    hitsse) W_PATH=/v1/chat/completions W_BODY=$BODY_HIT_SSE W_METRIC=hitsse_ ;;
+    hitembed) W_PATH=/v1/embeddings W_BODY=$BODY_HIT_EMBED W_METRIC=hitembed_ ;;
     upload)
       W_PATH=/v1/audio/transcriptions W_METRIC=upload_ W_TYPE=$UPLOAD_TYPE
       ((direct)) && W_BODY=$BODY_UPLOAD_DIRECT || W_BODY=$BODY_UPLOAD_TOLLGATE
@@ -867,6 +889,18 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
     fi
   fi
   run_wrk "$t" 64 "$run" embed
+  # Cache hits, whole, streamed and embeddings: the sanity requests write each answer, then see
+  # it answered from the cache.
+  if [[ $t == tollgate* ]]; then
+    for kind in hit hitsse hitembed; do
+      wrk_kind "$t" "$kind"
+      if check_hit "$t ($kind)"; then
+        run_wrk "$t" 64 "$run" "$kind"
+      else
+        WARN+=("$t run $run: cache $kind path failed its sanity request")
+      fi
+    done
+  fi
   run_upload "$t" "$run"
   stop_target
 
@@ -1060,6 +1094,11 @@ REPORT="$OUT/results.md"
   row "peak RSS VmHWM (MiB)" hwm ratio %.1f
   row "embeddings req/s @64 conns" embed_rps64 ratio %.0f
   row "embeddings CPU us/req @64 conns" embed_cpu64 ratio %.1f
+  row "cache hit req/s @64 conns" hit_rps64 none %.0f
+  row "cache hit CPU us/req @64" hit_cpu64 none %.1f
+  row "streamed hit req/s @64 conns" hitsse_rps64 none %.0f
+  row "streamed hit CPU us/req @64" hitsse_cpu64 none %.1f
+  row "embeddings hit req/s @64 conns" hitembed_rps64 none %.0f
   row "uploads/s (${UPLOAD_MB} MiB, 8 at a time)" upload_rps8 ratio %.2f
   row "upload CPU us/upload" upload_cpu8 ratio %.0f
   row "upload peak RSS growth (MiB)" upload_growth none %.1f
@@ -1212,6 +1251,15 @@ REPORT="$OUT/results.md"
   target_line "CPU us/stream <= 2x nginx (@${STREAM_RATE}/s)" "$(verdict 'g <= 2 * n' cpustream) ($(ratio cpustream)x)"
   target_line "stream last byte p99 within 1 ms of nginx" "$(verdict 'g - n <= 1' ttlb99) ($(delta ttlb99))"
   target_line "embeddings req/s @64 conns >= 0.5x nginx" "$(verdict 'g >= 0.5 * n' embed_rps64) ($(ratio embed_rps64)x)"
+  hit_target() { # hit_target LABEL METRIC: a cache hit's req/s against nginx's proxied req/s
+    local n=$(cell nginx rps64) g=$(cell tollgate "$2")
+    [[ $n == - || $g == - ]] && { target_line "$1 >= 1x nginx's req/s @64 conns" "n/a"; return; }
+    target_line "$1 >= 1x nginx's req/s @64 conns" \
+      "$(awk -v n="$n" -v g="$g" 'BEGIN { print (g >= n) ? "PASS" : "FAIL" }') ($(divide "$g" "$n")x)"
+  }
+  hit_target "cache hit (whole)" hit_rps64
+  hit_target "cache hit (streamed)" hitsse_rps64
+  hit_target "cache hit (embeddings)" hitembed_rps64
   target_line "upload throughput >= 0.5x nginx (8 at a time)" "$(verdict 'g >= 0.5 * n' upload_rps8) ($(ratio upload_rps8)x)"
   if has tollgate; then
     g=$(cell tollgate upload_growth)

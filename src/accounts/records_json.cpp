@@ -146,7 +146,8 @@ void writeAuditEntry(json::Writer& w, const store::AuditEntry& e) {
 std::string spendCsv(const std::vector<store::SpendRow>& rows) {
   std::string out =
       "request_id,created_at,team,key,endpoint,model,provider,episode_id,prompt_tokens,"
-      "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated,uncollected,user_id\n";
+      "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated,uncollected,user_id,"
+      "cache_hit\n";
   for (const store::SpendRow& s : rows) {
     out += csv(s.request_id) + "," + csv(text::utcTimestamp(s.created_at)) + "," + csv(s.team) +
            "," + csv(s.key_public_id) + "," + csv(s.endpoint) + "," + csv(s.model) + "," +
@@ -154,7 +155,8 @@ std::string spendCsv(const std::vector<store::SpendRow>& rows) {
            std::to_string(s.completion_tokens) + "," + money::formatUsd(s.cost) + "," +
            csv(s.tags_json) + "," + std::to_string(s.status) + "," + std::to_string(s.upstream_ms) +
            "," + (s.streamed ? "true" : "false") + "," + (s.estimated ? "true" : "false") + "," +
-           money::formatUsd(s.uncollected) + "," + csv(s.user_id) + "\n";
+           money::formatUsd(s.uncollected) + "," + csv(s.user_id) + "," +
+           (s.cache_hit ? "true" : "false") + "\n";
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "exchange/request_context.hpp"
 #include "exchange/transcript.hpp"
@@ -21,15 +22,24 @@ struct Replay {
   std::string body;  ///< A whole body, or a stream's events and its end.
 };
 
+/// One entry to keep of an answer.
+struct Kept {
+  std::string key;
+  std::string body;
+  exchange::TokenUsage usage;
+};
+
 class CacheCodec {
  public:
   virtual ~CacheCodec() = default;
-  /// What the cache keeps of a complete answer `sent`, whose charged counts are `usage`; nullopt
-  /// when it is not kept.
-  virtual std::optional<std::string> keep(const exchange::Transcript& sent,
-                                          const exchange::TokenUsage& usage) const = 0;
-  /// The answer to a request that hit `kept`.
-  virtual Replay replay(const store::CacheEntry& kept) const = 0;
+  /// What the cache keeps of a complete answer `sent` to the request whose key is `key` and whose
+  /// charged counts are `usage` (none: nothing is kept).
+  virtual std::vector<Kept> keep(const std::string& key, const exchange::Transcript& sent,
+                                 const exchange::TokenUsage& usage) const = 0;
+  /// The answer to a request that hit `kept`: by default its body as it is.
+  virtual Replay replay(const store::CacheEntry& kept) const {
+    return Replay{false, "application/json", kept.body};
+  }
 };
 
 /// How a request uses the inference cache.

@@ -47,37 +47,38 @@ std::int64_t nowSeconds() {
 
 }  // namespace
 
-std::optional<std::string> JsonAnswerCodec::keep(const exchange::Transcript& sent,
-                                                 const exchange::TokenUsage&) const {
-  if (sent.streamed) {
-    return std::nullopt;
+std::vector<Kept> JsonAnswerCodec::keep(const std::string& key, const exchange::Transcript& sent,
+                                        const exchange::TokenUsage& usage) const {
+  auto doc = sent.streamed ? std::nullopt : parsed(sent.body);
+  if (!doc) {
+    return {};
   }
-  return sent.body;
+  // Kept as a hit is answered, so that a hit sends it as it is (but for a new id).
+  markHit(*doc, billed_);
+  return {Kept{key, json::serialize(*doc), usage}};
 }
 
 Replay JsonAnswerCodec::replay(const store::CacheEntry& kept) const {
-  auto doc = parsed(kept.body);
-  if (!doc) {
+  // Our answers that have an id write it first (rerank): a new one, without parsing the rest.
+  constexpr std::string_view kIdHead = R"({"id":")";
+  const std::string_view body = kept.body;
+  const std::size_t id_end = body.starts_with(kIdHead) ? body.find('"', kIdHead.size()) : 0;
+  if (id_end == 0 || id_end == std::string_view::npos) {
     return Replay{false, "application/json", kept.body};
   }
-  if (doc->HasMember("id")) {
-    const std::string id = ids::uuidV7();
-    setMember(*doc, *doc, "id", rapidjson::Value(id.c_str(), doc->GetAllocator()));
-  }
-  markHit(*doc, billed_);
-  return Replay{false, "application/json", json::serialize(*doc)};
+  std::string fresh(kIdHead);
+  fresh += ids::uuidV7();
+  fresh += body.substr(id_end);
+  return Replay{false, "application/json", std::move(fresh)};
 }
 
-std::optional<std::string> ChatAnswerCodec::keep(const exchange::Transcript& sent,
-                                                 const exchange::TokenUsage& usage) const {
+std::vector<Kept> ChatAnswerCodec::keep(const std::string& key, const exchange::Transcript& sent,
+                                        const exchange::TokenUsage& usage) const {
   std::optional<std::string> completion =
       sent.streamed ? cache::completionFromStream(sent.body) : std::optional(sent.body);
-  if (!completion) {
-    return std::nullopt;
-  }
-  auto doc = parsed(*completion);
+  auto doc = completion ? parsed(*completion) : std::nullopt;
   if (!doc) {
-    return std::nullopt;
+    return {};
   }
   // The counts charged (or, unbilled, reported), which a stream without usage did not carry.
   auto& a = doc->GetAllocator();
@@ -88,23 +89,19 @@ std::optional<std::string> ChatAnswerCodec::keep(const exchange::Transcript& sen
   setMember(*doc, *doc, "usage", std::move(counts));
   doc->RemoveMember("tollgate::raw_usage");
   doc->RemoveMember("tollgate::raw_response");
-  return json::serialize(*doc);
+  // Kept as a hit is answered: a replay only stamps it anew.
+  markHit(*doc, billed_);
+  return {Kept{key, json::serialize(*doc), usage}};
 }
 
 Replay ChatAnswerCodec::replay(const store::CacheEntry& kept) const {
-  auto doc = parsed(kept.body);
-  if (!doc) {
-    return Replay{false, "application/json", kept.body};
-  }
-  markHit(*doc, billed_);
-  const std::string completion = json::serialize(*doc);
   const cache::Stamp stamp{"chatcmpl-" + ids::uuidV7(), nowSeconds(), meta_.episode_id,
                            meta_.model};
   if (stream_) {
     return Replay{true, "text/event-stream",
-                  cache::streamFromCompletion(completion, stamp, meta_.include_usage)};
+                  cache::streamFromCompletion(kept.body, stamp, meta_.include_usage)};
   }
-  return Replay{false, "application/json", cache::restampCompletion(completion, stamp)};
+  return Replay{false, "application/json", cache::restampCompletion(kept.body, stamp)};
 }
 
 }  // namespace tollgate::api

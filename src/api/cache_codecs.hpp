@@ -11,12 +11,13 @@ namespace tollgate::api {
 /// The member of a hit's answer (and of each of its chunks) that says it came from the cache.
 inline constexpr std::string_view kCacheHitMember = "tollgate::cache_hit";
 
-/// Rerank and embeddings: the whole JSON answer, sent again with a new id (when it has one).
+/// Rerank: the whole JSON answer, sent again with a new id. (Embeddings are kept input by
+/// input: embedding_items.hpp.)
 class JsonAnswerCodec final : public CacheCodec {
  public:
   explicit JsonAnswerCodec(bool billed) : billed_(billed) {}
-  std::optional<std::string> keep(const exchange::Transcript& sent,
-                                  const exchange::TokenUsage& usage) const override;
+  std::vector<Kept> keep(const std::string& key, const exchange::Transcript& sent,
+                         const exchange::TokenUsage& usage) const override;
   Replay replay(const store::CacheEntry& kept) const override;
 
  private:
@@ -30,8 +31,8 @@ class ChatAnswerCodec final : public CacheCodec {
  public:
   ChatAnswerCodec(const openai::ResponseMeta& meta, bool stream, bool billed)
       : meta_(meta), stream_(stream), billed_(billed) {}
-  std::optional<std::string> keep(const exchange::Transcript& sent,
-                                  const exchange::TokenUsage& usage) const override;
+  std::vector<Kept> keep(const std::string& key, const exchange::Transcript& sent,
+                         const exchange::TokenUsage& usage) const override;
   Replay replay(const store::CacheEntry& kept) const override;
 
  private:

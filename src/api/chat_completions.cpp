@@ -61,8 +61,8 @@ awaitable<void> chatCompletions(const Services& s, exchange::RequestContext& ctx
   // The cache is not for answers that carry the upstream's raw response or usage.
   const ChatAnswerCodec codec(meta, request->stream, s.ledger != nullptr);
   if (!request->include_raw_usage && !request->include_raw_response) {
-    admission.cache =
-        cachePlan(s, ctx, *plan, request->cache, "chat", request->body, cache::kChatIgnored, codec);
+    admission.cache = cachePlan(s, ctx, *plan, request->cache, "chat", request->body,
+                                cache::kChatIgnored, &codec);
   }
   // Call: providers in routing order, the first answer relayed as it arrives and settled before
   // its last byte.

@@ -2,7 +2,7 @@
 #include <mutex>
 #include <set>
 
-#include "api/cache_codecs.hpp"
+#include "api/embedding_items.hpp"
 #include "api/handlers.hpp"
 #include "api/request_flow.hpp"
 #include "billing/pricing.hpp"
@@ -18,6 +18,7 @@ namespace {
 constexpr std::string_view kDeprecatedSince = "@1795392000";
 /// Names logged as deprecated, at most: a client cannot grow the set without bound.
 constexpr std::size_t kMaxLoggedNames = 1024;
+constexpr std::int64_t kMsPerSecond = 1000;
 
 /// Logs the first use of each unprefixed embedding model name, once per process.
 void logDeprecatedName(const std::string& model) {
@@ -62,16 +63,48 @@ awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, htt
   admission.max_cost = billing::maxCost(admission.facts.bound, model);
   openai::EmbeddingRequest& r = *request;
   admission.digest = [&r] { return cache::requestDigest(r.body); };
-  const JsonAnswerCodec codec(s.ledger != nullptr);
-  admission.cache = cachePlan(s, ctx, *plan, request->cache, "embedding", request->body,
-                              cache::kEmbeddingIgnored, codec);
   const inference::StartExchange start = [&r](const providers::Adapter& adapter,
                                               const config::Provider& provider,
                                               const inference::Route& route) {
     r.pricing = route.pricing;
     return adapter.embed(r, provider);
   };
-  co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
+  auto cache = cachePlan(s, ctx, *plan, request->cache, "embedding", request->body,
+                         cache::kEmbeddingIgnored, nullptr);
+  if (!cache || !mayKeepAnswers(model)) {
+    co_return co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
+  }
+  // The cache, input by input. Its reads are made here, before the call; a request with an
+  // Idempotency-Key is sent whole, so that its retry gets exactly the answer first sent.
+  EmbeddingItems items(request->body, cache->key, s.ledger != nullptr);
+  if (request->cache.reads() && req.header("Idempotency-Key").empty()) {
+    if (auto refused = noteDryrun(ctx, request->dryrun)) {
+      co_return co_await refuse(ctx, *refused, out);
+    }
+    const std::string team_id = billedTeam(s, ctx);
+    const std::int64_t not_before =
+        request->cache.max_age_s ? store::nowMs() - *request->cache.max_age_s * kMsPerSecond : 0;
+    auto found = co_await s.cache.find(team_id, items.keys(), not_before);
+    items.found(std::move(found));
+    if (items.allFound()) {
+      const Replay replay{false, "application/json", items.answer(request->model)};
+      const exchange::TokenUsage usage = items.foundUsage();
+      co_return co_await answerFromCache(s, ctx, *plan, admission.facts, team_id, replay, usage,
+                                         out);
+    }
+    out.addHeader(std::string(kCacheHeader), items.anyFound() ? "partial" : "miss");
+    items.narrow(request->body);
+  }
+  if (request->cache.writes()) {
+    cache->options.mode = openai::CacheOptions::Mode::WriteOnly;  // Read above.
+    cache->codec = &items;
+    admission.cache = std::move(cache);
+  }
+  if (!items.anyFound()) {
+    co_return co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
+  }
+  MergingWriter merged(out, items);
+  co_await call(s, ctx, req, *plan, std::move(admission), start, false, merged);
 }
 
 }  // namespace tollgate::api

@@ -7,6 +7,12 @@
 #include "http/recording_writer.hpp"
 
 namespace tollgate::api {
+namespace {
+
+constexpr std::int64_t kMsPerSecond = 1000;
+constexpr int kStatusOk = 200;
+
+}  // namespace
 
 boost::asio::awaitable<void> refuse(exchange::RequestContext& ctx, const Error& e,
                                     http::ResponseWriter& out) {
@@ -37,7 +43,7 @@ std::optional<CachePlan> cachePlan(const Services& s, const exchange::RequestCon
                                    const inference::Plan& plan, const openai::CacheOptions& options,
                                    std::string_view endpoint, const rapidjson::Value& body,
                                    std::span<const std::string_view> ignored,
-                                   const CacheCodec& codec) {
+                                   const CacheCodec* codec) {
   if (options.mode == openai::CacheOptions::Mode::Off) {
     return std::nullopt;
   }
@@ -46,13 +52,9 @@ std::optional<CachePlan> cachePlan(const Services& s, const exchange::RequestCon
   const cache::KeyParts parts{team_id, endpoint, route.model->id,
                               route.variant != nullptr ? route.variant->name : std::string_view(),
                               ignored};
-  return CachePlan{options, cache::requestKey(parts, body), &codec};
+  return CachePlan{options, cache::requestKey(parts, body), codec};
 }
 
-namespace {
-
-/// Marks the exchange a dryrun when the request says so; an error when the gateway or the team
-/// refuses them.
 std::optional<Error> noteDryrun(exchange::RequestContext& ctx, bool dryrun) {
   if (dryrun && !ctx.config.gateway.allow_dryrun) {
     return Error{ErrorKind::DryrunNotAllowed,
@@ -70,38 +72,18 @@ std::optional<Error> noteDryrun(exchange::RequestContext& ctx, bool dryrun) {
   return std::nullopt;
 }
 
-}  // namespace
-
 bool mayKeepAnswers(const config::Model& model) { return !model.zdr && !model.tee; }
 
-namespace {
-
-constexpr std::int64_t kMsPerSecond = 1000;
-constexpr int kStatusOk = 200;
-/// The response header that says whether the inference cache answered.
-constexpr std::string_view kCacheHeader = "Tollgate-Cache";
-
-/// The cache's entry for the request, if it has one.
-boost::asio::awaitable<std::optional<store::CacheEntry>> cached(const Services& s,
-                                                                const CachePlan& cache,
-                                                                const std::string& team_id) {
-  const std::int64_t not_before =
-      cache.options.max_age_s ? store::nowMs() - *cache.options.max_age_s * kMsPerSecond : 0;
-  std::vector<std::string> keys{cache.key};
-  auto found = co_await s.cache.find(team_id, std::move(keys), not_before);
-  co_return std::move(found.front());
-}
-
-/// Answers the request with the cache's `entry`, charged nothing.
-boost::asio::awaitable<void> answerHit(const Services& s, exchange::RequestContext& ctx,
-                                       const inference::Plan& plan, const Admission& admission,
-                                       const std::string& team_id, const store::CacheEntry& entry,
-                                       http::ResponseWriter& out) {
-  const Replay replay = admission.cache->codec->replay(entry);
+boost::asio::awaitable<void> answerFromCache(const Services& s, exchange::RequestContext& ctx,
+                                             const inference::Plan& plan,
+                                             const billing::RequestFacts& facts,
+                                             const std::string& team_id, const Replay& replay,
+                                             exchange::TokenUsage usage,
+                                             http::ResponseWriter& out) {
   const inference::Route& route = plan.routes.front();
   ctx.served = route.model;
   ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
-  ctx.usage = {entry.prompt_tokens, entry.completion_tokens};
+  ctx.usage = usage;
   ctx.status = kStatusOk;
   http::Response r;
   r.content_type = replay.content_type;
@@ -115,7 +97,20 @@ boost::asio::awaitable<void> answerHit(const Services& s, exchange::RequestConte
     r.body = replay.body;
     co_await out.send(std::move(r));
   }
-  billing::recordCacheHit(s.ledger, ctx, team_id, *route.model, admission.facts);
+  billing::recordCacheHit(s.ledger, ctx, team_id, *route.model, facts);
+}
+
+namespace {
+
+/// The cache's entry for the request, if it has one.
+boost::asio::awaitable<std::optional<store::CacheEntry>> cached(const Services& s,
+                                                                const CachePlan& cache,
+                                                                const std::string& team_id) {
+  const std::int64_t not_before =
+      cache.options.max_age_s ? store::nowMs() - *cache.options.max_age_s * kMsPerSecond : 0;
+  std::vector<std::string> keys{cache.key};
+  auto found = co_await s.cache.find(team_id, std::move(keys), not_before);
+  co_return std::move(found.front());
 }
 
 /// How long a claim of a request on `plan` may be running: the request's deadline (its first
@@ -139,13 +134,12 @@ void keepAnswer(const Services& s, const exchange::RequestContext& ctx, const in
       ctx.served != route.model || ctx.variant != variant) {
     return;
   }
-  auto body = cache.codec->keep(sent, ctx.usage);
-  if (!body) {
-    return;
+  const std::int64_t now = store::nowMs();
+  for (Kept& kept : cache.codec->keep(cache.key, sent, ctx.usage)) {
+    s.cache.put(store::CacheEntry{team_id, std::move(kept.key), endpoint, now,
+                                  kept.usage.prompt_tokens, kept.usage.completion_tokens,
+                                  std::move(kept.body)});
   }
-  s.cache.put(store::CacheEntry{team_id, cache.key, endpoint, store::nowMs(),
-                                ctx.usage.prompt_tokens, ctx.usage.completion_tokens,
-                                std::move(*body)});
 }
 
 }  // namespace
@@ -185,7 +179,10 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
       if (claim) {
         co_await release(*s.ledger, *claim);  // Nothing is charged: a retry is a hit again.
       }
-      co_return co_await answerHit(s, ctx, plan, admission, team_id, *entry, out);
+      const Replay replay = admission.cache->codec->replay(*entry);
+      const exchange::TokenUsage usage{entry->prompt_tokens, entry->completion_tokens};
+      co_return co_await answerFromCache(s, ctx, plan, admission.facts, team_id, replay, usage,
+                                         out);
     }
     out.addHeader(std::string(kCacheHeader), "miss");
   }

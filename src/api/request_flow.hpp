@@ -71,7 +71,23 @@ std::optional<CachePlan> cachePlan(const Services& s, const exchange::RequestCon
                                    const inference::Plan& plan, const openai::CacheOptions& options,
                                    std::string_view endpoint, const rapidjson::Value& body,
                                    std::span<const std::string_view> ignored,
-                                   const CacheCodec& codec);
+                                   const CacheCodec* codec);
+
+/// The response header that says whether the inference cache answered: "hit", "miss" or (an
+/// embeddings batch of which some inputs were found) "partial".
+inline constexpr std::string_view kCacheHeader = "Tollgate-Cache";
+
+/// Marks the exchange a dryrun when the request says so; an error when the gateway or the team
+/// refuses them.
+std::optional<Error> noteDryrun(exchange::RequestContext& ctx, bool dryrun);
+
+/// Answers the request with `replay`, made of what the cache kept, whose counts are `usage`:
+/// charged nothing, its spend row (of `facts`, for `team_id`) marked a hit.
+boost::asio::awaitable<void> answerFromCache(const Services& s, exchange::RequestContext& ctx,
+                                             const inference::Plan& plan,
+                                             const billing::RequestFacts& facts,
+                                             const std::string& team_id, const Replay& replay,
+                                             exchange::TokenUsage usage, http::ResponseWriter& out);
 
 /// Whether answers of `model` may be kept: never those of a model that retains no data (ZDR) or
 /// runs in a trusted execution environment (TEE).

@@ -41,7 +41,7 @@ awaitable<void> rerank(const Services& s, exchange::RequestContext& ctx, http::R
   admission.digest = [&r] { return cache::requestDigest(r.body); };
   const JsonAnswerCodec codec(s.ledger != nullptr);
   admission.cache = cachePlan(s, ctx, *plan, request->cache, "rerank", request->body,
-                              cache::kRerankIgnored, codec);
+                              cache::kRerankIgnored, &codec);
   const inference::StartExchange start = [&r](const providers::Adapter& adapter,
                                               const config::Provider& provider,
                                               const inference::Route& route) {

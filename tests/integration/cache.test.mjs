@@ -208,15 +208,51 @@ for (const engine of ENGINES) {
       assert.equal(upstreamCalls(m), 2);
     });
 
-    test('embeddings and rerank are cached by the same rules', async () => {
+    test('embeddings are cached input by input: a batch with one new text pays for one text', async () => {
       const m = marker('emb');
-      const body = { model: 'tollgate::embedding_model_name::embed_model', input: [m, `${m}-2`], ...ON };
-      const a = await postJson(gw.baseURL, '/v1/embeddings', body, { headers: bearer(key) });
+      const embed = (input) => postJson(gw.baseURL, '/v1/embeddings',
+        { model: 'tollgate::embedding_model_name::embed_model', input, ...ON }, { headers: bearer(key) });
+      const a = await embed([`${m}-a`, `${m}-b`]);
       assert.equal(a.status, 200, a.text);
-      const b = await postJson(gw.baseURL, '/v1/embeddings', body, { headers: bearer(key) });
+      assert.equal(a.headers.get('tollgate-cache'), 'miss');
+      // Every input found: answered from the cache, charged nothing.
+      const b = await embed([`${m}-b`, `${m}-a`]);
       assert.equal(b.headers.get('tollgate-cache'), 'hit');
-      assert.deepEqual(b.json.data, a.json.data);
       assert.equal(b.json['tollgate::cache_hit'], true);
+      assert.deepEqual(b.json.data.map((d) => d.index), [0, 1]);
+      assert.deepEqual(b.json.data[0].embedding, a.json.data[1].embedding);
+      assert.deepEqual(b.json.data[1].embedding, a.json.data[0].embedding);
+      assert.equal(b.json.usage['tollgate::cost'], 0);
+      // One new input among found ones: only it goes upstream, and only it is charged.
+      const c = await embed([`${m}-a`, `${m}-new`, `${m}-b`]);
+      assert.equal(c.status, 200, c.text);
+      assert.equal(c.headers.get('tollgate-cache'), 'partial');
+      assert.deepEqual(c.json.data.map((d) => d.index), [0, 1, 2]);
+      assert.deepEqual(c.json.data[0].embedding, a.json.data[0].embedding);
+      assert.deepEqual(c.json.data[2].embedding, a.json.data[1].embedding);
+      const sent = mock.requests.filter((r) => r.rawBody.includes(`${m}-new`));
+      assert.equal(sent.length, 1);
+      assert.deepEqual(sent[0].body.input, [`${m}-new`]);
+      const single = await embed(`${m}-new`);  // a bare string is one item: found
+      assert.equal(single.headers.get('tollgate-cache'), 'hit');
+      assert.deepEqual(single.json.data[0].embedding, c.json.data[1].embedding);
+      assert.equal(upstreamCalls(m), 2);
+      const rows = await waitFor(async () => {
+        const ids = [a, b, c].map((r) => r.headers.get('x-request-id'));
+        const r = (await spend('cache-a')).filter((row) => ids.includes(row.request_id));
+        return r.length === 3 ? r : null;
+      }, 5000, 50);
+      const byId = Object.fromEntries(rows.map((row) => [row.request_id, row]));
+      assert.equal(byId[b.headers.get('x-request-id')].cache_hit, true);
+      assert.equal(byId[b.headers.get('x-request-id')].cost, 0);
+      const partial = byId[c.headers.get('x-request-id')];
+      assert.equal(partial.cache_hit, false);
+      assert.equal(partial.prompt_tokens, sent[0].body && c.json.usage.prompt_tokens);
+      assert.ok(partial.cost > 0);
+      assert.ok(partial.cost < byId[a.headers.get('x-request-id')].cost);
+    });
+
+    test('rerank is cached by the same rules', async () => {
       const q = marker('rerank');
       const rr = { model: 'rerank_model', query: q, documents: ['a', 'b'], ...ON };
       const c = await postJson(gw.baseURL, '/v1/rerank', rr, { headers: bearer(key) });
@@ -224,7 +260,8 @@ for (const engine of ENGINES) {
       const d = await postJson(gw.baseURL, '/v1/rerank', rr, { headers: bearer(key) });
       assert.equal(d.headers.get('tollgate-cache'), 'hit');
       assert.deepEqual(d.json.results, c.json.results);
-      assert.equal(upstreamCalls(m), 1);
+      assert.notEqual(d.json.id, c.json.id);
+      assert.equal(d.json['tollgate::cache_hit'], true);
       assert.equal(upstreamCalls(q), 1);
     });
 

@@ -164,6 +164,7 @@ export interface SpendRow {
   status: number;
   upstream_ms: number;
   streamed: boolean;
+  cache_hit: boolean;
 }
 
 export interface AuditEntry {

@@ -324,7 +324,14 @@ function Rows({ team, since }: { team: Team; since: string }) {
                   <td data-label="Cost" class="num">
                     {money(r.cost)}
                   </td>
-                  <td data-label="Status">{r.status}</td>
+                  <td data-label="Status">
+                    {r.status}
+                    {r.cache_hit && (
+                      <span class="badge hit" title="Answered from the inference cache: charged nothing">
+                        cache hit
+                      </span>
+                    )}
+                  </td>
                   <td data-label="Tags">
                     {Object.entries(r.tags ?? {})
                       .map(([k, v]) => `${k}=${v}`)

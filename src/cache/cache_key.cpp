@@ -40,10 +40,23 @@ struct TopFilter {
   }
 };
 
+/// Whether `c` is written escaped.
+bool escaped(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte < 0x20 || c == '"' || c == '\\';
+}
+
 void appendString(std::string_view s, std::string& out) {
   constexpr std::string_view kHex = "0123456789ABCDEF";
   out += '"';
-  for (const char c : s) {
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (!escaped(c)) {
+      continue;  // Copied with its run, below.
+    }
+    out.append(s.substr(done, i - done));
+    done = i + 1;
     switch (c) {
       case '"':
         out += "\\\"";
@@ -68,16 +81,13 @@ void appendString(std::string_view s, std::string& out) {
         break;
       default: {
         const auto byte = static_cast<unsigned char>(c);
-        if (byte < 0x20) {
-          out += "\\u00";
-          out += kHex[byte >> 4];
-          out += kHex[byte & 0xF];
-        } else {
-          out += c;
-        }
+        out += "\\u00";
+        out += kHex[byte >> 4];
+        out += kHex[byte & 0xF];
       }
     }
   }
+  out.append(s.substr(done));
   out += '"';
 }
 

@@ -548,9 +548,10 @@ std::string restampCompletion(std::string_view completion_json, const Stamp& s) 
   StampFilter filter(w, s);
   rapidjson::MemoryStream bytes(completion_json.data(), completion_json.size());
   rapidjson::Reader reader;
-  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
-                              rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseValidateEncodingFlag;
+  // What the cache keeps was written by a gateway from a document read with validation: its
+  // UTF-8 is not checked again on each hit (a tenth of a hit's CPU).
+  constexpr unsigned kFlags =
+      rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseIterativeFlag;
   if (!reader.Parse<kFlags>(bytes, filter)) {
     return {};
   }

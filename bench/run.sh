@@ -1251,15 +1251,16 @@ REPORT="$OUT/results.md"
   target_line "CPU us/stream <= 2x nginx (@${STREAM_RATE}/s)" "$(verdict 'g <= 2 * n' cpustream) ($(ratio cpustream)x)"
   target_line "stream last byte p99 within 1 ms of nginx" "$(verdict 'g - n <= 1' ttlb99) ($(delta ttlb99))"
   target_line "embeddings req/s @64 conns >= 0.5x nginx" "$(verdict 'g >= 0.5 * n' embed_rps64) ($(ratio embed_rps64)x)"
-  hit_target() { # hit_target LABEL METRIC: a cache hit's req/s against nginx's proxied req/s
-    local n=$(cell nginx rps64) g=$(cell tollgate "$2")
-    [[ $n == - || $g == - ]] && { target_line "$1 >= 1x nginx's req/s @64 conns" "n/a"; return; }
-    target_line "$1 >= 1x nginx's req/s @64 conns" \
+  hit_target() { # hit_target LABEL METRIC NGINX_METRIC: a hit's req/s against nginx proxying it
+    local n g
+    n=$(cell nginx "$3") g=$(cell tollgate "$2")
+    [[ $n == - || $g == - ]] && { target_line "$1 >= 1x nginx proxying it @64 conns" "n/a"; return; }
+    target_line "$1 >= 1x nginx proxying it @64 conns" \
       "$(awk -v n="$n" -v g="$g" 'BEGIN { print (g >= n) ? "PASS" : "FAIL" }') ($(divide "$g" "$n")x)"
   }
-  hit_target "cache hit (whole)" hit_rps64
-  hit_target "cache hit (streamed)" hitsse_rps64
-  hit_target "cache hit (embeddings)" hitembed_rps64
+  hit_target "cache hit (whole)" hit_rps64 rps64
+  hit_target "cache hit (streamed)" hitsse_rps64 rps64
+  hit_target "cache hit (embeddings)" hitembed_rps64 embed_rps64
   target_line "upload throughput >= 0.5x nginx (8 at a time)" "$(verdict 'g >= 0.5 * n' upload_rps8) ($(ratio upload_rps8)x)"
   if has tollgate; then
     g=$(cell tollgate upload_growth)

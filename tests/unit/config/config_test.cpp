@@ -88,6 +88,19 @@ TEST(Config, ParsesAValidFile) {
   EXPECT_EQ(c.findModel("nope"), nullptr);
 }
 
+TEST(Config, ReadsTheCacheTableAndDefaultsToADayOfIdempotency) {
+  const Config c = parseConfig("[cache]\nmemory_bytes = 1024\nteam_max_bytes = 0\n"
+                               "retention_seconds = 60\nidempotency_window_seconds = 2\n"
+                               "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\n"
+                               "type=\"dummy\"\n",
+                               "t.toml", fakeEnv);
+  EXPECT_EQ(c.cache.memory_bytes, 1024);
+  EXPECT_EQ(c.cache.team_max_bytes, 0);
+  EXPECT_EQ(c.cache.retention_seconds, 60);
+  EXPECT_EQ(c.cache.idempotency_window_seconds, 2);
+  EXPECT_EQ(defaultConfig().cache.idempotency_window_seconds, 24 * 3600);
+}
+
 TEST(Config, EmbeddedDefaultServesEcho) {
   const Config c = defaultConfig();
   EXPECT_EQ(c.gateway.port, 8080);
@@ -133,6 +146,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_port", "[gateway]\nlisten = \"127.0.0.1:70000\"\n" + kEcho, "gateway.listen",
                 "port"},
         BadCase{"auth", "[gateway]\nauth = \"closed\"\n" + kEcho, "gateway.auth", "required"},
+        BadCase{"cache_unknown", "[cache]\nttl = 5\n" + kEcho, "cache.ttl", "unknown key"},
+        BadCase{"cache_memory", "[cache]\nmemory_bytes = -1\n" + kEcho, "cache.memory_bytes", ""},
+        BadCase{"idempotency_window", "[cache]\nidempotency_window_seconds = 0\n" + kEcho,
+                "cache.idempotency_window_seconds", ""},
         BadCase{"storage_scheme", "[storage]\nurl = \"mysql://x\"\n" + kEcho, "storage.url",
                 "sqlite://"},
         BadCase{"storage_password", "[storage]\nurl = \"postgresql://u:pw@127.0.0.1/db\"\n" + kEcho,

@@ -131,8 +131,7 @@ void keepAnswer(const Services& s, const exchange::RequestContext& ctx, const in
   const inference::Route& route = plan.routes.front();
   const std::string variant = route.variant != nullptr ? route.variant->name : std::string();
   if (!sent.complete || sent.status != kStatusOk || ctx.status != kStatusOk ||
-      !ctx.error_code.empty() ||
-      ctx.served != route.model || ctx.variant != variant) {
+      !ctx.error_code.empty() || ctx.served != route.model || ctx.variant != variant) {
     return;
   }
   const std::int64_t now = store::nowMs();

@@ -89,11 +89,12 @@ TEST(Config, ParsesAValidFile) {
 }
 
 TEST(Config, ReadsTheCacheTableAndDefaultsToADayOfIdempotency) {
-  const Config c = parseConfig("[cache]\nmemory_bytes = 1024\nteam_max_bytes = 0\n"
-                               "retention_seconds = 60\nidempotency_window_seconds = 2\n"
-                               "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\n"
-                               "type=\"dummy\"\n",
-                               "t.toml", fakeEnv);
+  const Config c = parseConfig(
+      "[cache]\nmemory_bytes = 1024\nteam_max_bytes = 0\n"
+      "retention_seconds = 60\nidempotency_window_seconds = 2\n"
+      "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\n"
+      "type=\"dummy\"\n",
+      "t.toml", fakeEnv);
   EXPECT_EQ(c.cache.memory_bytes, 1024);
   EXPECT_EQ(c.cache.team_max_bytes, 0);
   EXPECT_EQ(c.cache.retention_seconds, 60);

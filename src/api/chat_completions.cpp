@@ -60,9 +60,16 @@ awaitable<void> chatCompletions(const Services& s, exchange::RequestContext& ctx
   admission.digest = [&r] { return cache::requestDigest(r.body); };
   // The cache is not for answers that carry the upstream's raw response or usage.
   const ChatAnswerCodec codec(meta, request->stream, s.ledger != nullptr);
-  if (!request->include_raw_usage && !request->include_raw_response) {
-    admission.cache = cachePlan(s, ctx, *plan, request->cache, "chat", request->body,
-                                cache::kChatIgnored, &codec);
+  if (request->cache.mode != openai::CacheOptions::Mode::Off && !request->include_raw_usage &&
+      !request->include_raw_response) {
+    // Keyed as it reaches the upstream: a function's variant with its prompt and parameters, so
+    // that a variant changed in the configuration is a new request.
+    const config::Variant* variant = plan->routes.front().variant;
+    const std::optional<openai::ChatRequest> varied =
+        variant != nullptr ? std::optional(inference::withVariant(*request, *variant))
+                           : std::nullopt;
+    admission.cache = cachePlan(s, ctx, *plan, request->cache, "chat",
+                                varied ? varied->body : request->body, cache::kChatIgnored, &codec);
   }
   // Call: providers in routing order, the first answer relayed as it arrives and settled before
   // its last byte.

@@ -56,6 +56,9 @@ for (const engine of ENGINES) {
           rerank_model: endpointModel('rerank', mock.url, 'rerank-upstream', { input_cost_per_token: 0.000001 }),
         },
       });
+      config.functions = {
+        cached_fn: { variants: { v: { model: 'cached_model', weight: 1, system_prompt: 'Prompt A.' } } },
+      };
       config.storage = store.storage;
       gw = await startGateway({ config, env: store.env });
       key = await keyFor('cache-a', '10');
@@ -138,6 +141,27 @@ for (const engine of ENGINES) {
       assert.equal(chunks.at(-1).usage.prompt_tokens, MOCK_USAGE.prompt_tokens);
       assert.deepEqual(chunks.at(-1).choices, []);
       assert.equal(upstreamCalls(m), 1);
+    });
+
+    test('a function\'s answer is keyed by its variant as configured; a restarted gateway reads the store', async () => {
+      const m = marker('fn');
+      const fn = (k = key) => chat(m, ON, k, 'tollgate::function_name::cached_fn');
+      assert.equal((await fn()).headers.get('tollgate-cache'), 'miss');
+      assert.equal((await fn()).headers.get('tollgate-cache'), 'hit');
+      const restart = async (prompt) => {
+        await gw.stop();
+        config.functions.cached_fn.variants.v.system_prompt = prompt;
+        gw = await startGateway({ config, env: store.env });
+      };
+      // The variant's prompt changed: another request, though its name is the same.
+      await restart('Prompt B.');
+      assert.equal((await fn()).headers.get('tollgate-cache'), 'miss');
+      // Back to the first prompt: the memory is new, the store has the answer.
+      await restart('Prompt A.');
+      const fromStore = await fn();
+      assert.equal(fromStore.headers.get('tollgate-cache'), 'hit');
+      assert.equal(fromStore.json.variant_name, 'v');
+      assert.equal(upstreamCalls(m), 2);
     });
 
     test('a stream that failed is never kept', async () => {

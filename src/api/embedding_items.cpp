@@ -1,5 +1,8 @@
 #include "api/embedding_items.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include "api/cache_codecs.hpp"
 #include "cache/cache_key.hpp"
 #include "core/json.hpp"
@@ -76,10 +79,13 @@ bool EmbeddingItems::allFound() const { return !keys_.empty() && missing_.empty(
 bool EmbeddingItems::anyFound() const { return missing_.size() < keys_.size(); }
 
 exchange::TokenUsage EmbeddingItems::foundUsage() const {
+  // Saturated: counts read from the store are summed as untrusted ones are.
   exchange::TokenUsage usage;
   for (const auto& e : found_) {
-    if (e) {
-      usage.prompt_tokens += e->prompt_tokens;
+    if (e &&
+        __builtin_add_overflow(usage.prompt_tokens, std::max<std::int64_t>(e->prompt_tokens, 0),
+                               &usage.prompt_tokens)) {
+      usage.prompt_tokens = std::numeric_limits<std::int64_t>::max();
     }
   }
   return usage;

@@ -18,7 +18,6 @@ namespace {
 constexpr std::string_view kDeprecatedSince = "@1795392000";
 /// Names logged as deprecated, at most: a client cannot grow the set without bound.
 constexpr std::size_t kMaxLoggedNames = 1024;
-constexpr std::int64_t kMsPerSecond = 1000;
 
 /// Logs the first use of each unprefixed embedding model name, once per process.
 void logDeprecatedName(const std::string& model) {
@@ -82,9 +81,8 @@ awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, htt
       co_return co_await refuse(ctx, *refused, out);
     }
     const std::string team_id = billedTeam(s, ctx);
-    const std::int64_t not_before =
-        request->cache.max_age_s ? store::nowMs() - *request->cache.max_age_s * kMsPerSecond : 0;
-    auto found = co_await s.cache.find(team_id, items.keys(), not_before);
+    auto found =
+        co_await s.cache.find(team_id, items.keys(), request->cache.notBefore(store::nowMs()));
     items.found(std::move(found));
     if (items.allFound()) {
       const Replay replay{false, "application/json", items.answer(request->model)};

@@ -20,20 +20,13 @@ Error invalidKey(std::string message) {
 /// Sends a kept answer again, as it was sent: a stream as a stream.
 boost::asio::awaitable<void> replay(exchange::RequestContext& ctx, const store::KeptAnswer& kept,
                                     http::ResponseWriter& out) {
-  http::Response r;
+  http::Response r = kept.streamed ? http::Response::eventStream() : http::Response();
   r.status = static_cast<int>(kept.status);
   r.content_type = kept.content_type;
   r.header("Idempotent-Replayed", "true");
+  r.body = kept.body;
   ctx.status = r.status;
-  if (!kept.streamed) {
-    r.body = kept.body;
-    co_await out.send(std::move(r));
-    co_return;
-  }
-  r.header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
-  if (co_await out.beginStream(std::move(r))) {
-    co_await out.endStream(kept.body);
-  }
+  co_await out.sendKept(std::move(r), kept.streamed);
 }
 
 }  // namespace

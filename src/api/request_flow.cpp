@@ -85,18 +85,11 @@ boost::asio::awaitable<void> answerFromCache(const Services& s, exchange::Reques
   ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
   ctx.usage = usage;
   ctx.status = kStatusOk;
-  http::Response r;
+  http::Response r = replay.streamed ? http::Response::eventStream() : http::Response();
   r.content_type = replay.content_type;
   r.header(std::string(kCacheHeader), "hit");
-  if (replay.streamed) {
-    r.header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
-    if (co_await out.beginStream(std::move(r))) {
-      co_await out.endStream(replay.body);
-    }
-  } else {
-    r.body = replay.body;
-    co_await out.send(std::move(r));
-  }
+  r.body = replay.body;
+  co_await out.sendKept(std::move(r), replay.streamed);
   billing::recordCacheHit(s.ledger, ctx, team_id, *route.model, facts);
 }
 
@@ -106,10 +99,9 @@ namespace {
 boost::asio::awaitable<std::optional<store::CacheEntry>> cached(const Services& s,
                                                                 const CachePlan& cache,
                                                                 const std::string& team_id) {
-  const std::int64_t not_before =
-      cache.options.max_age_s ? store::nowMs() - *cache.options.max_age_s * kMsPerSecond : 0;
   std::vector<std::string> keys{cache.key};
-  auto found = co_await s.cache.find(team_id, std::move(keys), not_before);
+  auto found =
+      co_await s.cache.find(team_id, std::move(keys), cache.options.notBefore(store::nowMs()));
   co_return std::move(found.front());
 }
 

@@ -14,6 +14,13 @@ Response Response::json(int status, std::string body) {
   return r;
 }
 
+Response Response::eventStream() {
+  Response head;
+  head.content_type = "text/event-stream";
+  head.header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
+  return head;
+}
+
 Response Response::error(const Error& e) {
   Response r = json(e.status(), errorBody(e));
   if (r.status == 401) {

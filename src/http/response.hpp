@@ -23,6 +23,8 @@ struct Response {
   /// The spec's error body (§2.7) with the error's status; a 401 names the Bearer scheme in
   /// WWW-Authenticate.
   static Response error(const Error& e);
+  /// The head of a stream of server-sent events: never cached, never buffered by a proxy.
+  static Response eventStream();
 
   Response& header(std::string name, std::string value) {
     headers.emplace_back(std::move(name), std::move(value));

@@ -38,6 +38,20 @@ class ResponseWriter {
     co_return co_await send(Response::error(e));
   }
 
+  /// Sends `r` whole, or when `streamed` as a stream whose events are all of its body, at once
+  /// (an answer that was kept: a replay, a cache hit).
+  boost::asio::awaitable<bool> sendKept(Response r, bool streamed) {
+    if (!streamed) {
+      co_return co_await send(std::move(r));
+    }
+    std::string events = std::move(r.body);
+    r.body.clear();
+    if (!co_await beginStream(std::move(r))) {
+      co_return false;
+    }
+    co_return co_await endStream(events);
+  }
+
   /// A header every response of this request carries (e.g. Deprecation), whoever sends it.
   void addHeader(std::string name, std::string value) {
     extra_headers_.emplace_back(std::move(name), std::move(value));

@@ -19,13 +19,6 @@ constexpr std::size_t kMaxUpstreamBodyBytes = 64 * 1024 * 1024;
 /// must not wait.
 constexpr std::chrono::milliseconds kDrainBudget{5};
 
-http::Response streamHead() {
-  http::Response head;
-  head.content_type = "text/event-stream";
-  head.header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
-  return head;
-}
-
 /// The counts an answer's usage gives, for its settlement.
 std::optional<exchange::TokenUsage> tokens(const std::optional<openai::Usage>& usage) {
   if (!usage) {
@@ -104,7 +97,7 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
         continue;  // Nothing for the client yet: its 200 waits.
       }
       started = true;
-      if (!co_await out.beginStream(streamHead())) {
+      if (!co_await out.beginStream(http::Response::eventStream())) {
         co_await settlement.settle(produced(kStatusClientLeft));
         co_return kStatusOk;
       }

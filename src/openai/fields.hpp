@@ -62,6 +62,15 @@ struct CacheOptions {
   std::optional<std::int64_t> max_age_s;  ///< nullopt: any age.
 
   bool reads() const { return mode == Mode::On || mode == Mode::ReadOnly; }
+  /// The oldest creation time (ms since the epoch) a read at `now_ms` takes: 0 (any) without
+  /// max_age_s, or when it reaches back before the epoch (so no age, however large, overflows).
+  std::int64_t notBefore(std::int64_t now_ms) const {
+    constexpr std::int64_t kMsPerSecond = 1000;
+    if (!max_age_s || *max_age_s >= now_ms / kMsPerSecond) {
+      return 0;
+    }
+    return now_ms - *max_age_s * kMsPerSecond;
+  }
   bool writes() const { return mode == Mode::On || mode == Mode::WriteOnly; }
 };
 

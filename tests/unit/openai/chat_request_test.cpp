@@ -146,6 +146,20 @@ TEST(ChatRequest, AcceptsEveryFieldOfTheSpec) {
   EXPECT_TRUE(r->include_raw_response);
 }
 
+TEST(ChatRequest, CacheOptionsAreReadAndTheirAgeNeverOverflows) {
+  std::string body =
+      R"({"model":"m","messages":[{"role":"user","content":"x"}],)"
+      R"("tollgate::cache_options":{"enabled":"read_only","max_age_s":9223372036854775807}})";
+  const auto r = decodeChatRequest(body);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->cache.reads());
+  EXPECT_FALSE(r->cache.writes());
+  EXPECT_EQ(r->cache.notBefore(1'700'000'000'000), 0) << "older than the epoch: any age";
+  CacheOptions hour{CacheOptions::Mode::On, 3600};
+  EXPECT_EQ(hour.notBefore(1'700'000'000'000), 1'700'000'000'000 - 3'600'000);
+  EXPECT_EQ(CacheOptions{}.notBefore(1'700'000'000'000), 0);
+}
+
 TEST(ChatRequest, TagsAtTheirLimitsAreAccepted) {
   std::string e;
   for (int i = 0; i < 256; ++i) {

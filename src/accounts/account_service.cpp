@@ -1,9 +1,13 @@
 #include "accounts/account_service.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <cstdio>
 
 #include "accounts/records_json.hpp"
+#include "core/address.hpp"
 
 namespace tollgate::accounts {
 namespace {
@@ -22,9 +26,20 @@ AccountService::AccountService(store::Location where, std::string server_secret,
       policy_(policy),
       sessions_(sessions) {
   accounts();
+  asio::co_spawn(thread_, flushFailures(), [](const std::exception_ptr& e) {
+    if (e) {
+      std::fprintf(stderr, "tollgate: writing the failed sign-ins' summary stopped\n");
+    }
+  });
 }
 
-AccountService::~AccountService() { thread_.join(); }
+AccountService::~AccountService() {
+  asio::post(thread_, [this] {
+    stopping_ = true;
+    flush_timer_.cancel();
+  });
+  thread_.join();
+}
 
 Accounts& AccountService::accounts() {
   if (!accounts_) {
@@ -219,9 +234,61 @@ AccountService::Awaitable<std::string> AccountService::csrfToken(std::string id)
 
 AccountService::Awaitable<Outcome<NewSession>> AccountService::redeemLoginLink(std::string token,
                                                                                std::string source) {
+  Outcome<NewSession> opened = co_await redeemOnThread(std::move(token), source);
+  co_await counted(static_cast<bool>(opened), std::move(source));
+  co_return opened;
+}
+
+AccountService::Awaitable<Outcome<NewSession>> AccountService::redeemOnThread(std::string token,
+                                                                              std::string source) {
   return run([token = std::move(token), source = std::move(source)](Accounts& a) {
     return a.sessions().redeemLoginLink(token, source);
   });
+}
+
+std::optional<std::chrono::seconds> AccountService::signInThrottled(std::string_view source) {
+  const auto wait = guard_.throttledFor(address::throttleKey(source), SignInGuard::Clock::now());
+  return wait > std::chrono::seconds::zero() ? std::optional(wait) : std::nullopt;
+}
+
+AccountService::Awaitable<bool> AccountService::signInFailed(std::string source) {
+  co_await counted(false, std::move(source));
+  co_return true;
+}
+
+AccountService::Awaitable<void> AccountService::counted(bool succeeded, std::string source) {
+  const std::string key = address::throttleKey(source);
+  if (succeeded) {
+    guard_.succeeded(key);
+    co_return;
+  }
+  guard_.failed(key, SignInGuard::Clock::now());
+  if (auto summary = guard_.takeSummary(SignInGuard::Clock::now())) {
+    co_await recordFailures(*std::move(summary));
+  }
+}
+
+AccountService::Awaitable<bool> AccountService::recordFailures(SignInFailures f) {
+  return run([f = std::move(f)](Accounts& a) {
+    a.sessions().recordFailures(f);
+    return true;
+  });
+}
+
+AccountService::Awaitable<void> AccountService::flushFailures() {
+  // Failures after the last summary are written a minute later at the latest, even when no
+  // further failure comes to write them.
+  while (!stopping_) {
+    flush_timer_.expires_after(SignInGuard::kSummaryEvery);
+    co_await flush_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (auto summary = guard_.takeSummary(SignInGuard::Clock::now())) {
+      try {
+        accounts().sessions().recordFailures(*summary);
+      } catch (const store::StoreError& e) {
+        forget(e);  // The count is lost with the store; the next one is written.
+      }
+    }
+  }
 }
 
 AccountService::Awaitable<bool> AccountService::closeSession(std::string id) {
@@ -231,23 +298,20 @@ AccountService::Awaitable<bool> AccountService::closeSession(std::string id) {
   });
 }
 
-AccountService::Awaitable<bool> AccountService::beginOidcLogin(std::string state,
-                                                               store::OidcLogin login) {
-  return run([state = std::move(state), login = std::move(login)](Accounts& a) {
-    a.sessions().beginOidcLogin(state, login);
-    return true;
-  });
-}
-
-AccountService::Awaitable<std::optional<store::OidcLogin>> AccountService::takeOidcLogin(
-    std::string state) {
-  return run([state = std::move(state)](Accounts& a) { return a.sessions().takeOidcLogin(state); });
-}
-
 AccountService::Awaitable<Outcome<NewSession>> AccountService::openWithProvider(
-    std::string email, bool allow_signup, std::string source) {
-  return run([email = std::move(email), allow_signup, source = std::move(source)](Accounts& a) {
-    return a.sessions().openWithProvider(email, allow_signup, source);
+    ProviderIdentity who, bool allow_signup, std::string source) {
+  Outcome<NewSession> opened = co_await openOnThread(std::move(who), allow_signup, source);
+  if (opened) {
+    co_await counted(true, std::move(source));
+  }
+  co_return opened;
+}
+
+AccountService::Awaitable<Outcome<NewSession>> AccountService::openOnThread(ProviderIdentity who,
+                                                                            bool allow_signup,
+                                                                            std::string source) {
+  return run([who = std::move(who), allow_signup, source = std::move(source)](Accounts& a) {
+    return a.sessions().openWithProvider(who, allow_signup, source);
   });
 }
 

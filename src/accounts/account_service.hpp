@@ -8,6 +8,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
@@ -19,6 +20,7 @@
 
 #include "accounts/accounts.hpp"
 #include "accounts/sessions.hpp"
+#include "accounts/sign_in_guard.hpp"
 #include "store/connection.hpp"
 
 namespace tollgate::accounts {
@@ -84,9 +86,12 @@ class AccountService {
   Awaitable<std::string> csrfToken(std::string id);
   Awaitable<Outcome<NewSession>> redeemLoginLink(std::string token, std::string source);
   Awaitable<bool> closeSession(std::string id);
-  Awaitable<bool> beginOidcLogin(std::string state, store::OidcLogin login);
-  Awaitable<std::optional<store::OidcLogin>> takeOidcLogin(std::string state);
-  Awaitable<Outcome<NewSession>> openWithProvider(std::string email, bool allow_signup,
+  /// How long anonymous sign-ins from `source` are refused (SignInGuard), when they are: asked
+  /// before any store access.
+  std::optional<std::chrono::seconds> signInThrottled(std::string_view source);
+  /// Counts an anonymous sign-in that failed from `source`; writes the summary row when due.
+  Awaitable<bool> signInFailed(std::string source);
+  Awaitable<Outcome<NewSession>> openWithProvider(ProviderIdentity who, bool allow_signup,
                                                   std::string source);
   Awaitable<bool> recordSignInFailure(std::string who, std::string reason, std::string source);
   Awaitable<Outcome<TeamRole>> memberOf(store::User user, std::string team_id);
@@ -106,6 +111,16 @@ class AccountService {
   /// What `change` did, once no live gateway lags behind it or the policy's wait is over.
   template <class T>
   Awaitable<Outcome<T>> propagated(Awaitable<Outcome<T>> change);
+  Awaitable<Outcome<NewSession>> openOnThread(ProviderIdentity who, bool allow_signup,
+                                              std::string source);
+  /// The sign-in link redeemed on the service's thread.
+  Awaitable<Outcome<NewSession>> redeemOnThread(std::string token, std::string source);
+  /// Counts a sign-in from `source` with the guard: a success forgets the source's failures, a
+  /// failure is counted and the summary written when due.
+  Awaitable<void> counted(bool succeeded, std::string source);
+  Awaitable<bool> recordFailures(SignInFailures f);
+  /// On the service's thread: writes what failed since the last summary, once a minute.
+  Awaitable<void> flushFailures();
   /// The service thread's operations, connected again after a failure dropped them.
   Accounts& accounts();
   /// Drops the connection after a failure of the store itself (not a conflict), so that the next
@@ -119,7 +134,11 @@ class AccountService {
   // Used on the service's thread only (made in the constructor, before it has work).
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Accounts> accounts_;
+  SignInGuard guard_;
   boost::asio::thread_pool thread_{1};
+  // Used on the service's thread only.
+  boost::asio::steady_timer flush_timer_{thread_};
+  bool stopping_ = false;
 };
 
 template <class Op>

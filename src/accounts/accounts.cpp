@@ -145,6 +145,7 @@ Outcome<Accounts::Membership> Accounts::requireMember(const std::string& team,
   if (!t) {
     return t.error();
   }
+  store_.lockTeam(t->id);  // Before the roles are read: changes of one team run in turn.
   Outcome<store::User> u = requireUser(email);
   if (!u) {
     return u.error();
@@ -167,6 +168,27 @@ Outcome<Ok> Accounts::authorize(const Actor& actor, const store::Team& team, Act
   }
   if (!allowed(*parseRole(*role), action)) {
     return forbidden("a team " + *role + " may not do this");
+  }
+  return Ok{};
+}
+
+Outcome<Ok> Accounts::mayInvite(const Actor& actor, const store::Team& team, Role role) {
+  if (const Outcome<Ok> may = authorize(actor, team, Action::Invite); !may) {
+    return may;
+  }
+  return role == Role::Owner ? authorize(actor, team, Action::ManageOwners) : Outcome<Ok>(Ok{});
+}
+
+Outcome<Ok> Accounts::makerMayStillInvite(const store::Invite& inv) {
+  if (!inv.created_by) {
+    return Ok{};  // The operator's: valid until it expires or is revoked.
+  }
+  const auto maker = store_.findUserById(*inv.created_by);
+  const auto team = store_.findTeam(inv.team);
+  if (!maker || !team || !mayInvite(Actor{maker->email, ""}, *team, *parseRole(inv.role))) {
+    return conflict(
+        "this invitation no longer holds: the person who made it may no longer "
+        "invite to this role; ask a team admin for a new one");
   }
   return Ok{};
 }
@@ -333,6 +355,30 @@ Outcome<store::User> Accounts::addUser(const std::string& email, const std::stri
   return u;
 }
 
+Outcome<std::int64_t> Accounts::unlinkUser(const Actor& actor, const std::string& email) {
+  store::Transaction tx(store_.connection());
+  const Outcome<store::User> u = requireUser(email);
+  if (!u) {
+    return u.error();
+  }
+  const std::int64_t n = store_.unbindIdentities(u->id);
+  audit(actor, "", "user.identity_unlinked", u->email);
+  tx.commit();
+  return n;
+}
+
+Outcome<std::int64_t> Accounts::endSessions(const Actor& actor, const std::string& email) {
+  store::Transaction tx(store_.connection());
+  const Outcome<store::User> u = requireUser(email);
+  if (!u) {
+    return u.error();
+  }
+  const std::int64_t n = store_.deleteSessionsOf(u->id);
+  audit(actor, "", "user.sessions_ended", u->email);
+  tx.commit();
+  return n;
+}
+
 Outcome<Propagation> Accounts::addMember(const Actor& actor, const std::string& team,
                                          const std::string& email, const std::string& role) {
   const Outcome<Role> r = requireRole(role);
@@ -344,6 +390,7 @@ Outcome<Propagation> Accounts::addMember(const Actor& actor, const std::string& 
   if (!t) {
     return t.error();
   }
+  store_.lockTeam(t->id);
   const Action action = *r == Role::Owner ? Action::ManageOwners : Action::ChangeRoles;
   if (const Outcome<Ok> may = authorize(actor, *t, action); !may) {
     return may.error();
@@ -449,18 +496,16 @@ Outcome<CreatedInvite> Accounts::createInvite(const Actor& actor, const std::str
   if (!t) {
     return t.error();
   }
-  if (const Outcome<Ok> may = authorize(actor, *t, Action::Invite); !may) {
+  store_.lockTeam(t->id);
+  if (const Outcome<Ok> may = mayInvite(actor, *t, *r); !may) {
     return may.error();
-  }
-  if (*r == Role::Owner) {
-    if (const Outcome<Ok> may = authorize(actor, *t, Action::ManageOwners); !may) {
-      return may.error();
-    }
   }
   const std::string secret = auth::randomBase62(kInviteSecretLength);
   const std::string hash = auth::toHex(auth::keyedHash(server_secret_, secret));
+  const auto maker = actor.email ? store_.findUser(*actor.email) : std::nullopt;
   store::Invite inv = store_.createInvite(t->id, std::string(roleName(*r)), invited, hash,
-                                          store::nowMs() + valid_for.count());
+                                          store::nowMs() + valid_for.count(),
+                                          maker ? std::optional(maker->id) : std::nullopt);
   audit(actor, t->id, "invitation.created",
         inv.id + " (" + inv.role + (invited ? ", for " + *invited : std::string(", open")) + ")");
   tx.commit();
@@ -492,10 +537,14 @@ Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std:
   const std::string hash =
       auth::toHex(auth::keyedHash(server_secret_, t.substr(kInvitePrefix.size())));
   store::Transaction tx(store_.connection());
-  const auto inv = store_.findInviteByHash(hash);
+  auto inv = store_.findInviteByHash(hash);
   if (!inv) {
     return notFound("unknown invitation");
   }
+  // Under the team's lock, read again: what another acceptance or a change of the maker's role
+  // committed meanwhile is seen.
+  store_.lockTeam(inv->team_id);
+  inv = store_.findInvite(inv->id);
   if (inv->revoked_at) {
     return conflict("this invitation was revoked");
   }
@@ -508,6 +557,9 @@ Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std:
   if (inv->email && *inv->email != *e) {
     return forbidden("this invitation is for another email address");
   }
+  if (const Outcome<Ok> holds = makerMayStillInvite(*inv); !holds) {
+    return holds.error();
+  }
   auto user = store_.findUser(*e);
   if (!user) {
     user = store_.addUser(*e, "");
@@ -515,8 +567,10 @@ Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std:
   if (store_.roleOf(inv->team_id, user->id)) {
     return conflict(*e + " is already a member of " + quoted(inv->team));
   }
+  if (!store_.acceptInvite(inv->id, user->id)) {
+    return conflict("this invitation was already used");
+  }
   store_.addMember(inv->team_id, user->id, inv->role);
-  store_.acceptInvite(inv->id, user->id);
   audit({*e, source}, inv->team_id, "invitation.accepted", inv->id + " (" + inv->role + ")");
   const std::int64_t seq = store_.bumpChange();
   tx.commit();

@@ -109,6 +109,11 @@ class Accounts {
   Outcome<Propagation> setTeamDryrun(const Actor& actor, const std::string& name, bool allow);
 
   Outcome<store::User> addUser(const std::string& email, const std::string& display_name);
+  /// Forgets the user's identity-provider bindings, so that their address binds to the next
+  /// subject that signs in with it (audited user.identity_unlinked); how many there were.
+  Outcome<std::int64_t> unlinkUser(const Actor& actor, const std::string& email);
+  /// Ends every console session of the user (audited user.sessions_ended); how many.
+  Outcome<std::int64_t> endSessions(const Actor& actor, const std::string& email);
   Outcome<Propagation> addMember(const Actor& actor, const std::string& team,
                                  const std::string& email, const std::string& role);
   Outcome<Propagation> setRole(const Actor& actor, const std::string& team,
@@ -165,6 +170,12 @@ class Accounts {
   Outcome<store::User> requireUser(const std::string& email);
   /// Refused unless the actor may do `action` in `team`.
   Outcome<Ok> authorize(const Actor& actor, const store::Team& team, Action action);
+  /// Refused unless the actor may invite to `role` in `team` (an owner's invitation needs
+  /// ManageOwners too).
+  Outcome<Ok> mayInvite(const Actor& actor, const store::Team& team, Role role);
+  /// Refused (Conflict) unless the invitation's maker may still make it: the operator's always
+  /// may; a user only while their role in the team may invite to its role.
+  Outcome<Ok> makerMayStillInvite(const store::Invite& inv);
   /// Writes a new key of team `team_id`, in the caller's transaction.
   NewKey makeKey(const std::string& team_id, const std::string& name,
                  const std::optional<std::string>& owner_id);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "auth/api_key.hpp"
+#include "core/email.hpp"
 
 namespace tollgate::accounts {
 namespace {
@@ -64,8 +65,7 @@ Outcome<SignedIn> Sessions::resolve(std::string_view id) {
   }
   const std::int64_t now = store::nowMs();
   if (now >= s->expires_at || now - s->seen_at > policy_.idle.count()) {
-    store_.deleteSession(hash);
-    return gone;
+    return gone;  // Deleted by the next sign-in's sweep: an ended session writes nothing.
   }
   auto user = store_.findUserById(s->user_id);
   if (!user) {
@@ -116,45 +116,60 @@ Outcome<NewSession> Sessions::redeemLoginLink(std::string_view token, const std:
                         "this sign-in link is unknown, used or expired: ask for a new one"};
   if (!token.starts_with(kLinkPrefix) || token.size() != kLinkPrefix.size() + kLinkSecretLength ||
       !base62(token.substr(kLinkPrefix.size()))) {
-    recordFailure("", "malformed sign-in link", source);
     return refused;
   }
+  // A read first: a link that is not live takes no write lock and writes nothing.
   const std::string hash = hashOf("link", token.substr(kLinkPrefix.size()));
+  const std::int64_t now = store::nowMs();
+  if (!store_.liveLoginLink(hash, now)) {
+    return refused;
+  }
   store::Transaction tx(store_.connection());
-  const auto user_id = store_.useLoginLink(hash, store::nowMs());
+  // Used once: of two redeeming it at once, the conditional update lets one through.
+  const auto user_id = store_.useLoginLink(hash, now);
   const auto user = user_id ? store_.findUserById(*user_id) : std::nullopt;
   if (!user) {
-    recordFailure("", "unknown, used or expired sign-in link", source);
-    tx.commit();
-    return refused;
+    return refused;  // Rolled back: nothing was written.
   }
   NewSession s = openIn(*user, "link", source);
   tx.commit();
   return s;
 }
 
-void Sessions::beginOidcLogin(std::string_view state, const store::OidcLogin& login) {
-  store::Transaction tx(store_.connection());
-  store_.deleteStaleOidcLogins(store::nowMs());
-  store_.createOidcLogin(hashOf("oidc-state", state), login);
-  tx.commit();
-}
-
-std::optional<store::OidcLogin> Sessions::takeOidcLogin(std::string_view state) {
-  return store_.takeOidcLogin(hashOf("oidc-state", state));
-}
-
-Outcome<NewSession> Sessions::openWithProvider(const std::string& email, bool allow_signup,
+Outcome<NewSession> Sessions::openWithProvider(const ProviderIdentity& who, bool allow_signup,
                                                const std::string& source) {
-  const Outcome<std::string> e = checkEmail(email);
+  const Outcome<std::string> e = checkEmail(who.email);
   if (!e) {
-    recordFailure(email, "identity provider: an email that is not an address", source);
+    recordFailure(who.email, "identity provider: an email that is not an address", source);
     return e.error();
   }
+  if (email::nonRoutable(*e)) {
+    recordFailure(*e, "identity provider: an address at a domain no provider can vouch for",
+                  source);
+    return Refusal{RefusalKind::Invalid,
+                   "an address at this domain cannot sign in with an identity provider"};
+  }
   store::Transaction tx(store_.connection());
-  auto user = store_.findUser(*e);
-  if (!user && allow_signup) {
+  std::optional<store::User> user;
+  // The person is who the provider says by its (issuer, subject), whatever the email says now.
+  if (const auto bound = store_.userOfIdentity(who.issuer, who.subject)) {
+    user = store_.findUserById(*bound);
+  } else if ((user = store_.findUser(*e))) {
+    if (store_.identityAt(user->id, who.issuer)) {
+      recordFailure(*e, "identity provider: the address is bound to another subject", source);
+      tx.commit();
+      return Refusal{RefusalKind::Conflict,
+                     "this address is bound to another account at the identity provider: an "
+                     "operator may unbind it with tollgate admin users unlink " +
+                         *e};
+    }
+    // The first binding trusts the provider's verified email, once.
+    store_.bindIdentity(who.issuer, who.subject, user->id);
+    store_.appendAudit(
+        {.actor = *e, .action = "user.identity_linked", .target = who.issuer, .source = source});
+  } else if (allow_signup) {
     user = store_.addUser(*e, "");
+    store_.bindIdentity(who.issuer, who.subject, user->id);
     store_.appendAudit({.actor = *e, .action = "user.signed_up", .target = *e, .source = source});
   }
   if (!user) {
@@ -166,6 +181,13 @@ Outcome<NewSession> Sessions::openWithProvider(const std::string& email, bool al
   NewSession s = openIn(*user, "oidc", source);
   tx.commit();
   return s;
+}
+
+void Sessions::recordFailures(const SignInFailures& f) {
+  store_.appendAudit({.actor = "anonymous",
+                      .action = "signin.failed",
+                      .target = describe(f),
+                      .source = "gateway"});
 }
 
 void Sessions::recordFailure(std::string_view who, std::string_view reason,

@@ -3,7 +3,8 @@
 // gateway on the store serves the same sessions, and ending one (logout, expiry) ends it on all
 // of them at once. A session ends when idle for too long or at its absolute lifetime; its CSRF
 // token is derived from its id and never stored. Every call blocks on the store (AccountService
-// runs them off the event loop); sign-ins and failed sign-ins go to the audit log.
+// runs them off the event loop); sign-ins go to the audit log, and so do failed ones: one row
+// each for a known person, a summary a minute for anonymous ones (SignInGuard).
 #pragma once
 
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "accounts/accounts.hpp"
 #include "accounts/refusal.hpp"
+#include "accounts/sign_in_guard.hpp"
 #include "store/store.hpp"
 
 namespace tollgate::accounts {
@@ -31,6 +33,13 @@ struct SignedIn {
   std::int64_t expires_at = 0;
 };
 
+/// Who an identity provider vouched for.
+struct ProviderIdentity {
+  std::string issuer;
+  std::string subject;
+  std::string email;  ///< Verified by the provider.
+};
+
 /// How long a one-time sign-in link stays usable.
 inline constexpr std::chrono::minutes kLoginLinkLifetime{15};
 
@@ -41,7 +50,7 @@ class Sessions {
   /// Opens a new session for `user`, signed in by `method` ("link", "oidc") from `source`.
   NewSession open(const store::User& user, std::string_view method, const std::string& source);
   /// The user of the session `id`, while it is live (refused NotFound otherwise: unknown,
-  /// idle too long or past its lifetime, which also removes it).
+  /// idle too long or past its lifetime; nothing is written for those).
   Outcome<SignedIn> resolve(std::string_view id);
   /// Ends the session `id` (nothing if there is none).
   void close(std::string_view id);
@@ -52,22 +61,21 @@ class Sessions {
 
   /// A single-use sign-in token for `email` (the user is added if new), valid 15 minutes.
   Outcome<std::string> createLoginLink(const std::string& email);
-  /// Uses the sign-in token once and opens a session for its user.
+  /// Uses the sign-in token once and opens a session for its user. A token that is not a live
+  /// link is refused after a read alone: nothing is written (the caller counts the failure).
   Outcome<NewSession> redeemLoginLink(std::string_view token, const std::string& source);
 
-  /// Records a sign-in with the identity provider under way, found again by its `state` (only a
-  /// keyed hash of it is stored); forgets those that expired unused.
-  void beginOidcLogin(std::string_view state, const store::OidcLogin& login);
-  /// The sign-in under way for `state`, removed as it is read: a state is used once at most
-  /// (nullopt when unknown or used already; the caller checks expires_at).
-  std::optional<store::OidcLogin> takeOidcLogin(std::string_view state);
-  /// Opens a session for the person with the verified `email` the identity provider vouched
-  /// for: an existing user, or a new one when `allow_signup`; refused NotFound otherwise (and
-  /// recorded as a failed sign-in).
-  Outcome<NewSession> openWithProvider(const std::string& email, bool allow_signup,
+  /// Opens a session for the person the identity provider vouched for: the user bound to its
+  /// (issuer, subject); else the user with its verified email, bound to it then (audited
+  /// user.identity_linked), unless bound to another subject at that issuer (refused Conflict);
+  /// else a new user when `allow_signup` (refused NotFound otherwise). An address at a
+  /// non-routable domain (email::nonRoutable) is refused Invalid. Refusals are audited.
+  Outcome<NewSession> openWithProvider(const ProviderIdentity& who, bool allow_signup,
                                        const std::string& source);
 
-  /// Records a refused sign-in (its reason, never a secret) in the audit log.
+  /// Records the anonymous failures of a while (SignInGuard's summary) as one audit row.
+  void recordFailures(const SignInFailures& f);
+  /// Records a refused sign-in of a known person (its reason, never a secret) in the audit log.
   void recordFailure(std::string_view who, std::string_view reason, const std::string& source);
 
  private:

@@ -374,6 +374,9 @@ void Ledger::prune() {
     if (options_.retention_days > 0) {
       db.pruneSpend(now - options_.retention_days * kMsPerDay);
     }
+    if (options_.audit_retention_days > 0) {
+      db.pruneAudit(now - options_.audit_retention_days * kMsPerDay);
+    }
     if (options_.cache_retention_ms > 0) {
       db.pruneCache(now - options_.cache_retention_ms);
     }

@@ -47,6 +47,7 @@ class Ledger final : public store::StoreWork {
     std::int64_t cache_retention_ms = 0;  ///< Cache entries older than this are pruned; 0: never.
     /// Idempotency-Key records older than this are pruned; 0: never.
     std::int64_t idempotency_window_ms = 0;
+    std::int64_t audit_retention_days = 0;  ///< Audit rows older than this are pruned; 0: never.
   };
 
   /// What became of a hold: taken, or why not (with what the team has available).

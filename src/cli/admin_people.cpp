@@ -17,6 +17,22 @@ void addUser(Admin& admin, const Args& a) {
   std::printf("added user %s\n", shown(u.email).c_str());
 }
 
+void unlinkUser(Admin& admin, const Args& a) {
+  a.expect(1);
+  const std::int64_t n = must(admin.accounts.unlinkUser(admin.op, a.at(0, "EMAIL")));
+  std::printf(
+      "unlinked %s from %lld identity-provider account(s): the next to sign in with the "
+      "address is bound to it\n",
+      shown(a.at(0, "EMAIL")).c_str(), static_cast<long long>(n));
+}
+
+void endSessions(Admin& admin, const Args& a) {
+  a.expect(1);
+  const std::int64_t n = must(admin.accounts.endSessions(admin.op, a.at(0, "EMAIL")));
+  std::printf("ended %lld console session(s) of %s\n", static_cast<long long>(n),
+              shown(a.at(0, "EMAIL")).c_str());
+}
+
 void addMember(Admin& admin, const Args& a) {
   a.expect(2);
   reportLagging(must(
@@ -101,7 +117,11 @@ void revokeInvite(Admin& admin, const Args& a) {
   std::printf("revoked invitation %s\n", shown(a.at(0, "ID")).c_str());
 }
 
-constexpr Verb kUserVerbs[] = {{"add", addUser}};
+constexpr Verb kUserVerbs[] = {
+    {"add", addUser},
+    {"unlink", unlinkUser},
+    {"sessions-end", endSessions},
+};
 
 constexpr Verb kMemberVerbs[] = {
     {"add", addMember},
@@ -119,7 +139,8 @@ constexpr Verb kInviteVerbs[] = {
 
 }  // namespace
 
-const Noun kUsers{"users", "  users add EMAIL [--name NAME]\n", kUserVerbs};
+const Noun kUsers{"users", "  users add EMAIL [--name NAME] | unlink EMAIL | sessions-end EMAIL\n",
+                  kUserVerbs};
 
 const Noun kMembers{
     "members",

@@ -104,7 +104,9 @@ int runGateway(const config::Config& config, const StoreSetup& setup,
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
     if (accounts && own == (listener == net::Listener::Console)) {
-      api::console::addRoutes(console, {config, *accounts, services});
+      api::console::addRoutes(
+          console, {config, *accounts, services,
+                    std::make_shared<const auth::Sealer>(setup.server_secret, "oidc-login")});
     }
     if (listener == net::Listener::Console) {
       return api::makeProbedRouter(services, std::move(console));
@@ -164,7 +166,8 @@ int serve(const config::Config& config, const StoreSetup& setup) {
         setup.location,
         billing::Ledger::Options{gateway_id, config.storage.spend_retention_days,
                                  config.cache.retention_seconds * kMsPerSecond,
-                                 config.cache.idempotency_window_seconds * kMsPerSecond},
+                                 config.cache.idempotency_window_seconds * kMsPerSecond,
+                                 config.storage.audit_retention_days},
         liveness);
     cache = std::make_unique<cache::AnswerCache>(cache_options, ledger.get());
   } catch (const std::exception& e) {

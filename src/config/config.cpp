@@ -20,6 +20,7 @@
 #include "config/routing_config.hpp"
 #include "config/table_reader.hpp"
 #include "core/json.hpp"
+#include "core/text.hpp"
 
 namespace tollgate::config {
 namespace {
@@ -84,7 +85,7 @@ void parseListenKey(const TableReader& r, std::string& out_host, std::uint16_t& 
 Gateway parseGateway(const TableReader& r) {
   r.allowOnly({"listen", "auth", "open_team", "allow_dryrun", "workers", "max_header_bytes",
                "max_body_bytes", "max_upload_bytes", "header_timeout_ms", "body_timeout_ms",
-               "idle_timeout_ms", "shutdown_timeout_ms"});
+               "idle_timeout_ms", "shutdown_timeout_ms", "trusted_proxies"});
   Gateway g;
   parseListenKey(r, g.host, g.port);
   if (const auto auth = r.string("auth")) {
@@ -113,6 +114,16 @@ Gateway parseGateway(const TableReader& r) {
   g.body_timeout = r.millis("body_timeout_ms", g.body_timeout);
   g.idle_timeout = r.millis("idle_timeout_ms", g.idle_timeout);
   g.shutdown_timeout = r.millis("shutdown_timeout_ms", g.shutdown_timeout);
+  for (const std::string& range :
+       r.strings("trusted_proxies").value_or(std::vector<std::string>{})) {
+    const auto cidr = address::parseCidr(range);
+    if (!cidr) {
+      r.fail("trusted_proxies", "\"" + text::printable(range, 64) +
+                                    "\" is not an address or a range such as 10.0.0.0/8 (its "
+                                    "bits past the prefix zero)");
+    }
+    g.trusted_proxies.push_back(*cidr);
+  }
   return g;
 }
 
@@ -260,7 +271,7 @@ std::string envSecret(const TableReader& r, std::string_view key, const EnvLooku
 namespace {
 
 Storage parseStorage(const TableReader& r, const EnvLookup& env) {
-  r.allowOnly({"url", "server_secret", "spend_retention_days"});
+  r.allowOnly({"url", "server_secret", "spend_retention_days", "audit_retention_days"});
   Storage st;
   st.url = r.string("url").value_or("");
   const std::string_view url = st.url;
@@ -281,6 +292,7 @@ Storage parseStorage(const TableReader& r, const EnvLookup& env) {
   }
   constexpr std::int64_t kMaxRetentionDays = 36'500;
   st.spend_retention_days = r.integer("spend_retention_days", 0, kMaxRetentionDays).value_or(0);
+  st.audit_retention_days = r.integer("audit_retention_days", 0, kMaxRetentionDays).value_or(0);
   st.server_secret = envSecret(r, "server_secret", env);
   constexpr std::size_t kMinSecret = 32;
   if (!st.server_secret.empty() && st.server_secret.size() < kMinSecret) {

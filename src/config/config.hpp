@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/address.hpp"
 #include "core/money.hpp"
 
 namespace tollgate::config {
@@ -164,6 +165,9 @@ struct Gateway {
   Millis body_timeout{30'000};
   Millis idle_timeout{60'000};
   Millis shutdown_timeout{10'000};
+  /// Proxies whose X-Forwarded-For names a request's source (address::requestSource); empty: a
+  /// request's source is its peer.
+  std::vector<address::Cidr> trusted_proxies;
 };
 
 /// The inference cache (tollgate::cache_options) and Idempotency-Key records.
@@ -188,6 +192,8 @@ struct Storage {
   std::string server_secret;
   /// Raw spend rows older than this many days are deleted (daily aggregates stay); 0: kept.
   std::int64_t spend_retention_days = 0;
+  /// Audit rows older than this many days are deleted; 0: kept.
+  std::int64_t audit_retention_days = 0;
 };
 
 /// Signing in to the console with an OpenID Connect provider.

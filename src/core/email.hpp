@@ -16,4 +16,10 @@ inline constexpr std::size_t kMaxBytes = 254;
 /// character; nullopt otherwise.
 std::optional<std::string> normalize(std::string_view address);
 
+/// True when the domain of `address` (normalized) is one no identity provider can vouch for: it
+/// is `localhost`, has no dot, or ends in `.localhost`, `.local`, `.internal`, `.invalid`,
+/// `.test` or `.example` (RFC 2606, 6761, 6762). Such addresses are never bound to or signed in
+/// through a provider: they name the operator's own accounts (owner@localhost).
+bool nonRoutable(std::string_view address);
+
 }  // namespace tollgate::email

@@ -56,6 +56,7 @@ constexpr std::array kTable{
     Row{ErrorKind::BillingUnavailable, {503, kApiError, "billing_unavailable"}},
     Row{ErrorKind::NotSignedIn, {401, kAuthentication, "not_signed_in"}},
     Row{ErrorKind::SignInFailed, {401, kAuthentication, "sign_in_failed"}},
+    Row{ErrorKind::SignInThrottled, {429, "rate_limit_error", "sign_in_throttled"}},
     Row{ErrorKind::CsrfFailed, {403, kPermission, "csrf_failed"}},
     Row{ErrorKind::RoleForbidden, {403, kPermission, "role_forbidden"}},
     Row{ErrorKind::ResourceNotFound, {404, kInvalidRequest, "resource_not_found"}},

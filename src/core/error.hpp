@@ -44,6 +44,7 @@ enum class ErrorKind {
   BillingUnavailable,
   NotSignedIn,
   SignInFailed,
+  SignInThrottled,
   CsrfFailed,
   RoleForbidden,
   ResourceNotFound,

@@ -53,7 +53,9 @@ struct Request {
   /// The whole body, in memory or past the route's memory limit in a temporary file; `body` is
   /// its memory, complete only while it is not in a file.
   const Spool* spool = nullptr;
-  std::string_view peer;  ///< The client's IP address, as the audit log records it.
+  /// Who sent it: the client's IP address, or behind a trusted proxy the address it forwarded
+  /// for (address::requestSource); what the audit log records and sign-in throttles count.
+  std::string_view source;
 
   std::string_view header(std::string_view name) const {
     return headers != nullptr ? headers->get(name) : std::string_view{};

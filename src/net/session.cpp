@@ -10,6 +10,7 @@
 #include <boost/beast/http.hpp>
 #include <optional>
 
+#include "core/address.hpp"
 #include "core/ids.hpp"
 #include "net/http_readers.hpp"
 #include "net/write_now.hpp"
@@ -46,6 +47,20 @@ class BeastHeaders final : public http::Headers {
  private:
   const bhttp::fields& fields_;
 };
+
+/// Every X-Forwarded-For value of `fields`, in order, joined by commas (a proxy may add a line of
+/// its own rather than append to the one it got).
+std::string forwardedFor(const bhttp::fields& fields) {
+  std::string joined;
+  const auto [first, last] = fields.equal_range("X-Forwarded-For");
+  for (auto f = first; f != last; ++f) {
+    if (!joined.empty()) {
+      joined += ',';
+    }
+    joined.append(f->value().data(), f->value().size());
+  }
+  return joined;
+}
 
 /// Writes responses on the client's connection; counts bytes and remembers a failed write.
 class ConnectionWriter final : public http::ResponseWriter {
@@ -409,9 +424,13 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     }
     ctx.bytes_in = req.body().size();
     const BeastHeaders headers(req.base());
+    const std::string source =
+        g.trusted_proxies.empty()
+            ? peer
+            : address::requestSource(peer, forwardedFor(req.base()), g.trusted_proxies);
     http::Request request{method,         target.path, target.query,
                           req.version(),  &headers,    &req.body().memory(),
-                          routing.params, &req.body(), peer};
+                          routing.params, &req.body(), source};
     ConnectionWriter out(stream, ctx, req.version(), keep_alive, head_only);
     if (routing.route->idempotent && !request.header("Idempotency-Key").empty()) {
       // Its answer is kept for the client's retry: it runs to its end even if the client leaves.

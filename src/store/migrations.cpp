@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "core/ids.hpp"
 #include "store/store.hpp"  // nowMs
 
 namespace tollgate::store {
@@ -229,6 +230,47 @@ CREATE TABLE inference_cache (
 CREATE INDEX inference_cache_team_time ON inference_cache (team_id, created_at);
 )sql";
 
+// Console users bound to their identity provider's (issuer, subject), not to an email alone; an
+// invitation's maker (NULL: the operator's), filled from the audit log, and open invitations whose
+// maker left the team revoked (revokeOrphanInvitations); sign-ins with the provider under way
+// travel sealed in the browser's cookie, not in a table; audit rows pruned by time.
+constexpr std::string_view kV7 = R"sql(
+CREATE TABLE user_identities (
+  issuer TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  user_id TEXT NOT NULL REFERENCES users (id),
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (issuer, subject)
+);
+CREATE UNIQUE INDEX user_identities_user ON user_identities (user_id, issuer);
+DROP TABLE oidc_logins;
+CREATE INDEX audit_log_at ON audit_log (at);
+ALTER TABLE invites ADD COLUMN created_by TEXT REFERENCES users (id);
+UPDATE invites SET created_by = (
+  SELECT u.id FROM audit_log a JOIN users u ON u.email = a.actor
+  WHERE a.action = 'invitation.created' AND a.target LIKE invites.id || ' (%'
+  ORDER BY a.id LIMIT 1);
+)sql";
+
+/// Migration 7's second step: an open invitation made by a user (its audit row says so) who is
+/// no longer a member of its team is revoked, and the revocation audited (actor "migration").
+void revokeOrphanInvitations(Connection& c) {
+  const std::int64_t now = nowMs();
+  const Rows orphans = c.query(
+      "SELECT i.id, i.team_id FROM invites i WHERE i.accepted_at IS NULL AND i.revoked_at IS "
+      "NULL AND i.expires_at > $1 AND EXISTS (SELECT 1 FROM audit_log a WHERE a.action = "
+      "'invitation.created' AND a.target LIKE i.id || ' (%' AND a.actor <> 'operator') AND NOT "
+      "EXISTS (SELECT 1 FROM members m WHERE m.team_id = i.team_id AND m.user_id = i.created_by)",
+      {now});
+  for (const Row& r : orphans) {
+    c.query("UPDATE invites SET revoked_at = $1 WHERE id = $2", {now, r.text(0)});
+    c.query(
+        "INSERT INTO audit_log (id, at, actor, team_id, action, target, source) VALUES ($1, $2, "
+        "'migration', $3, 'invitation.revoked', $4, 'migration')",
+        {ids::uuidV7(), now, r.text(1), r.text(0) + " (its maker is no longer a member)"});
+  }
+}
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -236,6 +278,8 @@ constexpr std::array kMigrations{
     Migration{4, "the part of a charge the balance could not cover", kV4},
     Migration{5, "console sessions, sign-in links and logins, audit log, spend by user", kV5},
     Migration{6, "idempotency keys and the inference cache", kV6},
+    Migration{7, "identity-provider bindings, invitations' makers, sealed sign-ins", kV7,
+              revokeOrphanInvitations},
 };
 
 }  // namespace
@@ -261,6 +305,9 @@ MigrationReport migrate(Connection& c) {
   for (const Migration& m : kMigrations) {
     if (m.version > report.from) {
       c.script(m.sql);
+      if (m.then != nullptr) {
+        m.then(c);
+      }
       c.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
               {m.version, m.name, nowMs()});
     }

@@ -15,6 +15,8 @@ struct Migration {
   std::int64_t version;
   std::string_view name;
   std::string_view sql;
+  /// What SQL alone cannot do, run after `sql` in the same transaction; may be null.
+  void (*then)(Connection&) = nullptr;
 };
 
 /// Every migration this binary knows, in order.

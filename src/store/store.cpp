@@ -26,13 +26,17 @@ User user(const Row& r, std::size_t at = 0) {
 
 constexpr std::string_view kInviteColumns =
     "SELECT i.id, i.team_id, t.name, i.role, i.email, i.created_at, i.expires_at, "
-    "i.accepted_at, u.email, i.revoked_at FROM invites i JOIN teams t ON t.id = i.team_id "
+    "i.accepted_at, u.email, i.revoked_at, i.created_by FROM invites i JOIN teams t ON t.id = "
+    "i.team_id "
     "LEFT JOIN users u ON u.id = i.accepted_by ";
 
 Invite invite(const Row& r) {
-  return {r.text(0),         r.text(1),           r.text(2),    r.text(3),
-          r.optionalText(4), r.integer(5),        r.integer(6), r.optionalInteger(7),
-          r.optionalText(8), r.optionalInteger(9)};
+  return {r.text(0),         r.text(1),
+          r.text(2),         r.text(3),
+          r.optionalText(4), r.integer(5),
+          r.integer(6),      r.optionalInteger(7),
+          r.optionalText(8), r.optionalInteger(9),
+          r.optionalText(10)};
 }
 
 constexpr std::string_view kKeyColumns =
@@ -163,12 +167,12 @@ std::int64_t Store::countOwners(const std::string& team_id) {
 
 Invite Store::createInvite(const std::string& team_id, const std::string& role,
                            const std::optional<std::string>& email, const std::string& token_hash,
-                           std::int64_t expires_at) {
+                           std::int64_t expires_at, const std::optional<std::string>& created_by) {
   const std::string id = ids::uuidV7();
   c_->query(
-      "INSERT INTO invites (id, team_id, role, email, token_hash, created_at, expires_at) "
-      "VALUES ($1, $2, $3, $4, $5, $6, $7)",
-      {id, team_id, role, email, token_hash, nowMs(), expires_at});
+      "INSERT INTO invites (id, team_id, role, email, token_hash, created_at, expires_at, "
+      "created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      {id, team_id, role, email, token_hash, nowMs(), expires_at, created_by});
   return *findInvite(id);
 }
 
@@ -191,9 +195,18 @@ std::optional<Invite> Store::findInvite(const std::string& id) {
   return rows.empty() ? std::nullopt : std::optional(invite(rows.front()));
 }
 
-void Store::acceptInvite(const std::string& id, const std::string& user_id) {
-  c_->query("UPDATE invites SET accepted_at = $1, accepted_by = $2 WHERE id = $3",
-            {nowMs(), user_id, id});
+bool Store::acceptInvite(const std::string& id, const std::string& user_id) {
+  return !c_->query(
+                "UPDATE invites SET accepted_at = $1, accepted_by = $2 WHERE id = $3 AND "
+                "accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1 RETURNING id",
+                {nowMs(), user_id, id})
+              .empty();
+}
+
+void Store::lockTeam(const std::string& team_id) {
+  if (c_->engine() == Engine::Postgres) {
+    c_->query("SELECT id FROM teams WHERE id = $1 FOR UPDATE", {team_id});
+  }
 }
 
 void Store::revokeInvite(const std::string& id) {

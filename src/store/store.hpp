@@ -53,6 +53,7 @@ struct Invite {
   std::optional<std::int64_t> accepted_at;
   std::optional<std::string> accepted_by;  ///< The accepting user's email.
   std::optional<std::int64_t> revoked_at;
+  std::optional<std::string> created_by;  ///< The maker's user id; nullopt: the operator.
 };
 
 struct ApiKey {
@@ -89,14 +90,6 @@ struct ConsoleSession {
   std::int64_t created_at = 0;
   std::int64_t seen_at = 0;     ///< Last use (moved at most about once a minute).
   std::int64_t expires_at = 0;  ///< The absolute end.
-};
-
-/// A sign-in with an identity provider under way: what the callback checks, used once.
-struct OidcLogin {
-  std::string nonce;
-  std::string code_verifier;
-  std::string return_to;
-  std::int64_t expires_at = 0;
 };
 
 /// One change, as the audit log keeps it.
@@ -289,6 +282,15 @@ class Store {
   User addUser(const std::string& email, const std::string& name);
   std::optional<User> findUser(const std::string& email);
   std::optional<User> findUserById(const std::string& id);
+  /// The user bound to `subject` at the identity provider `issuer`, if any.
+  std::optional<std::string> userOfIdentity(const std::string& issuer, const std::string& subject);
+  /// The subject `user_id` is bound to at `issuer`, if any.
+  std::optional<std::string> identityAt(const std::string& user_id, const std::string& issuer);
+  /// Binds `user_id` to (`issuer`, `subject`); throws Conflict when either side is bound.
+  void bindIdentity(const std::string& issuer, const std::string& subject,
+                    const std::string& user_id);
+  /// Forgets every identity-provider binding of `user_id`; how many.
+  std::int64_t unbindIdentities(const std::string& user_id);
   std::optional<std::string> roleOf(const std::string& team_id, const std::string& user_id);
   /// The teams `user_id` is a member of, by name, each with the role.
   std::vector<std::pair<Team, std::string>> teamsOf(const std::string& user_id);
@@ -301,11 +303,16 @@ class Store {
   // Invitations.
   Invite createInvite(const std::string& team_id, const std::string& role,
                       const std::optional<std::string>& email, const std::string& token_hash,
-                      std::int64_t expires_at);
+                      std::int64_t expires_at, const std::optional<std::string>& created_by);
   std::vector<Invite> listInvites(const std::string& team_id);
   std::optional<Invite> findInviteByHash(const std::string& token_hash);
   std::optional<Invite> findInvite(const std::string& id);
-  void acceptInvite(const std::string& id, const std::string& user_id);
+  /// Marks the invitation accepted by `user_id` while it is open (unused, unrevoked, unexpired);
+  /// false when it no longer is (another acceptance won).
+  bool acceptInvite(const std::string& id, const std::string& user_id);
+  /// Holds the team's row until the transaction ends, so that membership changes of one team
+  /// run one after the other on every engine (SQLite's write transaction already does).
+  void lockTeam(const std::string& team_id);
   void revokeInvite(const std::string& id);
 
   // API keys.
@@ -386,20 +393,21 @@ class Store {
   std::optional<ConsoleSession> findSession(const std::string& id_hash);
   void touchSession(const std::string& id_hash, std::int64_t at);
   void deleteSession(const std::string& id_hash);
+  /// Ends every session of `user_id`; how many.
+  std::int64_t deleteSessionsOf(const std::string& user_id);
   /// Forgets what of signing in has ended: sessions idle since before `idle_before` or expired
   /// by `now`, and sign-in links used or expired by `now`; returns how many rows.
   std::int64_t forgetEndedSignIns(std::int64_t idle_before, std::int64_t now);
   void createLoginLink(const std::string& token_hash, const std::string& user_id,
                        std::int64_t expires_at);
+  /// Whether a link with this hash exists, unused and unexpired (a read: no lock is taken).
+  bool liveLoginLink(const std::string& token_hash, std::int64_t now);
   /// Marks an unused, unexpired link used; its user, or nullopt (unknown, used or expired).
   std::optional<std::string> useLoginLink(const std::string& token_hash, std::int64_t now);
-  void createOidcLogin(const std::string& state_hash, const OidcLogin& login);
-  /// Removes and returns the login under way with this state (so it serves once).
-  std::optional<OidcLogin> takeOidcLogin(const std::string& state_hash);
-  /// Forgets the sign-ins under way that expired unused; how many.
-  std::int64_t deleteStaleOidcLogins(std::int64_t now);
   void appendAudit(const AuditEntry& e);
   std::vector<AuditEntry> listAudit(const AuditFilter& f);
+  /// Deletes audit rows older than `before_ms`; returns how many.
+  std::int64_t pruneAudit(std::int64_t before_ms);
 
   // Running gateways.
   /// Registers a gateway; its times are the store's clock, not the record's.

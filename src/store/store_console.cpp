@@ -45,6 +45,45 @@ std::int64_t Store::forgetEndedSignIns(std::int64_t idle_before, std::int64_t no
   return static_cast<std::int64_t>(sessions + links);
 }
 
+std::int64_t Store::deleteSessionsOf(const std::string& user_id) {
+  return static_cast<std::int64_t>(
+      c_->query("DELETE FROM console_sessions WHERE user_id = $1 RETURNING 1", {user_id}).size());
+}
+
+std::optional<std::string> Store::userOfIdentity(const std::string& issuer,
+                                                 const std::string& subject) {
+  const Rows rows = c_->query(
+      "SELECT user_id FROM user_identities WHERE issuer = $1 AND subject = $2", {issuer, subject});
+  return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
+}
+
+std::optional<std::string> Store::identityAt(const std::string& user_id,
+                                             const std::string& issuer) {
+  const Rows rows = c_->query(
+      "SELECT subject FROM user_identities WHERE user_id = $1 AND issuer = $2", {user_id, issuer});
+  return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
+}
+
+void Store::bindIdentity(const std::string& issuer, const std::string& subject,
+                         const std::string& user_id) {
+  c_->query(
+      "INSERT INTO user_identities (issuer, subject, user_id, created_at) VALUES ($1, $2, $3, $4)",
+      {issuer, subject, user_id, nowMs()});
+}
+
+std::int64_t Store::unbindIdentities(const std::string& user_id) {
+  return static_cast<std::int64_t>(
+      c_->query("DELETE FROM user_identities WHERE user_id = $1 RETURNING 1", {user_id}).size());
+}
+
+bool Store::liveLoginLink(const std::string& token_hash, std::int64_t now) {
+  return !c_->query(
+                "SELECT 1 FROM login_links WHERE token_hash = $1 AND used_at IS NULL AND "
+                "expires_at > $2",
+                {token_hash, now})
+              .empty();
+}
+
 void Store::createLoginLink(const std::string& token_hash, const std::string& user_id,
                             std::int64_t expires_at) {
   c_->query(
@@ -61,36 +100,17 @@ std::optional<std::string> Store::useLoginLink(const std::string& token_hash, st
   return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
 }
 
-void Store::createOidcLogin(const std::string& state_hash, const OidcLogin& login) {
-  c_->query(
-      "INSERT INTO oidc_logins (state_hash, nonce, code_verifier, return_to, created_at, "
-      "expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
-      {state_hash, login.nonce, login.code_verifier, login.return_to, nowMs(), login.expires_at});
-}
-
-std::optional<OidcLogin> Store::takeOidcLogin(const std::string& state_hash) {
-  const Rows rows = c_->query(
-      "DELETE FROM oidc_logins WHERE state_hash = $1 RETURNING nonce, code_verifier, return_to, "
-      "expires_at",
-      {state_hash});
-  if (rows.empty()) {
-    return std::nullopt;
-  }
-  const Row& r = rows.front();
-  return OidcLogin{r.text(0), r.text(1), r.text(2), r.integer(3)};
-}
-
-std::int64_t Store::deleteStaleOidcLogins(std::int64_t now) {
-  return static_cast<std::int64_t>(
-      c_->query("DELETE FROM oidc_logins WHERE expires_at <= $1 RETURNING 1", {now}).size());
-}
-
 void Store::appendAudit(const AuditEntry& e) {
   c_->query(
       "INSERT INTO audit_log (id, at, actor, team_id, action, target, source) VALUES ($1, $2, $3, "
       "$4, $5, $6, $7)",
       {e.id.empty() ? ids::uuidV7() : e.id, e.at != 0 ? e.at : nowMs(), e.actor,
        e.team_id.empty() ? Param() : Param(e.team_id), e.action, e.target, e.source});
+}
+
+std::int64_t Store::pruneAudit(std::int64_t before_ms) {
+  return static_cast<std::int64_t>(
+      c_->query("DELETE FROM audit_log WHERE at < $1 RETURNING 1", {before_ms}).size());
 }
 
 std::vector<AuditEntry> Store::listAudit(const AuditFilter& f) {

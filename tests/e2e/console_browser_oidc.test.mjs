@@ -38,13 +38,13 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
     base = `http://127.0.0.1:${port}`;
     provider = await startProvider({
       redirectUri: `${base}/console/api/auth/oidc/callback`,
-      accounts: { ann: { email: 'ann@acme.test', email_verified: true } },
+      accounts: { ann: { email: 'ann@acme.example.com', email_verified: true } },
     });
     const dead = `http://127.0.0.1:${await closedPort()}/v1`;
     const config = standardConfig(mock.url, dead, { gateway: { auth: 'required', listen: `127.0.0.1:${port}` } });
     config.console = {
       public_url: base,
-      owner_email: 'ann@acme.test',
+      owner_email: 'ann@acme.example.com',
       login_links: true,
       oidc: { issuer: provider.issuer, client_id: CLIENT_ID, client_secret: `env::${SECRET_ENV}` },
     };
@@ -88,7 +88,7 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
     await page.locator('button[type="submit"]').click();
     await page.waitForURL(`${base}/console/`);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
-    await page.getByText('ann@acme.test').waitFor();
+    await page.getByText('ann@acme.example.com').waitFor();
     assert.match(await page.locator('header select option:checked').textContent(), /default \(owner\)/);
     const audit = JSON.parse((await ok('audit', 'list', '--json')).stdout);
     assert.ok(audit.some((e) => e.action === 'signin' && e.target === 'oidc'), 'the sign-in is audited as oidc');
@@ -100,7 +100,7 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
   });
 
   test('a sign-in link used twice: the second time the sign-in page says it has expired or been used', T, async () => {
-    const token = linkToken((await ok('login-link', 'ann@acme.test')).stdout);
+    const token = linkToken((await ok('login-link', 'ann@acme.example.com')).stdout);
     const first = await newPage();
     await first.goto(`${base}/console/signin?token=${token}`);
     await first.getByRole('button', { name: 'Sign in' }).click();

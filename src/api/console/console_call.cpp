@@ -80,7 +80,7 @@ Awaitable<std::optional<Caller>> signedIn(const ConsoleServices& s, exchange::Re
     }
   }
   store::User user = std::move(resolved)->user;
-  accounts::Actor actor{user.email, std::string(req.peer)};
+  accounts::Actor actor{user.email, std::string(req.source)};
   co_return Caller{std::move(user), std::move(session), resolved->expires_at, std::move(actor)};
 }
 
@@ -138,6 +138,20 @@ Awaitable<void> fail(exchange::RequestContext& ctx, http::ResponseWriter& out, E
 Awaitable<void> fail(exchange::RequestContext& ctx, http::ResponseWriter& out, const Error& e) {
   ctx.error_code = std::string(errorSpec(e.kind).code);
   http::Response r = http::Response::error(e);
+  r.header("Cache-Control", "no-store");
+  co_await out.send(std::move(r));
+}
+
+Awaitable<void> throttled(exchange::RequestContext& ctx, http::ResponseWriter& out,
+                          std::chrono::seconds wait) {
+  const ErrorKind kind = ErrorKind::SignInThrottled;
+  ctx.error_code = std::string(errorSpec(kind).code);
+  http::Response r =
+      http::Response::error({kind,
+                             "too many failed sign-ins from this address; try again in " +
+                                 std::to_string(wait.count()) + " s",
+                             ""});
+  r.header("Retry-After", std::to_string(wait.count()));
   r.header("Cache-Control", "no-store");
   co_await out.send(std::move(r));
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "accounts/records_json.hpp"
 #include "accounts/sessions.hpp"
 #include "api/services.hpp"
+#include "auth/sealed.hpp"
 #include "core/json.hpp"
 #include "exchange/request_context.hpp"
 #include "http/request.hpp"
@@ -33,6 +35,8 @@ struct ConsoleServices {
   const config::Config& config;
   accounts::AccountService& accounts;
   Services api;  ///< The inference path, for the playground.
+  /// Seals the login cookie of a sign-in with the identity provider (oidc.cpp).
+  std::shared_ptr<const auth::Sealer> login_sealer;
   /// This worker's client of the identity provider; null without [console.oidc] (addRoutes
   /// makes it).
   std::shared_ptr<OidcClient> oidc = nullptr;
@@ -95,6 +99,11 @@ Awaitable<void> fail(exchange::RequestContext& ctx, http::ResponseWriter& out, E
 
 /// Answers `w`'s JSON with `status`, never cached.
 Awaitable<void> sendJson(http::ResponseWriter& out, json::Writer& w, int status = 200);
+
+/// 429 sign_in_throttled with Retry-After: an anonymous sign-in from a source that failed too
+/// often (SignInGuard), refused before any store access.
+Awaitable<void> throttled(exchange::RequestContext& ctx, http::ResponseWriter& out,
+                          std::chrono::seconds wait);
 
 /// Answers an Outcome: its value written by `write`, or its refusal.
 template <class T, class Write>

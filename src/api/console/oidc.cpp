@@ -1,8 +1,10 @@
-// Signing in with the OpenID Connect provider: the start (a redirect to the provider, the
-// sign-in's state in a short-lived cookie and its nonce and code verifier in the store) and the
-// callback (the state checked against the cookie and used once, the code redeemed, the ID token
-// verified, the person admitted, a session opened). A failed sign-in ends on the sign-in page
-// with an error code, and its reason (never a token) goes to the audit log.
+// Signing in with the OpenID Connect provider: the start (a redirect to the provider; the
+// sign-in's state, nonce, code verifier, return path and expiry sealed in a short-lived cookie,
+// nothing in the store) and the callback (the state checked against the cookie, which is cleared,
+// the code redeemed (the provider's code serves once), the ID token verified, the person
+// admitted, a session opened). A failed sign-in ends on the sign-in page with an error code;
+// before the provider vouched for someone it is only counted (SignInGuard), after it its reason
+// (never a token) goes to the audit log.
 #include <cstdio>
 
 #include "api/console/handlers.hpp"
@@ -52,15 +54,11 @@ http::Response toSignInPage(const config::Console& c, exchange::RequestContext& 
   return r;
 }
 
-/// Ends a refused sign-in: recorded in the audit log with `reason` (and `who`, when known),
-/// then sent to the sign-in page with `code`.
+/// Ends a sign-in refused before the provider vouched for anyone: counted against the source,
+/// nothing written; then sent to the sign-in page with `code`.
 Awaitable<void> refuse(const ConsoleServices& s, exchange::RequestContext& ctx,
-                       const http::Request& req, http::ResponseWriter& out, std::string_view code,
-                       std::string_view who, std::string_view reason) {
-  const std::string actor(who);
-  const std::string why(reason);
-  const std::string source(req.peer);
-  co_await s.accounts.recordSignInFailure(actor, why, source);
+                       const http::Request& req, http::ResponseWriter& out, std::string_view code) {
+  co_await s.accounts.signInFailed(std::string(req.source));
   http::Response r = toSignInPage(s.config.console, ctx, code);
   co_await out.send(std::move(r));
 }
@@ -76,6 +74,33 @@ std::string_view codeOf(const OidcProblem& p) {
   return "sign_in_failed";
 }
 
+/// Ends a sign-in refused for `p`, its reason in the gateway's log (an operator's clue to a
+/// misconfigured client, and never a token): counted against the source unless the provider
+/// could not be reached (no fault of the client's).
+Awaitable<void> refuse(const ConsoleServices& s, exchange::RequestContext& ctx,
+                       const http::Request& req, http::ResponseWriter& out, const OidcProblem& p) {
+  logProvider(p.unavailable ? "unavailable" : "refused", p.reason);
+  if (p.unavailable) {
+    http::Response r = toSignInPage(s.config.console, ctx, codeOf(p));
+    co_await out.send(std::move(r));
+    co_return;
+  }
+  co_await refuse(s, ctx, req, out, codeOf(p));
+}
+
+/// Ends a sign-in refused for a person the provider vouched for: recorded in the audit log with
+/// `reason`, then sent to the sign-in page with `code`.
+Awaitable<void> refusePerson(const ConsoleServices& s, exchange::RequestContext& ctx,
+                             const http::Request& req, http::ResponseWriter& out,
+                             std::string_view code, std::string_view who, std::string_view reason) {
+  const std::string actor(who);
+  const std::string why(reason);
+  const std::string source(req.source);
+  co_await s.accounts.recordSignInFailure(actor, why, source);
+  http::Response r = toSignInPage(s.config.console, ctx, code);
+  co_await out.send(std::move(r));
+}
+
 }  // namespace
 
 Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ctx,
@@ -85,6 +110,9 @@ Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ct
     co_return co_await fail(ctx, out, ErrorKind::ResourceNotFound,
                             "no identity provider is configured on this gateway", "");
   }
+  if (const auto wait = s.accounts.signInThrottled(req.source)) {
+    co_return co_await throttled(ctx, out, *wait);
+  }
   const std::string return_to = safeReturnTo(queryField(req, "return_to"));
   auto d = co_await s.oidc->discovery();
   if (!d) {
@@ -92,16 +120,16 @@ Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ct
     co_return co_await fail(ctx, out, ErrorKind::IdentityProviderUnavailable,
                             "the identity provider cannot be reached; try again shortly", "");
   }
-  const std::string state = auth::randomToken(kStateBytes);
-  const std::string verifier = auth::newCodeVerifier();
-  const store::OidcLogin login{auth::randomToken(kStateBytes), verifier, return_to,
-                               store::nowMs() + kLoginSeconds * 1000};
-  co_await s.accounts.beginOidcLogin(state, login);
-  const AuthorizationParams p{redirectUri(c), state, login.nonce,
-                              auth::codeChallengeS256(verifier)};
+  const PendingLogin login{auth::randomToken(kStateBytes), auth::randomToken(kStateBytes),
+                           auth::newCodeVerifier(), return_to,
+                           store::nowMs() + kLoginSeconds * 1000};
+  const AuthorizationParams p{redirectUri(c), login.state, login.nonce,
+                              auth::codeChallengeS256(login.code_verifier)};
   http::Response r{302, "text/plain; charset=utf-8", {}, "signing in with the identity provider\n"};
   r.header("Location", authorizationUrl(*d, s.oidc->config(), p));
-  r.header("Set-Cookie", http::setCookie(loginCookie(c), state, c.https(), kLoginSeconds));
+  r.header("Set-Cookie",
+           http::setCookie(loginCookie(c), s.login_sealer->seal(encodePendingLogin(login)),
+                           c.https(), kLoginSeconds));
   r.header("Cache-Control", "no-store");
   r.header("Referrer-Policy", "no-referrer");
   ctx.status = r.status;
@@ -115,65 +143,62 @@ Awaitable<void> oidcCallback(const ConsoleServices& s, exchange::RequestContext&
     co_return co_await fail(ctx, out, ErrorKind::ResourceNotFound,
                             "no identity provider is configured on this gateway", "");
   }
+  if (const auto wait = s.accounts.signInThrottled(req.source)) {
+    co_return co_await throttled(ctx, out, *wait);
+  }
   const std::string error = queryField(req, "error");
   if (!error.empty()) {
-    const std::string reason = "identity provider: " + text::printable(error, 64);
-    co_return co_await refuse(s, ctx, req, out, "sign_in_failed", "", reason);
+    co_return co_await refuse(s, ctx, req, out, "sign_in_failed");
   }
-  // Login CSRF: the state must be the one this browser was given at the start.
+  // Login CSRF: the state must be the one this browser was given at the start, sealed in its
+  // login cookie (which is cleared whatever happens next).
   const std::string state = queryField(req, "state");
   const auto cookie = http::cookieValue(req.header("Cookie"), loginCookie(c));
-  if (state.empty() || !cookie || !constantTimeEquals(state, *cookie)) {
-    co_return co_await refuse(s, ctx, req, out, "sign_in_failed", "",
-                              "state does not match this browser's sign-in");
-  }
-  auto login = co_await s.accounts.takeOidcLogin(state);
-  if (!login) {
-    co_return co_await refuse(s, ctx, req, out, "sign_in_failed", "",
-                              "state unknown or used already");
+  const auto unsealed = cookie ? s.login_sealer->open(*cookie) : std::nullopt;
+  const auto login = unsealed ? decodePendingLogin(*unsealed) : std::nullopt;
+  if (state.empty() || !login || !constantTimeEquals(state, login->state)) {
+    co_return co_await refuse(s, ctx, req, out, "sign_in_failed");
   }
   if (store::nowMs() >= login->expires_at) {
-    co_return co_await refuse(s, ctx, req, out, "sign_in_failed", "", "sign-in took too long");
+    co_return co_await refuse(s, ctx, req, out, "sign_in_failed");
   }
   // RFC 9207: when the provider names itself, it must be ours (a mix-up defence).
   const auto iss = http::formValue(req.query, "iss");
   if (!iss || (*iss && **iss != s.oidc->config().issuer)) {
-    co_return co_await refuse(s, ctx, req, out, "sign_in_failed", "",
-                              "iss parameter is not the issuer");
+    co_return co_await refuse(s, ctx, req, out, "sign_in_failed");
   }
   const std::string code = queryField(req, "code");
   if (code.empty()) {
-    co_return co_await refuse(s, ctx, req, out, "sign_in_failed", "", "no code");
+    co_return co_await refuse(s, ctx, req, out, "sign_in_failed");
   }
   auto d = co_await s.oidc->discovery();
   if (!d) {
-    logProvider("discovery", d.error().reason);
-    co_return co_await refuse(s, ctx, req, out, codeOf(d.error()), "", d.error().reason);
+    co_return co_await refuse(s, ctx, req, out, d.error());
   }
   const std::string redirect = redirectUri(c);
   auto token = co_await s.oidc->redeem(*d, code, redirect, login->code_verifier);
   if (!token) {
-    if (token.error().unavailable) {
-      logProvider("token", token.error().reason);
-    }
-    co_return co_await refuse(s, ctx, req, out, codeOf(token.error()), "", token.error().reason);
+    co_return co_await refuse(s, ctx, req, out, token.error());
   }
   auto claims = co_await s.oidc->verify(*d, *token, login->nonce);
   if (!claims) {
-    if (claims.error().unavailable) {
-      logProvider("keys", claims.error().reason);
-    }
-    co_return co_await refuse(s, ctx, req, out, codeOf(claims.error()), "", claims.error().reason);
+    co_return co_await refuse(s, ctx, req, out, claims.error());
   }
   if (!emailDomainAllowed(claims->email, c.allowed_email_domains)) {
-    co_return co_await refuse(s, ctx, req, out, "email_domain_not_allowed", claims->email,
-                              "email domain not allowed");
+    co_return co_await refusePerson(s, ctx, req, out, "email_domain_not_allowed", claims->email,
+                                    "email domain not allowed");
   }
-  const std::string source(req.peer);
-  auto opened = co_await s.accounts.openWithProvider(claims->email, c.allow_signup, source);
+  const std::string source(req.source);
+  accounts::ProviderIdentity who{s.oidc->config().issuer, claims->sub, claims->email};
+  auto opened = co_await s.accounts.openWithProvider(std::move(who), c.allow_signup, source);
   if (!opened) {
     // Refused, and recorded, by openWithProvider.
-    http::Response r = toSignInPage(c, ctx, "not_invited");
+    const bool mismatch = opened.error().kind == accounts::RefusalKind::Conflict;
+    const bool unroutable = opened.error().kind == accounts::RefusalKind::Invalid;
+    http::Response r = toSignInPage(c, ctx,
+                                    mismatch     ? "identity_mismatch"
+                                    : unroutable ? "email_not_allowed"
+                                                 : "not_invited");
     co_await out.send(std::move(r));
     co_return;
   }

@@ -6,6 +6,7 @@
 #include <array>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
+#include <charconv>
 
 #include "core/base64.hpp"
 #include "core/text.hpp"
@@ -43,6 +44,12 @@ constexpr std::array kErrorTexts{
     ErrorText{"not_invited",
               "There is no account for your email address. Ask a team owner for an invitation, "
               "or your operator to add you."},
+    ErrorText{"identity_mismatch",
+              "Your email address belongs to an account that signs in as someone else at your "
+              "identity provider. Ask your operator to unlink it (tollgate admin users unlink "
+              "EMAIL), then sign in again."},
+    ErrorText{"email_not_allowed",
+              "Addresses at this domain cannot sign in with an identity provider."},
     ErrorText{"identity_provider_unavailable",
               "The identity provider could not be reached. Try again in a moment."},
     ErrorText{"invalid_link",
@@ -184,6 +191,32 @@ std::string_view signInErrorText(std::string_view code) {
     }
   }
   return {};
+}
+
+std::string encodePendingLogin(const PendingLogin& login) {
+  return login.state + '\n' + login.nonce + '\n' + login.code_verifier + '\n' + login.return_to +
+         '\n' + std::to_string(login.expires_at);
+}
+
+std::optional<PendingLogin> decodePendingLogin(std::string_view text) {
+  std::array<std::string_view, 5> parts;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::size_t end = i + 1 < parts.size() ? text.find('\n') : text.size();
+    if (end == std::string_view::npos) {
+      return std::nullopt;
+    }
+    parts[i] = text.substr(0, end);
+    text.remove_prefix(i + 1 < parts.size() ? end + 1 : end);
+  }
+  PendingLogin login{std::string(parts[0]), std::string(parts[1]), std::string(parts[2]),
+                     std::string(parts[3])};
+  const std::string_view at = parts[4];
+  const auto [end, ec] = std::from_chars(at.data(), at.data() + at.size(), login.expires_at);
+  if (ec != std::errc() || end != at.data() + at.size() || login.state.empty() ||
+      login.nonce.empty() || login.code_verifier.empty() || login.return_to.empty()) {
+    return std::nullopt;
+  }
+  return login;
 }
 
 bool constantTimeEquals(std::string_view a, std::string_view b) {

@@ -4,6 +4,7 @@
 // failed sign-in shows on the sign-in page. No I/O: oidc_client.hpp does the calls.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,6 +75,21 @@ bool emailDomainAllowed(std::string_view email, const std::vector<std::string>& 
 /// What the sign-in page says for a failed sign-in's `error` code; empty for a code it does not
 /// know (the page then says nothing of it).
 std::string_view signInErrorText(std::string_view code);
+
+/// A sign-in with the provider under way: what its callback checks, carried in the browser's
+/// login cookie, sealed (the store keeps nothing of a sign-in until it succeeds).
+struct PendingLogin {
+  std::string state;
+  std::string nonce;
+  std::string code_verifier;
+  std::string return_to;
+  std::int64_t expires_at = 0;  ///< Milliseconds since the Unix epoch.
+};
+
+/// The login as one text (its fields hold no line breaks: tokens, and a safeReturnTo path).
+std::string encodePendingLogin(const PendingLogin& login);
+/// What encodePendingLogin wrote; nullopt for any other text.
+std::optional<PendingLogin> decodePendingLogin(std::string_view text);
 
 /// Equal in time that depends on the lengths only.
 bool constantTimeEquals(std::string_view a, std::string_view b);

@@ -134,6 +134,9 @@ Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContex
                             "signing in must come from the console's own origin (Origin header)",
                             "");
   }
+  if (const auto wait = s.accounts.signInThrottled(req.source)) {
+    co_return co_await throttled(ctx, out, *wait);
+  }
   const bool form =
       text::isMediaType(req.header("Content-Type"), "application/x-www-form-urlencoded");
   std::string token;
@@ -150,8 +153,7 @@ Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContex
     }
     token = stringOf(*body, "token").value_or("");
   }
-  const std::string peer(req.peer);
-  auto opened = co_await s.accounts.redeemLoginLink(token, peer);
+  auto opened = co_await s.accounts.redeemLoginLink(token, std::string(req.source));
   if (!opened) {
     if (form) {
       // The sign-in page's own form: back to the page, which says what went wrong, rather than

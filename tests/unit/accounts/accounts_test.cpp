@@ -124,6 +124,32 @@ TEST_F(AccountsTest, InvitationsAreSingleUseBoundAndMayExpire) {
                       "this invitation has expired"));
 }
 
+TEST_F(AccountsTest, AnInvitationHoldsOnlyWhileItsMakerMayMakeIt) {
+  const auto invite = [&](const Actor& who, const char* role) {
+    return value(acc_->createInvite(who, "acme", role, {}, std::chrono::hours(1))).token;
+  };
+  const std::string own_admin = invite(as("own@x.io"), "admin");
+  const std::string adm_admin = invite(as("adm@x.io"), "admin");
+  const std::string adm_member = invite(as("adm@x.io"), "member");
+  const std::string operators = invite(op_, "owner");
+  // The admin is made viewer: what they made no longer holds; the owner's and operator's do.
+  value(acc_->setRole(op_, "acme", "adm@x.io", "viewer"));
+  EXPECT_TRUE(refused(acc_->acceptInvite(adm_admin, "a@x.io"), RefusalKind::Conflict,
+                      "this invitation no longer holds: the person who made it may no longer "
+                      "invite to this role; ask a team admin for a new one"));
+  EXPECT_TRUE(refused(acc_->acceptInvite(adm_member, "a@x.io"), RefusalKind::Conflict));
+  EXPECT_FALSE(store_->findUser("a@x.io")) << "a refused acceptance adds no one";
+  EXPECT_TRUE(acc_->acceptInvite(own_admin, "b@x.io"));
+  EXPECT_TRUE(acc_->acceptInvite(operators, "c@x.io"));
+  // Back as admin, their invitation holds again; removed, it never does.
+  value(acc_->setRole(op_, "acme", "adm@x.io", "admin"));
+  EXPECT_TRUE(acc_->acceptInvite(adm_member, "d@x.io"));
+  const std::string later = invite(as("adm@x.io"), "member");
+  value(acc_->removeMember(op_, "acme", "adm@x.io"));
+  EXPECT_TRUE(refused(acc_->acceptInvite(later, "adm@x.io"), RefusalKind::Conflict))
+      << "a removed admin cannot rejoin with their own invitation";
+}
+
 TEST_F(AccountsTest, NamesAreCheckedAndStoredVerbatim) {
   EXPECT_TRUE(refused(acc_->createTeam(op_, std::string(101, 'x')), RefusalKind::Invalid,
                       "a team name must be at most 100 characters"));

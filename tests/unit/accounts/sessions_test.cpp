@@ -62,9 +62,30 @@ TEST_F(SessionsTest, ALinkSignsInOnceAndOnlyItsHashIsStored) {
                   .query("SELECT 1 FROM console_sessions WHERE id_hash = $1", {opened.id})
                   .empty())
       << "the session id itself is never stored";
-  const auto actions = auditActions();
-  EXPECT_EQ(std::count(actions.begin(), actions.end(), "signin"), 1);
-  EXPECT_EQ(std::count(actions.begin(), actions.end(), "signin.failed"), 2);
+  EXPECT_EQ(auditActions(), (std::vector<std::string>{"signin", "signin.link_created"}))
+      << "a refused link writes nothing: the caller counts it (SignInGuard)";
+}
+
+TEST_F(SessionsTest, ALinkThatIsNotLiveIsRefusedWithoutAWrite) {
+  Sessions s = sessions();
+  const std::string used = value(s.createLoginLink("ann@example.com"));
+  value(s.redeemLoginLink(used, "cli"));
+  const std::string expired = value(s.createLoginLink("bob@example.com"));
+  store_->connection().query("UPDATE login_links SET expires_at = $1 WHERE used_at IS NULL",
+                             {store::nowMs() - 1});
+  const auto before = store_->connection().query(
+      "SELECT (SELECT COUNT(*) FROM audit_log), (SELECT COUNT(*) FROM console_sessions), "
+      "(SELECT COUNT(*) FROM login_links WHERE used_at IS NOT NULL)");
+  const std::string unknown = "ll-tollgate-" + std::string(32, 'A');
+  for (const std::string& token : {used, expired, unknown}) {
+    EXPECT_TRUE(refused(s.redeemLoginLink(token, "10.0.0.9"), RefusalKind::Invalid)) << token;
+  }
+  const auto after = store_->connection().query(
+      "SELECT (SELECT COUNT(*) FROM audit_log), (SELECT COUNT(*) FROM console_sessions), "
+      "(SELECT COUNT(*) FROM login_links WHERE used_at IS NOT NULL)");
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(before.front().integer(i), after.front().integer(i)) << "column " << i;
+  }
 }
 
 TEST_F(SessionsTest, AnExpiredLinkIsRefused) {
@@ -79,7 +100,8 @@ TEST_F(SessionsTest, ASessionEndsWhenIdleAtItsLifetimeAndAtLogout) {
   const NewSession a = value(idle.redeemLoginLink(value(idle.createLoginLink("a@x.io")), "cli"));
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
   EXPECT_TRUE(refused(idle.resolve(a.id), RefusalKind::NotFound));
-  EXPECT_EQ(rows("console_sessions"), 0) << "an ended session is removed";
+  EXPECT_EQ(rows("console_sessions"), 1)
+      << "an ended session is refused without a write (the next sign-in sweeps it)";
 
   Sessions brief = sessions({std::chrono::hours(1), std::chrono::milliseconds(50)});
   const NewSession b = value(brief.redeemLoginLink(value(brief.createLoginLink("b@x.io")), "cli"));
@@ -113,6 +135,16 @@ TEST_F(SessionsTest, ASignInSweepsSessionsAndLinksThatEnded) {
   EXPECT_TRUE(idle.resolve(next.id));
 }
 
+TEST_F(SessionsTest, AuditRowsArePrunedByAge) {
+  const std::int64_t now = store::nowMs();
+  store_->appendAudit({.at = now - 10'000, .actor = "old", .action = "x"});
+  store_->appendAudit({.at = now, .actor = "new", .action = "x"});
+  EXPECT_EQ(store_->pruneAudit(now - 5'000), 1);
+  const auto left = store_->listAudit({});
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left.front().actor, "new");
+}
+
 TEST_F(SessionsTest, TheCsrfTokenIsTheSessionsOwn) {
   Sessions s = sessions();
   const NewSession a = value(s.redeemLoginLink(value(s.createLoginLink("a@x.io")), "cli"));
@@ -131,48 +163,65 @@ TEST_F(SessionsTest, TheCsrfTokenIsTheSessionsOwn) {
 namespace tollgate::accounts {
 namespace {
 
-TEST_F(SessionsTest, AnOidcLoginIsStoredByTheHashOfItsStateAndServesOnce) {
-  Sessions s = sessions();
-  const std::string state = "a-state-of-forty-three-characters-xxxxxxxxx";
-  const store::OidcLogin login{"the-nonce", "the-verifier", "/console/keys",
-                               store::nowMs() + 600'000};
-  s.beginOidcLogin(state, login);
-  EXPECT_EQ(rows("oidc_logins"), 1);
-  EXPECT_TRUE(store_->connection()
-                  .query("SELECT 1 FROM oidc_logins WHERE state_hash = $1", {state})
-                  .empty());
-  EXPECT_FALSE(s.takeOidcLogin("another state"));
-  const auto taken = s.takeOidcLogin(state);
-  ASSERT_TRUE(taken);
-  EXPECT_EQ(taken->nonce, "the-nonce");
-  EXPECT_EQ(taken->code_verifier, "the-verifier");
-  EXPECT_EQ(taken->return_to, "/console/keys");
-  EXPECT_FALSE(s.takeOidcLogin(state)) << "a replayed state finds nothing";
-}
+constexpr std::string_view kIssuer = "https://idp.example.com";
 
-TEST_F(SessionsTest, StartingAnOidcLoginForgetsTheExpiredOnes) {
-  Sessions s = sessions();
-  s.beginOidcLogin("old", {"n", "v", "/console/", store::nowMs() - 1});
-  s.beginOidcLogin("new", {"n", "v", "/console/", store::nowMs() + 600'000});
-  EXPECT_EQ(rows("oidc_logins"), 1);
-  EXPECT_TRUE(s.takeOidcLogin("new"));
+ProviderIdentity vouched(std::string subject, std::string email) {
+  return {std::string(kIssuer), std::move(subject), std::move(email)};
 }
 
 TEST_F(SessionsTest, TheProviderSignsInUsersAndNewcomersOnlyWithSignUp) {
   Sessions s = sessions();
-  store_->addUser("ann@acme.test", "");
-  const NewSession ann = value(s.openWithProvider("ann@acme.test", false, "10.0.0.1"));
-  EXPECT_EQ(value(s.resolve(ann.id)).user.email, "ann@acme.test");
+  store_->addUser("ann@acme.example.com", "");
+  const NewSession ann =
+      value(s.openWithProvider(vouched("sub-ann", "ann@acme.example.com"), false, "10.0.0.1"));
+  EXPECT_EQ(value(s.resolve(ann.id)).user.email, "ann@acme.example.com");
   EXPECT_TRUE(
-      refused(s.openWithProvider("bob@acme.test", false, "10.0.0.1"), RefusalKind::NotFound));
-  EXPECT_FALSE(store_->findUser("bob@acme.test"));
-  const NewSession bob = value(s.openWithProvider("bob@acme.test", true, "10.0.0.1"));
-  EXPECT_EQ(bob.user.email, "bob@acme.test");
-  EXPECT_TRUE(store_->findUser("bob@acme.test"));
+      refused(s.openWithProvider(vouched("sub-bob", "bob@acme.example.com"), false, "10.0.0.1"),
+              RefusalKind::NotFound));
+  EXPECT_FALSE(store_->findUser("bob@acme.example.com"));
+  const NewSession bob =
+      value(s.openWithProvider(vouched("sub-bob", "bob@acme.example.com"), true, "10.0.0.1"));
+  EXPECT_EQ(bob.user.email, "bob@acme.example.com");
+  EXPECT_EQ(store_->userOfIdentity(std::string(kIssuer), "sub-bob"), bob.user.id);
   std::vector<std::string> actions = auditActions();
   std::sort(actions.begin(), actions.end());
-  EXPECT_EQ(actions,
-            (std::vector<std::string>{"signin", "signin", "signin.failed", "user.signed_up"}));
+  EXPECT_EQ(actions, (std::vector<std::string>{"signin", "signin", "signin.failed",
+                                               "user.identity_linked", "user.signed_up"}));
+}
+
+TEST_F(SessionsTest, AUserIsTheSubjectItWasBoundToWhateverTheEmailSays) {
+  Sessions s = sessions();
+  const store::User owner = store_->addUser("owner@acme.example.com", "");
+  value(s.openWithProvider(vouched("sub-owner", "owner@acme.example.com"), false, "10.0.0.1"));
+  // Another subject claiming the owner's address (any case) is refused, and not bound.
+  EXPECT_TRUE(refused(
+      s.openWithProvider(vouched("sub-mallory", "OWNER@ACME.EXAMPLE.COM"), true, "10.0.0.2"),
+      RefusalKind::Conflict));
+  EXPECT_FALSE(store_->userOfIdentity(std::string(kIssuer), "sub-mallory"));
+  // The bound subject signs in as the owner even after its email changed at the provider.
+  const NewSession again = value(
+      s.openWithProvider(vouched("sub-owner", "renamed@acme.example.com"), false, "10.0.0.1"));
+  EXPECT_EQ(again.user.id, owner.id);
+  // Unbound (tollgate admin users unlink), the address binds to the next subject, once.
+  EXPECT_EQ(store_->unbindIdentities(owner.id), 1);
+  EXPECT_EQ(
+      value(s.openWithProvider(vouched("sub-new", "owner@acme.example.com"), false, "10.0.0.1"))
+          .user.id,
+      owner.id);
+}
+
+TEST_F(SessionsTest, NonRoutableAddressesNeverSignInThroughAProvider) {
+  Sessions s = sessions();
+  store_->addUser("owner@localhost", "");
+  for (const char* email : {"owner@localhost", "a@intranet", "a@box.local", "a@corp.internal",
+                            "a@x.invalid", "a@x.test", "a@x.example", "a@y.localhost"}) {
+    EXPECT_TRUE(
+        refused(s.openWithProvider(vouched(std::string("sub-") + email, email), true, "10.0.0.1"),
+                RefusalKind::Invalid))
+        << email;
+  }
+  EXPECT_EQ(rows("user_identities"), 0);
+  EXPECT_EQ(rows("console_sessions"), 0);
 }
 
 }  // namespace

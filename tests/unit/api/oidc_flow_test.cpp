@@ -117,3 +117,24 @@ TEST(OidcFlowTest, ConstantTimeEquals) {
 
 }  // namespace
 }  // namespace tollgate::api::console
+
+namespace tollgate::api::console {
+namespace {
+
+TEST(OidcFlowTest, APendingLoginRoundTripsAndNothingElseDecodes) {
+  const PendingLogin login{"the-state", "the-nonce", "the-verifier", "/console/keys", 1234};
+  const auto back = decodePendingLogin(encodePendingLogin(login));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->state, "the-state");
+  EXPECT_EQ(back->nonce, "the-nonce");
+  EXPECT_EQ(back->code_verifier, "the-verifier");
+  EXPECT_EQ(back->return_to, "/console/keys");
+  EXPECT_EQ(back->expires_at, 1234);
+  for (const char* bad : {"", "a\nb\nc\n/console/", "a\nb\nc\n/console/\n", "a\nb\nc\n/console/\nx",
+                          "\nb\nc\n/console/\n1", "a\nb\nc\n/console/\n1\n2"}) {
+    EXPECT_FALSE(decodePendingLogin(bad)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace tollgate::api::console

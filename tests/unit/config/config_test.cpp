@@ -102,6 +102,19 @@ TEST(Config, ReadsTheCacheTableAndDefaultsToADayOfIdempotency) {
   EXPECT_EQ(defaultConfig().cache.idempotency_window_seconds, 24 * 3600);
 }
 
+TEST(Config, ReadsTrustedProxiesAndTheAuditRetention) {
+  const Config c = parseConfig(
+      "[gateway]\ntrusted_proxies = [\"10.0.0.0/8\", \"::1\"]\n"
+      "[storage]\naudit_retention_days = 30\n"
+      "[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n",
+      "t.toml", fakeEnv);
+  ASSERT_EQ(c.gateway.trusted_proxies.size(), 2u);
+  EXPECT_EQ(c.gateway.trusted_proxies[0].prefix, 8u);
+  EXPECT_EQ(c.storage.audit_retention_days, 30);
+  EXPECT_TRUE(defaultConfig().gateway.trusted_proxies.empty());
+  EXPECT_EQ(defaultConfig().storage.audit_retention_days, 0);
+}
+
 TEST(Config, EmbeddedDefaultServesEcho) {
   const Config c = defaultConfig();
   EXPECT_EQ(c.gateway.port, 8080);
@@ -147,6 +160,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_port", "[gateway]\nlisten = \"127.0.0.1:70000\"\n" + kEcho, "gateway.listen",
                 "port"},
         BadCase{"auth", "[gateway]\nauth = \"closed\"\n" + kEcho, "gateway.auth", "required"},
+        BadCase{"trusted_proxy_host_bits",
+                "[gateway]\ntrusted_proxies = [\"10.0.0.1/8\"]\n" + kEcho,
+                "gateway.trusted_proxies", "10.0.0.0/8"},
+        BadCase{"trusted_proxy_name", "[gateway]\ntrusted_proxies = [\"proxy.local\"]\n" + kEcho,
+                "gateway.trusted_proxies", "not an address"},
+        BadCase{"audit_retention", "[storage]\naudit_retention_days = -1\n" + kEcho,
+                "storage.audit_retention_days", ""},
         BadCase{"cache_unknown", "[cache]\nttl = 5\n" + kEcho, "cache.ttl", "unknown key"},
         BadCase{"cache_memory", "[cache]\nmemory_bytes = -1\n" + kEcho, "cache.memory_bytes", ""},
         BadCase{"idempotency_window", "[cache]\nidempotency_window_seconds = 0\n" + kEcho,

@@ -12,6 +12,18 @@ TEST(Email, NormalizesToLowerCase) {
   EXPECT_EQ(normalize("zoë@example.org"), "zoë@example.org");
 }
 
+TEST(Email, NonRoutableDomainsAreTheReservedOnesAndThoseWithoutADot) {
+  for (const std::string local :
+       {"owner@localhost", "a@localhost.", "a@intranet", "a@x.localhost", "a@box.local",
+        "a@corp.internal", "a@x.invalid", "a@acme.test", "a@x.example"}) {
+    EXPECT_TRUE(nonRoutable(local)) << local;
+  }
+  for (const std::string routable : {"a@example.com", "a@acme.example.com", "a@localhost.com",
+                                     "a@test.io", "a@local.example.org", "a@x.testing"}) {
+    EXPECT_FALSE(nonRoutable(routable)) << routable;
+  }
+}
+
 TEST(Email, RefusesWhatIsNotShapedLikeAnAddress) {
   for (const std::string bad : {"", "ann", "@acme.io", "ann@", "a@b@c", "a b@x.io", "a\n@x.io",
                                 "a\x7f@x.io", "a\xc2\x85@x.io", "a\xff@x.io"}) {

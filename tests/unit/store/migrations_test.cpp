@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "store/store.hpp"
 #include "temp_dir.hpp"
 
 namespace tollgate::store {
@@ -43,6 +44,61 @@ TEST(SqliteConnection, FileIsPrivateAndParametersAreVerbatim) {
   const Rows rows = c->query("SELECT v FROM t");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].text(0), hostile);
+}
+
+}  // namespace
+}  // namespace tollgate::store
+
+namespace tollgate::store {
+namespace {
+
+TEST(Migrations, SevenKeepsInvitationsWhoseMakerStaysAndRevokesTheOthers) {
+  const test::TempDir dir("tollgate-store-test");
+  auto c = connect({Engine::Sqlite, dir.file("t.db")});
+  c->script(
+      "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
+      "applied_at BIGINT NOT NULL)");
+  for (const Migration& m : migrations()) {
+    if (m.version < 7) {
+      c->script(m.sql);
+      c->query("INSERT INTO schema_migrations VALUES ($1, $2, 0)", {m.version, m.name});
+    }
+  }
+  const std::int64_t later = nowMs() + 3'600'000;
+  c->script(
+      "INSERT INTO teams (id, name, state, created_at) VALUES ('t', 'crew', 'active', 0);"
+      "INSERT INTO users (id, email, name, created_at) VALUES ('u-stay', 'stay@x.io', '', 0),"
+      " ('u-gone', 'gone@x.io', '', 0);"
+      "INSERT INTO members (team_id, user_id, role, created_at) VALUES ('t', 'u-stay', 'admin', "
+      "0);");
+  for (const char* id : {"i-stay", "i-gone", "i-operator"}) {
+    c->query(
+        "INSERT INTO invites (id, team_id, role, token_hash, created_at, expires_at) VALUES ($1, "
+        "'t', 'member', $1, 0, $2)",
+        {id, later});
+  }
+  c->script(
+      "INSERT INTO audit_log (id, at, actor, team_id, action, target, source) VALUES"
+      " ('a1', 0, 'stay@x.io', 't', 'invitation.created', 'i-stay (member, open)', 'x'),"
+      " ('a2', 0, 'gone@x.io', 't', 'invitation.created', 'i-gone (member, open)', 'x'),"
+      " ('a3', 0, 'operator', 't', 'invitation.created', 'i-operator (member, open)', 'cli');");
+  migrate(*c);
+  const Rows rows =
+      c->query("SELECT id, created_by, revoked_at IS NOT NULL FROM invites ORDER BY id");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].text(0), "i-gone");
+  EXPECT_EQ(rows[0].text(1), "u-gone");
+  EXPECT_EQ(rows[0].integer(2), 1) << "its maker left the team";
+  EXPECT_EQ(rows[1].text(0), "i-operator");
+  EXPECT_FALSE(rows[1].optionalText(1));
+  EXPECT_EQ(rows[1].integer(2), 0);
+  EXPECT_EQ(rows[2].text(0), "i-stay");
+  EXPECT_EQ(rows[2].text(1), "u-stay");
+  EXPECT_EQ(rows[2].integer(2), 0);
+  EXPECT_EQ(c->query("SELECT 1 FROM audit_log WHERE actor = 'migration' AND action = "
+                     "'invitation.revoked' AND target LIKE 'i-gone %'")
+                .size(),
+            1u);
 }
 
 }  // namespace

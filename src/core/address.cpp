@@ -103,7 +103,7 @@ std::string requestSource(std::string_view peer, std::string_view forwarded_for,
     return std::string(peer);
   }
   std::string_view left = forwarded_for;
-  std::string_view last_seen;
+  std::string left_most;  // The last proxy seen, walking leftwards.
   while (!text::trimOws(left).empty()) {
     const std::size_t comma = left.rfind(',');
     const std::string_view value =
@@ -112,7 +112,6 @@ std::string requestSource(std::string_view peer, std::string_view forwarded_for,
     if (value.empty()) {
       continue;
     }
-    last_seen = value;
     const auto ip = parseIp(value);
     if (!ip) {
       return text::printable(value, 64);
@@ -120,8 +119,9 @@ std::string requestSource(std::string_view peer, std::string_view forwarded_for,
     if (!containsAny(trusted, *ip)) {
       return format(*ip);
     }
+    left_most = format(*ip);
   }
-  return last_seen.empty() ? std::string(peer) : std::string(last_seen);
+  return left_most.empty() ? std::string(peer) : left_most;
 }
 
 std::string throttleKey(std::string_view source) {

@@ -32,6 +32,9 @@
 #   BENCH_LOAD_MAX=90       a round in which the load CPU passed this busy share (%) for any path
 #                           is left out of the rounds' figures (the load side, not the proxy,
 #                           may have limited it)
+#   BENCH_FLOOD=0           1: the billed paths' fixed-rate test runs again while two connections
+#                           flood the console's sign-in with bad links (POST /console/api/auth/link
+#                           as fast as they are answered): the billed p99 under an anonymous flood
 #   BENCH_PERF=0            1: after the rounds, profile each Tollgate path with perf for one
 #                           round's time; the top entries go to build/bench/perf-TARGET.txt
 set -euo pipefail
@@ -66,6 +69,7 @@ ROUNDS=${BENCH_ROUNDS:-10}
 ROUND_DUR=${BENCH_ROUND_SECONDS:-4}
 LOAD_MAX=${BENCH_LOAD_MAX:-90}
 PERF=${BENCH_PERF:-0}
+FLOOD=${BENCH_FLOOD:-0}
 DISTURBED=0
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -92,6 +96,7 @@ int_in BENCH_RETRIES "$RETRIES" 0 5
 int_in BENCH_BUDGET "$BUDGET" 0 36000
 int_in BENCH_LOAD_MAX "$LOAD_MAX" 1 100
 int_in BENCH_PERF "$PERF" 0 1
+int_in BENCH_FLOOD "$FLOOD" 0 1
 ((PERF == 0)) || command -v perf >/dev/null 2>&1 || die "BENCH_PERF=1: 'perf' not found (apt-get install linux-perf)"
 for t in $TARGETS; do
   case $t in direct | nginx | tollgate | tollgate_auth | tollgate_pg) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
@@ -708,17 +713,36 @@ run_upload() { # run_upload TARGET RUN: 8 uploads at a time; the peak RSS they a
   log "  $target uploads: RSS ${before} KiB before, peak ${peak} KiB"
 }
 
-run_rate() { # run_rate TARGET RUN
-  local target=$1 run=$2 out bad
+run_rate() { # run_rate TARGET RUN [flood]
+  local target=$1 run=$2 out bad flood_pid="" m=""
+  if [[ ${3:-} == flood ]]; then
+    # Two connections of anonymous sign-in attempts, each with a well-formed link nobody made.
+    m=flood
+    printf '{"token":"ll-tollgate-%s"}' floodfloodfloodfloodfloodflood00 >"$WORK/flood.json"
+    BENCH_BODY="$WORK/flood.json" BENCH_ORIGIN="http://127.0.0.1:$T_PORT" \
+      timeout $((RATE_DUR + 20)) taskset -c "$LOAD_CPU" wrk -t1 -c2 -d"$((RATE_DUR + 6))s" --timeout 10s \
+      -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/console/api/auth/link" >"$WORK/flood.txt" 2>&1 &
+    flood_pid=$!
+    sleep 1
+  fi
   phase_begin "$target"
   run_capture "$WORK/out.txt" timeout $((RATE_DUR + 30)) taskset -c "$LOAD_CPU" "$LOADGEN" rate --port "$T_PORT" \
     --body "$T_BODY" --rate "$RATE" --conns "$RATE_CONNS" --duration "$RATE_DUR" --warmup 1 --drain 2 \
     --expect "$T_EXPECT" --watch "$(tr ' ' ',' <<<"$T_PIDS")"
-  phase_end "$target" "run $run fixed rate"
+  phase_end "$target" "run $run fixed rate${m:+ under a sign-in flood}"
+  if [[ -n $flood_pid ]]; then
+    kill "$flood_pid" 2>/dev/null || true
+    wait "$flood_pid" 2>/dev/null || true
+  fi
   out=$(cat "$WORK/out.txt")
   [[ $out == RESULT* ]] || { WARN+=("$target run $run: fixed-rate test produced no result"); return 0; }
   bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))
   ((bad == 0)) || WARN+=("$target run $run: fixed-rate test had $bad failed/unsent requests (achieved $(kv achieved_rps "$out") req/s)")
+  if [[ -n $m ]]; then
+    add "$target" floodp99 "$(calc "$(kv p99_us "$out") / 1000" 3)"
+    log "  $target @${RATE}/s under a sign-in flood: p99 $(kv p99_us "$out") us ($(grep -o 'requests=[0-9]*' "$WORK/flood.txt" || echo 'requests=?') sign-in attempts)"
+    return 0
+  fi
   add "$target" p50 "$(calc "$(kv p50_us "$out") / 1000" 3)"
   add "$target" p99 "$(calc "$(kv p99_us "$out") / 1000" 3)"
   add "$target" cpurate "$(kv cpu_us_per_req "$out")"
@@ -878,6 +902,7 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
   run_wrk "$t" 16 "$run"
   run_wrk "$t" 64 "$run"
   run_rate "$t" "$run"
+  ((FLOOD)) && [[ $t == tollgate_auth || $t == tollgate_pg ]] && run_rate "$t" "$run" flood
   # The Anthropic path (Tollgate only: nginx cannot translate, and direct has nothing to):
   # the same request to bench_claude, whose provider speaks Anthropic's Messages API.
   if [[ $t == tollgate* ]]; then
@@ -1086,6 +1111,7 @@ REPORT="$OUT/results.md"
   row "CPU us/req @${RATE} req/s" cpurate ratio %.1f
   row "latency p50 @${RATE} req/s (ms)" p50 delta %.3f
   row "latency p99 @${RATE} req/s (ms)" p99 delta %.3f
+  ((FLOOD)) && row "p99 @${RATE}/s, sign-in flood (ms)" floodp99 none %.3f
   row "stream TTFB p50 (ms)" ttfb50 delta %.3f
   row "stream TTFB p99 (ms)" ttfb99 delta %.3f
   row "CPU us/stream @${STREAM_RATE} streams/s" cpustream ratio %.1f

@@ -11,6 +11,9 @@ wrk.headers["Content-Type"] = os.getenv("BENCH_CONTENT_TYPE") or "application/js
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["Authorization"] = os.getenv("BENCH_AUTH") or "Bearer sk-bench-0000000000000000"
 wrk.headers["User-Agent"] = "tollgate-bench/1"
+if os.getenv("BENCH_ORIGIN") then
+  wrk.headers["Origin"] = os.getenv("BENCH_ORIGIN")
+end
 
 function done(summary, latency, requests)
   local e = summary.errors

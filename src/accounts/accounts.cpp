@@ -356,25 +356,23 @@ Outcome<store::User> Accounts::addUser(const std::string& email, const std::stri
 }
 
 Outcome<std::int64_t> Accounts::unlinkUser(const Actor& actor, const std::string& email) {
-  store::Transaction tx(store_.connection());
-  const Outcome<store::User> u = requireUser(email);
-  if (!u) {
-    return u.error();
-  }
-  const std::int64_t n = store_.unbindIdentities(u->id);
-  audit(actor, "", "user.identity_unlinked", u->email);
-  tx.commit();
-  return n;
+  return changeUser(actor, email, "user.identity_unlinked", &store::Store::unbindIdentities);
 }
 
 Outcome<std::int64_t> Accounts::endSessions(const Actor& actor, const std::string& email) {
+  return changeUser(actor, email, "user.sessions_ended", &store::Store::deleteSessionsOf);
+}
+
+Outcome<std::int64_t> Accounts::changeUser(
+    const Actor& actor, const std::string& email, std::string_view action,
+    std::int64_t (store::Store::*change)(const std::string&)) {
   store::Transaction tx(store_.connection());
   const Outcome<store::User> u = requireUser(email);
   if (!u) {
     return u.error();
   }
-  const std::int64_t n = store_.deleteSessionsOf(u->id);
-  audit(actor, "", "user.sessions_ended", u->email);
+  const std::int64_t n = (store_.*change)(u->id);
+  audit(actor, "", action, u->email);
   tx.commit();
   return n;
 }

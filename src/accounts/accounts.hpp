@@ -170,6 +170,10 @@ class Accounts {
   Outcome<store::User> requireUser(const std::string& email);
   /// Refused unless the actor may do `action` in `team`.
   Outcome<Ok> authorize(const Actor& actor, const store::Team& team, Action action);
+  /// Runs `change` on the user with `email` (audited as `action`); what it counted.
+  Outcome<std::int64_t> changeUser(const Actor& actor, const std::string& email,
+                                   std::string_view action,
+                                   std::int64_t (store::Store::*change)(const std::string&));
   /// Refused unless the actor may invite to `role` in `team` (an owner's invitation needs
   /// ManageOwners too).
   Outcome<Ok> mayInvite(const Actor& actor, const store::Team& team, Role role);

@@ -1,8 +1,8 @@
 // The inference cache (tollgate::cache_options) through HTTP, on every engine: on, off,
-// read_only and write_only; max_age_s; a hit answered whole or as a stream whichever way the
-// answer was first produced; team isolation; ZDR and TEE models never cached; dryrun reads only;
-// hits charged nothing and logged as hits; embeddings and rerank; two gateways sharing hits on
-// one store; options refused with a clear error.
+// read_only and write_only; max_age_s and [cache] retention_seconds; a hit answered whole or as a
+// stream whichever way the answer was first produced; team isolation; ZDR and TEE models never
+// cached; dryrun reads only; hits charged nothing and logged as hits; embeddings and rerank; two
+// gateways sharing hits on one store; options refused with a clear error.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -200,6 +200,28 @@ for (const engine of ENGINES) {
       const stale = await chat(m, withCache('on', { max_age_s: 0 }));
       assert.equal(stale.headers.get('tollgate-cache'), 'miss');
       assert.equal(upstreamCalls(m), 2);
+    });
+
+    test('an entry past [cache] retention_seconds is never answered, whatever max_age_s', async () => {
+      const short = await startGateway({ config: { ...config, cache: { retention_seconds: 1 } }, env: store.env });
+      try {
+        const m = marker('retention');
+        const ask = (extra) => postJson(short.baseURL, '/v1/chat/completions', chatBody(m, extra, 'cached_model'),
+          { headers: bearer(key) });
+        assert.equal((await ask({ ...ON, stream: true })).headers.get('tollgate-cache'), 'miss');
+        assert.equal((await ask(ON)).headers.get('tollgate-cache'), 'hit');
+        await sleep(1100);
+        // Still in the gateway's memory, and not yet pruned from the store: past retention all
+        // the same, whole or streamed.
+        for (const extra of [{}, { stream: true }]) {
+          const stale = await ask({ ...withCache('read_only', { max_age_s: 3600 }), ...extra });
+          assert.equal(stale.status, 200, stale.text);
+          assert.equal(stale.headers.get('tollgate-cache'), 'miss');
+        }
+        assert.equal(upstreamCalls(m), 3);
+      } finally {
+        await short.stop();
+      }
     });
 
     test('team B never gets team A\'s answer', async () => {

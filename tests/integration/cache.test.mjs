@@ -7,7 +7,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
-import { startMock, MOCK_USAGE, DEFAULT_TEXT } from '../fixtures/mock_upstream.mjs';
+import { startMock, mockEmbedding, MOCK_USAGE, DEFAULT_TEXT } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, standardConfig, closedPort, adminOf, postJson, chatBody, assertError,
   openaiProvider, endpointModel, marker, waitFor, sleep,
@@ -296,6 +296,39 @@ for (const engine of ENGINES) {
       assert.equal(partial.prompt_tokens, sent[0].body && c.json.usage.prompt_tokens);
       assert.ok(partial.cost > 0);
       assert.ok(partial.cost < byId[a.headers.get('x-request-id')].cost);
+    });
+
+    test('embeddings are kept by the upstream\'s index, not where its items come', async () => {
+      const m = marker('embidx');
+      const embed = (input) => postJson(gw.baseURL, '/v1/embeddings',
+        { model: 'tollgate::embedding_model_name::embed_model', input, ...ON }, { headers: bearer(key) });
+      const [a, b, c, d] = [`${m}-a mock:reversed`, `${m}-b`, `${m}-c mock:reversed`, `${m}-d`];
+      // The whole batch sent, answered in reverse order.
+      const first = await embed([a, b]);
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual(first.json.data.map((x) => x.index), [0, 1]);
+      assert.deepEqual(first.json.data.map((x) => x.embedding), [mockEmbedding(a), mockEmbedding(b)]);
+      // Part of a batch sent (c and d), answered in reverse order, merged with b found.
+      const partial = await embed([b, c, d]);
+      assert.equal(partial.status, 200, partial.text);
+      assert.equal(partial.headers.get('tollgate-cache'), 'partial');
+      assert.deepEqual(partial.json.data.map((x) => x.embedding), [b, c, d].map((t) => mockEmbedding(t)));
+      // Each input was kept under its own text.
+      const hit = await embed([d, c, b, a]);
+      assert.equal(hit.headers.get('tollgate-cache'), 'hit');
+      assert.deepEqual(hit.json.data.map((x) => x.embedding), [d, c, b, a].map((t) => mockEmbedding(t)));
+      assert.equal(upstreamCalls(m), 2);
+    });
+
+    test('an embedding list whose indexes are not one per input sent is a 502, and nothing of it is kept', async () => {
+      const m = marker('embdup');
+      const embed = (input) => postJson(gw.baseURL, '/v1/embeddings',
+        { model: 'tollgate::embedding_model_name::embed_model', input, ...ON }, { headers: bearer(key) });
+      const bad = await embed([`${m}-a`, `${m}-b mock:index-twice`]);
+      assertError(bad, { status: 502, code: 'upstream_error' });
+      const again = await embed([`${m}-a`]);
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.headers.get('tollgate-cache'), 'miss');
     });
 
     test('rerank is cached by the same rules', async () => {

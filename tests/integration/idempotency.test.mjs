@@ -1,9 +1,9 @@
 // Idempotency-Key through HTTP, on every engine: a retry gets the first answer's bytes again
 // (whole and streamed) and is billed once; another request under the same key is 422; a retry
 // while the first runs is 409 with Retry-After; a failure releases the key; a client that leaves
-// does not cancel the answer, which is charged and kept whole; ZDR answers are not kept; a dryrun
-// records nothing; a bad key is 400; a crash after the charge loses neither the charge nor the
-// answer; records expire after the window.
+// does not cancel the answer, which is charged and kept whole; ZDR answers are not kept, nor
+// answers past the team's bound; a dryrun records nothing; a bad key is 400; a crash after the
+// charge loses neither the charge nor the answer; records expire after the window.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -245,6 +245,53 @@ for (const engine of ENGINES) {
       assert.equal(retry.status, 200, retry.text);
       assert.equal(retry.headers.get('idempotent-replayed'), null);
       assert.equal(upstreamCalls(m), 2);
+    });
+
+    test('past [cache] team_max_bytes a team\'s answers are not kept: their retries get 410, charged once', async () => {
+      const kMaxBytes = 1000;
+      const bounded = await startGateway({
+        config: { ...config, cache: { team_max_bytes: kMaxBytes } }, env: store.env,
+      });
+      try {
+        const own = await keyFor('idem-bound', '10');
+        const m = marker('bound');
+        // Whole and streamed answers of a few hundred bytes each, under keys of their own.
+        const send = (i) => postJson(bounded.baseURL, '/v1/chat/completions',
+          chatBody(`${m}-${i}`, i % 2 ? { stream: true } : {}, 'kept_model'), { headers: idem(own, `key-${m}-${i}`) });
+        const firsts = [];
+        for (let i = 0; i < 6; i += 1) {
+          const r = await send(i);
+          assert.equal(r.status, 200, r.text);
+          firsts.push(r);
+        }
+        // Each answer is kept if it fits beside those kept before it.
+        let kept = 0;
+        let keptBytes = 0;
+        for (let i = 0; i < firsts.length; i += 1) {
+          const bytes = Buffer.byteLength(firsts[i].text);
+          const fits = keptBytes + bytes <= kMaxBytes;
+          const retry = await send(i);
+          if (fits) {
+            assert.equal(retry.status, 200, `answer ${i} (${bytes} bytes after ${keptBytes}): ${retry.text}`);
+            assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+            assert.equal(retry.text, firsts[i].text);
+            kept += 1;
+            keptBytes += bytes;
+          } else {
+            assertError(retry, { status: 410, code: 'idempotent_answer_not_kept', param: 'Idempotency-Key' });
+            assert.match(retry.json.error.message, new RegExp(firsts[i].headers.get('x-request-id')));
+          }
+        }
+        assert.ok(kept >= 1 && kept < firsts.length, `${kept} of ${firsts.length} kept`);
+        for (let i = 0; i < firsts.length; i += 1) assert.equal(upstreamCalls(`${m}-${i}`), 1);
+        // Each charged once, the retries never.
+        const ids = firsts.map((r) => r.headers.get('x-request-id'));
+        const rows = (await spend('idem-bound'));
+        assert.equal(rows.length, firsts.length);
+        assert.deepEqual(rows.map((r) => r.request_id).sort(), [...ids].sort());
+      } finally {
+        await bounded.stop();
+      }
     });
 
     test('a record is forgotten after the window', async () => {

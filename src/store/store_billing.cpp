@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -112,34 +113,31 @@ void addToAggregates(std::string_view table, std::string_view columns,
 void Store::completeClaim(const SpendRow& row, const Settlement::Completion& done,
                           std::vector<Statement>& out) {
   // If the claim is still the attempt's and running (else it was released, or taken over from a
-  // gateway taken for dead). When not kept, only its request id stays.
+  // gateway taken for dead). When not kept, only its request id stays. An answer is kept when the
+  // team's sum (as committed, with this transaction's own additions) leaves room for it; else
+  // its body is never written.
   const std::optional<KeptAnswer>& a = done.answer;
-  const auto bytes = static_cast<std::int64_t>(a ? a->body.size() : 0);
+  const std::string fits =
+      "COALESCE((SELECT b.bytes FROM idempotency_bytes b WHERE b.team_id = $9), 0) + $8 <= $12";
   out.push_back(
       {"UPDATE idempotency_keys SET state = 'completed', completed_at = $1, request_id = $2, "
-       "status = $3, content_type = $4, streamed = $5, kept = $6, body = $7, bytes = $8 WHERE "
-       "team_id = $9 AND key = $10 AND claim_id = $11 AND state = 'running'",
+       "status = $3, content_type = $4, streamed = $5, kept = CASE WHEN $6 = 0 THEN 0 WHEN " +
+           fits + " THEN 1 ELSE " + std::to_string(kKeptOverBound) + " END, body = CASE WHEN " +
+           fits + " THEN $7 END, bytes = CASE WHEN " + fits +
+           " THEN $8 ELSE 0 END WHERE team_id = $9 AND key = $10 AND claim_id = $11 AND state = "
+           "'running'",
        {row.created_at, row.request_id, a ? Param(a->status) : Param(),
         a ? Param(a->content_type) : Param(), a ? Param(std::int64_t{a->streamed}) : Param(),
-        std::int64_t{a ? 1 : 0}, a ? Param(base64::encode(a->body)) : Param(), bytes, row.team_id,
-        done.key, done.claim_id}});
-  if (!a) {
-    return;
-  }
-  if (done.max_bytes > 0) {
-    // Past the team's bound (its sum as committed, with this transaction's own additions), the
-    // answer goes and the charge stays.
+        std::int64_t{a ? 1 : 0}, a ? Param(base64::encode(a->body)) : Param(),
+        static_cast<std::int64_t>(a ? a->body.size() : 0), row.team_id, done.key, done.claim_id,
+        done.max_bytes > 0 ? done.max_bytes : std::numeric_limits<std::int64_t>::max()}});
+  if (a) {
     out.push_back(
-        {"UPDATE idempotency_keys SET kept = $1, body = NULL, bytes = 0 WHERE team_id = $2 AND "
-         "key = $3 AND claim_id = $4 AND kept = 1 AND bytes + COALESCE((SELECT b.bytes FROM "
-         "idempotency_bytes b WHERE b.team_id = $2), 0) > $5",
-         {kKeptOverBound, row.team_id, done.key, done.claim_id, done.max_bytes}});
+        {"INSERT INTO idempotency_bytes (team_id, bytes) SELECT team_id, bytes FROM "
+         "idempotency_keys WHERE team_id = $1 AND key = $2 AND claim_id = $3 AND bytes > 0 ON "
+         "CONFLICT (team_id) DO UPDATE SET bytes = idempotency_bytes.bytes + excluded.bytes",
+         {row.team_id, done.key, done.claim_id}});
   }
-  out.push_back(
-      {"INSERT INTO idempotency_bytes (team_id, bytes) SELECT team_id, bytes FROM "
-       "idempotency_keys WHERE team_id = $1 AND key = $2 AND claim_id = $3 AND bytes > 0 ON "
-       "CONFLICT (team_id) DO UPDATE SET bytes = idempotency_bytes.bytes + excluded.bytes",
-       {row.team_id, done.key, done.claim_id}});
 }
 
 HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,

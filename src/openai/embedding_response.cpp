@@ -356,13 +356,12 @@ class EmbeddingListReader {
   /// the list leaves in index order, whatever order the upstream sent it in. Refused: an index
   /// that is not one of the inputs sent, or that came before.
   bool place(std::int64_t index) {
-    if (index < 0 || static_cast<std::uint64_t>(index) >= meta_.inputs ||
-        static_cast<std::size_t>(index) < next_ ||
-        waiting_.contains(static_cast<std::size_t>(index))) {
+    const auto at = static_cast<std::size_t>(index);
+    if (index < 0 || at >= meta_.inputs || at < next_ || waiting_.contains(at)) {
       return fail(wrongIndexes());
     }
-    if (static_cast<std::size_t>(index) != next_) {
-      waiting_.emplace(static_cast<std::size_t>(index), std::move(vector_));
+    if (at != next_) {
+      waiting_.emplace(at, std::move(vector_));
       return true;
     }
     writeNext(vector_);

@@ -117,6 +117,9 @@ void Store::completeClaim(const SpendRow& row, const Settlement::Completion& don
   // team's sum (as committed, with this transaction's own additions) leaves room for it; else
   // its body is never written.
   const std::optional<KeptAnswer>& a = done.answer;
+  // One larger than the bound alone never fits: its body is not even sent.
+  const bool may_fit =
+      a && (done.max_bytes == 0 || static_cast<std::int64_t>(a->body.size()) <= done.max_bytes);
   const std::string fits =
       "COALESCE((SELECT b.bytes FROM idempotency_bytes b WHERE b.team_id = $9), 0) + $8 <= $12";
   out.push_back(
@@ -128,7 +131,7 @@ void Store::completeClaim(const SpendRow& row, const Settlement::Completion& don
            "'running'",
        {row.created_at, row.request_id, a ? Param(a->status) : Param(),
         a ? Param(a->content_type) : Param(), a ? Param(std::int64_t{a->streamed}) : Param(),
-        std::int64_t{a ? 1 : 0}, a ? Param(base64::encode(a->body)) : Param(),
+        std::int64_t{a ? 1 : 0}, may_fit ? Param(base64::encode(a->body)) : Param(),
         static_cast<std::int64_t>(a ? a->body.size() : 0), row.team_id, done.key, done.claim_id,
         done.max_bytes > 0 ? done.max_bytes : std::numeric_limits<std::int64_t>::max()}});
   if (a) {

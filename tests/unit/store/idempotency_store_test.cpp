@@ -289,6 +289,14 @@ TEST_F(IdempotencyStore, PastTheTeamsBoundAnAnswerKeepsOnlyItsCharge) {
   EXPECT_EQ(claimKey("d").outcome, ClaimOutcome::Completed);
 }
 
+TEST_F(IdempotencyStore, AnAnswerLargerThanTheBoundIsNeverKept) {
+  answer("a", 11, 10);
+  EXPECT_EQ(claimKey("a").outcome, ClaimOutcome::CompletedOverBound);
+  EXPECT_EQ(keptBytes(), 0);
+  answer("b", 10, 10);
+  EXPECT_EQ(claimKey("b").outcome, ClaimOutcome::Completed);
+}
+
 TEST_F(IdempotencyStore, OneBatchNeverPassesTheBound) {
   const KeptAnswer six{200, "application/json", false, "xxxxxx"};
   ASSERT_EQ(claimKey("a").outcome, ClaimOutcome::Claimed);

@@ -294,6 +294,46 @@ for (const engine of ENGINES) {
       }
     });
 
+    test('two gateways completing a team\'s answers at once pass its bound by one answer at most', async () => {
+      const kMaxBytes = 2000;
+      const bounded = { ...config, cache: { team_max_bytes: kMaxBytes } };
+      const gateways = [await startGateway({ config: bounded, env: store.env })];
+      try {
+        gateways.push(await startGateway({ config: bounded, env: store.env }));
+        const own = await keyFor('idem-race', '10');
+        const m = marker('race');
+        const send = (i) => postJson(gateways[i % 2].baseURL, '/v1/chat/completions',
+          chatBody(`${m}-${i}`, {}, 'kept_model'), { headers: idem(own, `key-${m}-${i}`) });
+        const n = 24;
+        const firsts = await Promise.all(Array.from({ length: n }, (_, i) => send(i)));
+        for (const r of firsts) assert.equal(r.status, 200, r.text);
+        const largest = Math.max(...firsts.map((r) => Buffer.byteLength(r.text)));
+        // The team's sum is exactly what its records keep, and within the bound but for one
+        // answer of the other gateway.
+        const [sum, kept] = store.sql(
+          "SELECT b.bytes, (SELECT SUM(k.bytes) FROM idempotency_keys k WHERE k.team_id = b.team_id) " +
+          "FROM idempotency_bytes b JOIN teams t ON t.id = b.team_id WHERE t.name = 'idem-race'",
+        ).trim().split('|').map(Number);
+        assert.equal(sum, kept);
+        assert.ok(sum > 0 && sum <= kMaxBytes + largest, `${sum} bytes kept`);
+        // The retries: the kept ones replayed, the others 410; none charged.
+        let replayed = 0;
+        for (let i = 0; i < n; i += 1) {
+          const retry = await send(i);
+          if (retry.status === 200) {
+            assert.equal(retry.text, firsts[i].text);
+            replayed += Buffer.byteLength(retry.text);
+          } else {
+            assertError(retry, { status: 410, code: 'idempotent_answer_not_kept' });
+          }
+        }
+        assert.equal(replayed, sum);
+        assert.equal((await spend('idem-race')).length, n);
+      } finally {
+        await Promise.all(gateways.map((g) => g.stop()));
+      }
+    });
+
     test('a record is forgotten after the window', async () => {
       const short = await startGateway({
         config: { ...config, cache: { idempotency_window_seconds: 1 } }, env: store.env,

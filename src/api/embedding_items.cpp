@@ -18,14 +18,17 @@ bool isOneItem(const rapidjson::Value& input) {
   return !input.IsArray() || input.Empty() || !(input[0].IsString() || input[0].IsArray());
 }
 
-/// The `data` array of an embedding list, when `doc` is one with `n` items.
+/// The `data` array of an embedding list, when `doc` is one with `n` items, each at the place
+/// its index says.
 const rapidjson::Value* listOf(const rapidjson::Document& doc, std::size_t n) {
   const rapidjson::Value* data = doc.IsObject() ? json::member(doc, "data") : nullptr;
   if (data == nullptr || !data->IsArray() || data->Size() != n) {
     return nullptr;
   }
+  std::int64_t place = 0;
   for (const auto& item : data->GetArray()) {
-    if (!item.IsObject() || json::member(item, "embedding") == nullptr) {
+    if (!item.IsObject() || json::member(item, "embedding") == nullptr ||
+        json::intMember(item, "index") != place++) {
       return nullptr;
     }
   }
@@ -117,7 +120,8 @@ std::string EmbeddingItems::answer(std::string_view model) const {
   return w.take();
 }
 
-void EmbeddingItems::narrow(rapidjson::Document& body) const {
+void EmbeddingItems::narrow(openai::EmbeddingRequest& request) const {
+  rapidjson::Document& body = request.body;
   auto input = body.FindMember("input");
   if (single_ || input == body.MemberEnd() || !anyFound()) {
     return;
@@ -129,6 +133,7 @@ void EmbeddingItems::narrow(rapidjson::Document& body) const {
         body.GetAllocator());
   }
   input->value = std::move(kept);
+  request.inputs = missing_.size();
 }
 
 std::string EmbeddingItems::merge(const std::string& answer) const {

@@ -14,6 +14,7 @@
 
 #include "api/cache_codec.hpp"
 #include "http/writer.hpp"
+#include "openai/embedding_request.hpp"
 
 namespace tollgate::api {
 
@@ -32,10 +33,11 @@ class EmbeddingItems final : public CacheCodec {
   exchange::TokenUsage foundUsage() const;
   /// The answer made of the found items alone (all found), to the model string `model`.
   std::string answer(std::string_view model) const;
-  /// Leaves in `body`'s `input` only the items not found, in order.
-  void narrow(rapidjson::Document& body) const;
+  /// Leaves in `request`'s `input` only the items not found, in order (and counts them).
+  void narrow(openai::EmbeddingRequest& request) const;
   /// The upstream's answer for the items not found, with the found ones put back in their
-  /// places; `answer` as it is when it is not an embedding list of as many items.
+  /// places; `answer` as it is when it is not an embedding list of as many items, each at the
+  /// place its index says (the provider's reading of an upstream's list puts them so).
   std::string merge(const std::string& answer) const;
 
   /// One entry per item the upstream embedded (the answer `sent` before it was merged), each

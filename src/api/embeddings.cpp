@@ -91,7 +91,7 @@ awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, htt
                                          out);
     }
     out.addHeader(std::string(kCacheHeader), items.anyFound() ? "partial" : "miss");
-    items.narrow(request->body);
+    items.narrow(*request);
   }
   if (request->cache.writes()) {
     cache->options.mode = openai::CacheOptions::Mode::WriteOnly;  // Read above.

@@ -17,6 +17,15 @@ Error invalidKey(std::string message) {
   return Error{ErrorKind::InvalidIdempotencyKey, std::move(message), "Idempotency-Key"};
 }
 
+/// The 410 to the retry of request `request_id`, whose answer was not kept `why`.
+Error notKept(const std::string& request_id, std::string_view why) {
+  return Error{ErrorKind::IdempotentAnswerNotKept,
+               "a request with this Idempotency-Key was answered and billed once (request " +
+                   request_id + "); its answer is not kept, as " + std::string(why) +
+                   ", so it cannot be sent again. Send a new Idempotency-Key to ask again",
+               "Idempotency-Key"};
+}
+
 /// Sends a kept answer again, as it was sent: a stream as a stream.
 boost::asio::awaitable<void> replay(exchange::RequestContext& ctx, const store::KeptAnswer& kept,
                                     http::ResponseWriter& out) {
@@ -73,16 +82,15 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
     case store::ClaimOutcome::Completed:
       co_await replay(ctx, *reply->answer, out);
       co_return std::nullopt;
-    case store::ClaimOutcome::CompletedNotKept: {
-      const Error e{ErrorKind::IdempotentAnswerNotKept,
-                    "a request with this Idempotency-Key was answered and billed once (request " +
-                        reply->request_id +
-                        "); its answer is not kept, as its model retains no data, so it cannot be "
-                        "sent again. Send a new Idempotency-Key to ask again",
-                    "Idempotency-Key"};
-      co_await refuse(ctx, e, out);
+    case store::ClaimOutcome::CompletedNotKept:
+      co_await refuse(ctx, notKept(reply->request_id, "its model retains no data"), out);
       co_return std::nullopt;
-    }
+    case store::ClaimOutcome::CompletedOverBound:
+      co_await refuse(
+          ctx,
+          notKept(reply->request_id, "the team's kept Idempotency-Key answers were at their bound"),
+          out);
+      co_return std::nullopt;
     case store::ClaimOutcome::Mismatch: {
       const Error e{ErrorKind::IdempotencyKeyReused,
                     "this Idempotency-Key was used with a different request; a retry must send "

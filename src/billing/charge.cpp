@@ -117,6 +117,7 @@ std::optional<store::Settlement::Completion> Charge::completion(const exchange::
     return std::nullopt;
   }
   store::Settlement::Completion done{claim_->key, claim_->claim_id, std::nullopt};
+  done.max_bytes = ctx_->config.cache.team_max_bytes;
   if (left || produced.status != kStatusOk) {
     done.release = true;  // Only a complete answer is kept: a failure releases the key.
     return done;

@@ -66,7 +66,8 @@ class Charge final : public exchange::Settlement {
 
   /// Has the settlement of a complete answer (200) also complete an Idempotency-Key's claim,
   /// in its transaction: with what the client was sent (`transcript`, and the settlement's
-  /// tail), or only the charge when `keep_answer` is false (a model that retains no data). Any
+  /// tail), or only the charge when `keep_answer` is false (a model that retains no data) or
+  /// the team's kept answers would pass [cache] team_max_bytes. Any
   /// other settlement (a failure, a withheld answer) releases the claim in its transaction,
   /// before the client hears of it.
   void completeClaim(std::string key, std::string claim_id, const exchange::Transcript& transcript,

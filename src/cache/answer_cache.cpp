@@ -1,5 +1,6 @@
 #include "cache/answer_cache.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -69,6 +70,9 @@ void AnswerCache::remember(store::CacheEntry entry) {
 
 boost::asio::awaitable<std::vector<std::optional<store::CacheEntry>>> AnswerCache::find(
     std::string team_id, std::vector<std::string> keys, std::int64_t not_before) {
+  if (options_.retention_ms > 0) {
+    not_before = std::max(not_before, store::nowMs() - options_.retention_ms);
+  }
   std::vector<std::optional<store::CacheEntry>> found(keys.size());
   std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < keys.size(); ++i) {

@@ -26,13 +26,17 @@ class AnswerCache {
   struct Options {
     std::int64_t memory_bytes = 0;    ///< What the front may hold.
     std::int64_t team_max_bytes = 0;  ///< What one team may keep in the store (0: no cap).
+    /// Entries older than this are never answered, whatever a read asks (0: any age), as the
+    /// store prunes them: one the front still holds is as gone as one pruned.
+    std::int64_t retention_ms = 0;
   };
 
   /// `store` nullptr: the front alone (a gateway that bills nothing has no writer).
   AnswerCache(Options options, store::StoreWork* store);
 
-  /// The entries of `keys` for `team_id` created at or after `not_before` (ms since the epoch),
-  /// in order: from the front, else from the store in one task for all that the front lacks.
+  /// The entries of `keys` for `team_id` created at or after `not_before` (ms since the epoch)
+  /// and within the retention, in order: from the front, else from the store in one task for all
+  /// that the front lacks.
   boost::asio::awaitable<std::vector<std::optional<store::CacheEntry>>> find(
       std::string team_id, std::vector<std::string> keys, std::int64_t not_before);
 

@@ -142,7 +142,8 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     return 1;
   }
   const cache::AnswerCache::Options cache_options{config.cache.memory_bytes,
-                                                  config.cache.team_max_bytes};
+                                                  config.cache.team_max_bytes,
+                                                  config.cache.retention_seconds * kMsPerSecond};
   if (!required && open_team_id.empty()) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
     cache::AnswerCache cache(cache_options, nullptr);

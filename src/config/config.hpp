@@ -174,9 +174,11 @@ struct Gateway {
 struct Cache {
   /// What the in-memory front of the cache may hold, in bytes (shared by every team).
   std::int64_t memory_bytes = 64LL * 1024 * 1024;
-  /// What one team's entries may take in the store; its oldest go first. 0: no cap.
+  /// What one team's entries may take in the store, its oldest going first; and, counted apart,
+  /// what its Idempotency-Key answers may take, a new one past it keeping only its charge. 0: no
+  /// cap.
   std::int64_t team_max_bytes = 256LL * 1024 * 1024;
-  /// Entries older than this are forgotten.
+  /// Entries older than this are forgotten, and never answered.
   std::int64_t retention_seconds = 7LL * 24 * 3600;
   /// How long an Idempotency-Key's answer is kept for a retry (24 hours, as the IETF draft).
   std::int64_t idempotency_window_seconds = 24LL * 3600;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <system_error>
 
 #include "core/base64.hpp"
@@ -111,6 +112,9 @@ class EmbeddingListReader {
     if (!data_seen_) {
       return badUpstream("an embedding list without data");
     }
+    if (next_ != meta_.inputs) {
+      return badUpstream(wrongIndexes());
+    }
     writeTail(w_, meta_, usage_);
     return w_.take();
   }
@@ -144,7 +148,7 @@ class EmbeddingListReader {
           return scalar();
         }
         index_ = integer(number);
-        return true;
+        return index_ ? true : fail(wrongIndexes());
       case At::Usage:
         if (key_ == Member::PromptTokens) {
           prompt_tokens_ = integer(number);
@@ -227,10 +231,11 @@ class EmbeddingListReader {
       if (!has_vector_) {
         return fail("an embedding item without an embedding");
       }
-      writeItem(w_, index_.value_or(position_));
+      const std::int64_t index = index_.value_or(position_);
       ++position_;
-      w_.raw(vector_);
-      w_.endObject();
+      if (!place(index)) {
+        return false;
+      }
       at_ = At::Data;
     } else if (at_ == At::Usage) {
       // The prompt's count (else the total's: an embedding generates nothing), or no usage to
@@ -321,7 +326,7 @@ class EmbeddingListReader {
         if (key_ == Member::Embedding) {
           return fail("an embedding that is neither numbers nor base64");
         }
-        return true;
+        return key_ == Member::Index ? fail(wrongIndexes()) : true;
       case At::Top:
         if (key_ == Member::Data) {
           return fail("an embedding list without data");
@@ -347,8 +352,44 @@ class EmbeddingListReader {
     return true;
   }
 
-  /// An object or array the reader has no use for: read to its end, unwritten.
+  /// Writes the item just read, at `index`, or keeps it until every item before it is written:
+  /// the list leaves in index order, whatever order the upstream sent it in. Refused: an index
+  /// that is not one of the inputs sent, or that came before.
+  bool place(std::int64_t index) {
+    const auto at = static_cast<std::size_t>(index);
+    if (index < 0 || at >= meta_.inputs || at < next_ || waiting_.contains(at)) {
+      return fail(wrongIndexes());
+    }
+    if (at != next_) {
+      waiting_.emplace(at, std::move(vector_));
+      return true;
+    }
+    writeNext(vector_);
+    for (auto it = waiting_.find(next_); it != waiting_.end(); it = waiting_.find(next_)) {
+      writeNext(it->second);
+      waiting_.erase(it);
+    }
+    return true;
+  }
+
+  void writeNext(std::string_view vector) {
+    writeItem(w_, static_cast<std::int64_t>(next_));
+    w_.raw(vector);
+    w_.endObject();
+    ++next_;
+  }
+
+  std::string wrongIndexes() const {
+    return "an embedding list whose items are not one for each of the " +
+           std::to_string(meta_.inputs) + " inputs sent, indexed from 0";
+  }
+
+  /// An object or array the reader has no use for: read to its end, unwritten. (An index that is
+  /// one is no index.)
   bool startSkipping() {
+    if (at_ == At::Item && key_ == Member::Index) {
+      return fail(wrongIndexes());
+    }
     skip_ = 1;
     return true;
   }
@@ -381,6 +422,8 @@ class EmbeddingListReader {
   bool data_seen_ = false;
   std::optional<std::int64_t> index_;
   std::int64_t position_ = 0;
+  std::size_t next_ = 0;                        ///< The index of the next item to write.
+  std::map<std::size_t, std::string> waiting_;  ///< Items read before their turn, by index.
   bool has_vector_ = false;
   std::string vector_;  ///< The current item's vector, as JSON for the client.
   std::vector<float> floats_;

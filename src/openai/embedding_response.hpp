@@ -3,6 +3,7 @@
 // float32, converted when the upstream gave the other), and usage with its cost.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,10 +27,14 @@ struct EmbeddingMeta {
   std::string model;  ///< As the client sent it.
   bool base64 = false;
   std::optional<money::Pricing> pricing;  ///< Set when billed: usage then carries the cost.
+  /// How many inputs were sent upstream: its answer must hold one item for each, indexed 0 to
+  /// inputs - 1 in any order (the items are placed by their index, not by where they come).
+  std::size_t inputs = 0;
 };
 
-/// Our embedding list from an upstream's OpenAI-shaped one (`body` is parsed in place). `usage`
-/// is set when the upstream reported it. UpstreamError for a body that is not an embedding list.
+/// Our embedding list from an upstream's OpenAI-shaped one (`body` is parsed in place), its items
+/// in index order. `usage` is set when the upstream reported it. UpstreamError for a body that is
+/// not an embedding list, or whose indexes are not exactly 0 to meta.inputs - 1.
 Result<std::string> rewriteEmbeddingList(std::string& body, const EmbeddingMeta& meta,
                                          std::optional<Usage>& usage);
 

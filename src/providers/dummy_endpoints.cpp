@@ -182,7 +182,9 @@ std::unique_ptr<Exchange> dummyEmbedding(const openai::EmbeddingRequest& request
   const openai::Usage usage{tokens, 0, tokens};
   return std::make_unique<PreparedExchange>(
       openai::encodeEmbeddingList(
-          vectors, openai::EmbeddingMeta{request.model, request.base64, request.pricing}, usage),
+          vectors,
+          openai::EmbeddingMeta{request.model, request.base64, request.pricing, vectors.size()},
+          usage),
       "application/json", usage, 0);
 }
 

@@ -47,7 +47,9 @@ class EmbeddingExchange final : public WholeExchange {
 
   Result<std::string> completion(std::string& body) override {
     return openai::rewriteEmbeddingList(
-        body, openai::EmbeddingMeta{request_.model, request_.base64, request_.pricing}, usage_);
+        body,
+        openai::EmbeddingMeta{request_.model, request_.base64, request_.pricing, request_.inputs},
+        usage_);
   }
 
  private:

@@ -271,6 +271,22 @@ void revokeOrphanInvitations(Connection& c) {
   }
 }
 
+// What a team's Idempotency-Key answers take, apart from its cached answers: each record's
+// `bytes` (its kept body's decoded size; 0 when none is kept) and each team's sum of them, kept
+// up to date by every statement that keeps, prunes or takes over a record. `kept` is 2 for an
+// answer not kept because the team's sum was at its bound. Bodies kept before are counted by
+// their stored size, at least their decoded one (and subtracted as counted).
+constexpr std::string_view kV8 = R"sql(
+ALTER TABLE idempotency_keys ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
+UPDATE idempotency_keys SET bytes = LENGTH(body) WHERE kept = 1;
+CREATE TABLE idempotency_bytes (
+  team_id TEXT PRIMARY KEY,
+  bytes BIGINT NOT NULL
+);
+INSERT INTO idempotency_bytes (team_id, bytes)
+  SELECT team_id, SUM(bytes) FROM idempotency_keys GROUP BY team_id;
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -280,6 +296,7 @@ constexpr std::array kMigrations{
     Migration{6, "idempotency keys and the inference cache", kV6},
     Migration{7, "identity-provider bindings, invitations' makers, sealed sign-ins", kV7,
               revokeOrphanInvitations},
+    Migration{8, "the bytes of each team's Idempotency-Key answers", kV8},
 };
 
 }  // namespace

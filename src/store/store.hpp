@@ -183,6 +183,9 @@ struct Settlement {
     /// The attempt was not charged a complete answer: the claim is forgotten instead (in the
     /// same transaction, before the client hears of the failure), so a retry is a fresh try.
     bool release = false;
+    /// What the team's kept answers may take in all, in bytes (0: no bound): an answer past it
+    /// is not kept, as one of a ZDR model is not.
+    std::int64_t max_bytes = 0;
   };
   std::optional<Completion> idempotency = {};
 };
@@ -235,13 +238,15 @@ enum class ClaimOutcome {
   Mismatch,   ///< The key was used for a different request (digest differs), running or completed,
               ///< within the window.
   Completed,  ///< Answered and charged: `answer` is what was sent.
-  CompletedNotKept,  ///< Answered and charged, but its answer was not kept (a ZDR or TEE model).
+  CompletedNotKept,    ///< Answered and charged, but its answer was not kept (a ZDR or TEE model).
+  CompletedOverBound,  ///< Answered and charged, but its answer was not kept: the team's kept
+                       ///< answers were at their bound.
 };
 
 struct ClaimReply {
   ClaimOutcome outcome = ClaimOutcome::Claimed;
   std::optional<KeptAnswer> answer;  ///< Completed only.
-  std::string request_id;            ///< Completed and CompletedNotKept: the charged request's id.
+  std::string request_id;            ///< Completed*: the charged request's id.
 };
 
 /// One answer in the inference cache.
@@ -351,7 +356,10 @@ class Store {
   /// `withholdable` and not covered is Withheld; otherwise what is available is debited and the
   /// rest recorded as uncollected. A settlement without a hold (a cache hit) debits nothing: its
   /// row is written as Kept, its cost recorded as uncollected (it should be 0). A written row's
-  /// `idempotency` claim, when set and still its own and running, is completed with it. One
+  /// `idempotency` claim, when set and still its own and running, is completed with it: with its
+  /// answer when the team's kept answers stay within the completion's `max_bytes` (claims team
+  /// by team, each seeing the ones before; on PostgreSQL not those other gateways are
+  /// committing at the same time), else with the charge alone. One
   /// update per hold, per team and per aggregate row serves the whole batch, in two pipelines
   /// (on PostgreSQL, two round trips). Returns each one's outcome, in order.
   std::vector<SettleOutcome> settle(std::span<const Settlement> batch);
@@ -365,16 +373,18 @@ class Store {
                                          const std::string& since_day);
 
   // Idempotency keys and the inference cache (store_cache.cpp). Bodies are any bytes.
-  /// Claims `c.key` for `c.team_id`, in the caller's transaction: one upsert that inserts the
-  /// claim or takes the record over (expired, or the same digest's running claim of a dead
-  /// gateway), then a read when it did neither. On PostgreSQL the upsert locks the record until
-  /// the transaction ends: of gateways claiming at once, exactly one gets Claimed.
+  /// Claims `c.key` for `c.team_id`, in the caller's transaction: an expired record forgotten,
+  /// then one upsert that inserts the claim or takes the record over (the same digest's running
+  /// claim of a dead gateway), then a read when it did neither. On PostgreSQL the upsert locks
+  /// the record until the transaction ends: of gateways claiming at once, exactly one gets
+  /// Claimed.
   ClaimReply claimIdempotencyKey(const IdempotencyClaim& c);
   /// Forgets a running claim (the attempt failed or was not charged): only if it is still
   /// `claim_id`'s and running.
   void releaseIdempotencyKey(const std::string& team_id, const std::string& key,
                              const std::string& claim_id);
-  /// Forgets records created before `before_ms`; how many.
+  /// Forgets records created before `before_ms` (and the bytes of their teams' kept answers
+  /// they took); how many.
   std::int64_t pruneIdempotencyKeys(std::int64_t before_ms);
   /// The entry of `key` for the team created at or after `not_before`, if any.
   std::optional<CacheEntry> findCacheEntry(const std::string& team_id, const std::string& key,
@@ -422,9 +432,17 @@ class Store {
   void forgetGatewaysUnseenFor(std::int64_t ms);
 
  private:
+  /// idempotency_keys.kept of an answer not kept because its team's kept answers were at their
+  /// bound (1: kept; 0: not kept, its model retaining no data).
+  static constexpr std::int64_t kKeptOverBound = 2;
+
   /// Appends to `out` the statements that write the spend rows and add them to their daily
   /// aggregates, one update per row of those.
   void spendWrites(std::span<const SpendRow* const> rows, std::vector<Statement>& out);
+  /// Appends to `out` the statements that complete `done`'s claim with the charge of `row` (and
+  /// its answer, within the team's bound), adding what it keeps to the team's sum.
+  void completeClaim(const SpendRow& row, const Settlement::Completion& done,
+                     std::vector<Statement>& out);
 
   std::unique_ptr<Connection> c_;
 };

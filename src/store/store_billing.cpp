@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "core/base64.hpp"
@@ -106,21 +108,40 @@ void addToAggregates(std::string_view table, std::string_view columns,
   }
 }
 
-/// The update that completes `done`'s claim with the charge of `row`, if the claim is still that
-/// attempt's and running (else it was released, or taken over from a gateway taken for dead).
-Statement completeClaim(const SpendRow& row, const Settlement::Completion& done) {
-  const std::optional<KeptAnswer>& a = done.answer;  // When not kept, only its request id stays.
-  return {
-      "UPDATE idempotency_keys SET state = 'completed', completed_at = $1, request_id = $2, "
-      "status = $3, content_type = $4, streamed = $5, kept = $6, body = $7 WHERE team_id = $8 AND "
-      "key = $9 AND claim_id = $10 AND state = 'running'",
-      {row.created_at, row.request_id, a ? Param(a->status) : Param(),
-       a ? Param(a->content_type) : Param(), a ? Param(std::int64_t{a->streamed}) : Param(),
-       std::int64_t{a ? 1 : 0}, a ? Param(base64::encode(a->body)) : Param(), row.team_id, done.key,
-       done.claim_id}};
-}
-
 }  // namespace
+
+void Store::completeClaim(const SpendRow& row, const Settlement::Completion& done,
+                          std::vector<Statement>& out) {
+  // If the claim is still the attempt's and running (else it was released, or taken over from a
+  // gateway taken for dead). When not kept, only its request id stays. An answer is kept when the
+  // team's sum (as committed, with this transaction's own additions) leaves room for it; else
+  // its body is never written.
+  const std::optional<KeptAnswer>& a = done.answer;
+  // One larger than the bound alone never fits: its body is not even sent.
+  const bool may_fit =
+      a && (done.max_bytes == 0 || static_cast<std::int64_t>(a->body.size()) <= done.max_bytes);
+  const std::string fits =
+      "COALESCE((SELECT b.bytes FROM idempotency_bytes b WHERE b.team_id = $9), 0) + $8 <= $12";
+  out.push_back(
+      {"UPDATE idempotency_keys SET state = 'completed', completed_at = $1, request_id = $2, "
+       "status = $3, content_type = $4, streamed = $5, kept = CASE WHEN $6 = 0 THEN 0 WHEN " +
+           fits + " THEN 1 ELSE " + std::to_string(kKeptOverBound) + " END, body = CASE WHEN " +
+           fits + " THEN $7 END, bytes = CASE WHEN " + fits +
+           " THEN $8 ELSE 0 END WHERE team_id = $9 AND key = $10 AND claim_id = $11 AND state = "
+           "'running'",
+       {row.created_at, row.request_id, a ? Param(a->status) : Param(),
+        a ? Param(a->content_type) : Param(), a ? Param(std::int64_t{a->streamed}) : Param(),
+        std::int64_t{a ? 1 : 0}, may_fit ? Param(base64::encode(a->body)) : Param(),
+        static_cast<std::int64_t>(a ? a->body.size() : 0), row.team_id, done.key, done.claim_id,
+        done.max_bytes > 0 ? done.max_bytes : std::numeric_limits<std::int64_t>::max()}});
+  if (a) {
+    out.push_back(
+        {"INSERT INTO idempotency_bytes (team_id, bytes) SELECT team_id, bytes FROM "
+         "idempotency_keys WHERE team_id = $1 AND key = $2 AND claim_id = $3 AND bytes > 0 ON "
+         "CONFLICT (team_id) DO UPDATE SET bytes = idempotency_bytes.bytes + excluded.bytes",
+         {row.team_id, done.key, done.claim_id}});
+  }
+}
 
 HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,
                         std::int64_t only_above, bool existing) {
@@ -244,7 +265,13 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
     outcomes[i] = SettleOutcome::Reclaimed;
   }
   spendWrites(rows, writes);
-  for (std::size_t i = 0; i < batch.size(); ++i) {
+  // Claims team by team: each team's sum of kept answers is locked in key order, as teams are.
+  std::vector<std::size_t> by_team_order(batch.size());
+  std::iota(by_team_order.begin(), by_team_order.end(), std::size_t{0});
+  std::stable_sort(by_team_order.begin(), by_team_order.end(), [&](std::size_t a, std::size_t b) {
+    return batch[a].row.team_id < batch[b].row.team_id;
+  });
+  for (const std::size_t i : by_team_order) {
     const auto& claim = batch[i].idempotency;
     if (claim && (claim->release || outcomes[i] == SettleOutcome::Withheld)) {
       // Not a complete answer charged: the claim goes, and the client's retry is a fresh try.
@@ -253,7 +280,7 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
            "claim_id = $3 AND state = 'running'",
            {batch[i].row.team_id, claim->key, claim->claim_id}});
     } else if (claim) {
-      writes.push_back(completeClaim(batch[i].row, *claim));
+      completeClaim(batch[i].row, *claim, writes);
     }
   }
   c_->pipeline(writes);

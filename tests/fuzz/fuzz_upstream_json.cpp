@@ -3,6 +3,7 @@
 // splicing chunk rewriter's output too, which also accepts only what the decoder accepts), and
 // an upstream error becomes an error body that is valid JSON. Usage read from any of them is
 // counts that can be priced (fuzz::checkUsage): negative, fractional or textual counts are none.
+// An accepted embedding list has one item for each input sent, in index order.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -22,6 +23,24 @@ namespace {
 using tollgate::fuzz::check;
 using tollgate::fuzz::checkJson;
 using tollgate::fuzz::checkUsage;
+
+constexpr std::size_t kSeveralInputs = 3;
+
+/// Whether the embedding list `list` holds `inputs` items, indexed 0 to inputs - 1 in order.
+bool inIndexOrder(const std::string& list, std::size_t inputs) {
+  rapidjson::Document doc;
+  if (tollgate::json::parse(doc, list) || !doc.IsObject() || !doc.HasMember("data") ||
+      !doc["data"].IsArray() || doc["data"].Size() != inputs) {
+    return false;
+  }
+  std::int64_t place = 0;
+  for (const auto& item : doc["data"].GetArray()) {
+    if (!item.IsObject() || tollgate::json::intMember(item, "index") != place++) {
+      return false;
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -65,14 +84,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     checkJson(errorBody(chunk.error()));
   }
   checkJson(errorBody(providers::translateUpstreamError(502, input)));
-  // An embedding list, asked for in floats and in base64: what is accepted is valid JSON.
+  // An embedding list, asked for in floats and in base64, for one input and for several: what
+  // is accepted is valid JSON with one item for each input, in index order.
   for (const bool base64 : {false, true}) {
-    std::string list = input;
-    std::optional<openai::Usage> usage;
-    if (auto rewritten = openai::rewriteEmbeddingList(
-            list, openai::EmbeddingMeta{"m", base64, std::nullopt}, usage)) {
-      checkJson(*rewritten);
-      check(!usage || usage->prompt_tokens >= 0);
+    for (const std::size_t inputs : {std::size_t{1}, kSeveralInputs}) {
+      std::string list = input;
+      std::optional<openai::Usage> usage;
+      if (auto rewritten = openai::rewriteEmbeddingList(
+              list, openai::EmbeddingMeta{"m", base64, std::nullopt, inputs}, usage)) {
+        checkJson(*rewritten);
+        check(!usage || usage->prompt_tokens >= 0);
+        check(inIndexOrder(*rewritten, inputs));
+      }
     }
   }
   return 0;

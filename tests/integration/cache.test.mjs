@@ -1,13 +1,13 @@
 // The inference cache (tollgate::cache_options) through HTTP, on every engine: on, off,
-// read_only and write_only; max_age_s; a hit answered whole or as a stream whichever way the
-// answer was first produced; team isolation; ZDR and TEE models never cached; dryrun reads only;
-// hits charged nothing and logged as hits; embeddings and rerank; two gateways sharing hits on
-// one store; options refused with a clear error.
+// read_only and write_only; max_age_s and [cache] retention_seconds; a hit answered whole or as a
+// stream whichever way the answer was first produced; team isolation; ZDR and TEE models never
+// cached; dryrun reads only; hits charged nothing and logged as hits; embeddings and rerank; two
+// gateways sharing hits on one store; options refused with a clear error.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
-import { startMock, MOCK_USAGE, DEFAULT_TEXT } from '../fixtures/mock_upstream.mjs';
+import { startMock, mockEmbedding, MOCK_USAGE, DEFAULT_TEXT } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, standardConfig, closedPort, adminOf, postJson, chatBody, assertError,
   openaiProvider, endpointModel, marker, waitFor, sleep,
@@ -202,6 +202,28 @@ for (const engine of ENGINES) {
       assert.equal(upstreamCalls(m), 2);
     });
 
+    test('an entry past [cache] retention_seconds is never answered, whatever max_age_s', async () => {
+      const short = await startGateway({ config: { ...config, cache: { retention_seconds: 1 } }, env: store.env });
+      try {
+        const m = marker('retention');
+        const ask = (extra) => postJson(short.baseURL, '/v1/chat/completions', chatBody(m, extra, 'cached_model'),
+          { headers: bearer(key) });
+        assert.equal((await ask({ ...ON, stream: true })).headers.get('tollgate-cache'), 'miss');
+        assert.equal((await ask(ON)).headers.get('tollgate-cache'), 'hit');
+        await sleep(1100);
+        // Still in the gateway's memory, and not yet pruned from the store: past retention all
+        // the same, whole or streamed.
+        for (const extra of [{}, { stream: true }]) {
+          const stale = await ask({ ...withCache('read_only', { max_age_s: 3600 }), ...extra });
+          assert.equal(stale.status, 200, stale.text);
+          assert.equal(stale.headers.get('tollgate-cache'), 'miss');
+        }
+        assert.equal(upstreamCalls(m), 3);
+      } finally {
+        await short.stop();
+      }
+    });
+
     test('team B never gets team A\'s answer', async () => {
       const m = marker('teams');
       await chat(m, ON, key);
@@ -274,6 +296,39 @@ for (const engine of ENGINES) {
       assert.equal(partial.prompt_tokens, sent[0].body && c.json.usage.prompt_tokens);
       assert.ok(partial.cost > 0);
       assert.ok(partial.cost < byId[a.headers.get('x-request-id')].cost);
+    });
+
+    test('embeddings are kept by the upstream\'s index, not where its items come', async () => {
+      const m = marker('embidx');
+      const embed = (input) => postJson(gw.baseURL, '/v1/embeddings',
+        { model: 'tollgate::embedding_model_name::embed_model', input, ...ON }, { headers: bearer(key) });
+      const [a, b, c, d] = [`${m}-a mock:reversed`, `${m}-b`, `${m}-c mock:reversed`, `${m}-d`];
+      // The whole batch sent, answered in reverse order.
+      const first = await embed([a, b]);
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual(first.json.data.map((x) => x.index), [0, 1]);
+      assert.deepEqual(first.json.data.map((x) => x.embedding), [mockEmbedding(a), mockEmbedding(b)]);
+      // Part of a batch sent (c and d), answered in reverse order, merged with b found.
+      const partial = await embed([b, c, d]);
+      assert.equal(partial.status, 200, partial.text);
+      assert.equal(partial.headers.get('tollgate-cache'), 'partial');
+      assert.deepEqual(partial.json.data.map((x) => x.embedding), [b, c, d].map((t) => mockEmbedding(t)));
+      // Each input was kept under its own text.
+      const hit = await embed([d, c, b, a]);
+      assert.equal(hit.headers.get('tollgate-cache'), 'hit');
+      assert.deepEqual(hit.json.data.map((x) => x.embedding), [d, c, b, a].map((t) => mockEmbedding(t)));
+      assert.equal(upstreamCalls(m), 2);
+    });
+
+    test('an embedding list whose indexes are not one per input sent is a 502, and nothing of it is kept', async () => {
+      const m = marker('embdup');
+      const embed = (input) => postJson(gw.baseURL, '/v1/embeddings',
+        { model: 'tollgate::embedding_model_name::embed_model', input, ...ON }, { headers: bearer(key) });
+      const bad = await embed([`${m}-a`, `${m}-b mock:index-twice`]);
+      assertError(bad, { status: 502, code: 'upstream_error' });
+      const again = await embed([`${m}-a`]);
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.headers.get('tollgate-cache'), 'miss');
     });
 
     test('rerank is cached by the same rules', async () => {

@@ -1,9 +1,9 @@
 // Idempotency-Key through HTTP, on every engine: a retry gets the first answer's bytes again
 // (whole and streamed) and is billed once; another request under the same key is 422; a retry
 // while the first runs is 409 with Retry-After; a failure releases the key; a client that leaves
-// does not cancel the answer, which is charged and kept whole; ZDR answers are not kept; a dryrun
-// records nothing; a bad key is 400; a crash after the charge loses neither the charge nor the
-// answer; records expire after the window.
+// does not cancel the answer, which is charged and kept whole; ZDR answers are not kept, nor
+// answers past the team's bound; a dryrun records nothing; a bad key is 400; a crash after the
+// charge loses neither the charge nor the answer; records expire after the window.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -245,6 +245,93 @@ for (const engine of ENGINES) {
       assert.equal(retry.status, 200, retry.text);
       assert.equal(retry.headers.get('idempotent-replayed'), null);
       assert.equal(upstreamCalls(m), 2);
+    });
+
+    test('past [cache] team_max_bytes a team\'s answers are not kept: their retries get 410, charged once', async () => {
+      const kMaxBytes = 1000;
+      const bounded = await startGateway({
+        config: { ...config, cache: { team_max_bytes: kMaxBytes } }, env: store.env,
+      });
+      try {
+        const own = await keyFor('idem-bound', '10');
+        const m = marker('bound');
+        // Whole and streamed answers of a few hundred bytes each, under keys of their own.
+        const send = (i) => postJson(bounded.baseURL, '/v1/chat/completions',
+          chatBody(`${m}-${i}`, i % 2 ? { stream: true } : {}, 'kept_model'), { headers: idem(own, `key-${m}-${i}`) });
+        const firsts = [];
+        for (let i = 0; i < 6; i += 1) {
+          const r = await send(i);
+          assert.equal(r.status, 200, r.text);
+          firsts.push(r);
+        }
+        // Each answer is kept if it fits beside those kept before it.
+        let kept = 0;
+        let keptBytes = 0;
+        for (let i = 0; i < firsts.length; i += 1) {
+          const bytes = Buffer.byteLength(firsts[i].text);
+          const fits = keptBytes + bytes <= kMaxBytes;
+          const retry = await send(i);
+          if (fits) {
+            assert.equal(retry.status, 200, `answer ${i} (${bytes} bytes after ${keptBytes}): ${retry.text}`);
+            assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+            assert.equal(retry.text, firsts[i].text);
+            kept += 1;
+            keptBytes += bytes;
+          } else {
+            assertError(retry, { status: 410, code: 'idempotent_answer_not_kept', param: 'Idempotency-Key' });
+            assert.match(retry.json.error.message, new RegExp(firsts[i].headers.get('x-request-id')));
+          }
+        }
+        assert.ok(kept >= 1 && kept < firsts.length, `${kept} of ${firsts.length} kept`);
+        for (let i = 0; i < firsts.length; i += 1) assert.equal(upstreamCalls(`${m}-${i}`), 1);
+        // Each charged once, the retries never.
+        const ids = firsts.map((r) => r.headers.get('x-request-id'));
+        const rows = (await spend('idem-bound'));
+        assert.equal(rows.length, firsts.length);
+        assert.deepEqual(rows.map((r) => r.request_id).sort(), [...ids].sort());
+      } finally {
+        await bounded.stop();
+      }
+    });
+
+    test('two gateways completing a team\'s answers at once pass its bound by one answer at most', async () => {
+      const kMaxBytes = 2000;
+      const bounded = { ...config, cache: { team_max_bytes: kMaxBytes } };
+      const gateways = [await startGateway({ config: bounded, env: store.env })];
+      try {
+        gateways.push(await startGateway({ config: bounded, env: store.env }));
+        const own = await keyFor('idem-race', '10');
+        const m = marker('race');
+        const send = (i) => postJson(gateways[i % 2].baseURL, '/v1/chat/completions',
+          chatBody(`${m}-${i}`, {}, 'kept_model'), { headers: idem(own, `key-${m}-${i}`) });
+        const n = 24;
+        const firsts = await Promise.all(Array.from({ length: n }, (_, i) => send(i)));
+        for (const r of firsts) assert.equal(r.status, 200, r.text);
+        const largest = Math.max(...firsts.map((r) => Buffer.byteLength(r.text)));
+        // The team's sum is exactly what its records keep, and within the bound but for one
+        // answer of the other gateway.
+        const [sum, kept] = store.sql(
+          "SELECT b.bytes, (SELECT SUM(k.bytes) FROM idempotency_keys k WHERE k.team_id = b.team_id) " +
+          "FROM idempotency_bytes b JOIN teams t ON t.id = b.team_id WHERE t.name = 'idem-race'",
+        ).trim().split('|').map(Number);
+        assert.equal(sum, kept);
+        assert.ok(sum > 0 && sum <= kMaxBytes + largest, `${sum} bytes kept`);
+        // The retries: the kept ones replayed, the others 410; none charged.
+        let replayed = 0;
+        for (let i = 0; i < n; i += 1) {
+          const retry = await send(i);
+          if (retry.status === 200) {
+            assert.equal(retry.text, firsts[i].text);
+            replayed += Buffer.byteLength(retry.text);
+          } else {
+            assertError(retry, { status: 410, code: 'idempotent_answer_not_kept' });
+          }
+        }
+        assert.equal(replayed, sum);
+        assert.equal((await spend('idem-race')).length, n);
+      } finally {
+        await Promise.all(gateways.map((g) => g.stop()));
+      }
     });
 
     test('a record is forgotten after the window', async () => {

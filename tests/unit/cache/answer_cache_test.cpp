@@ -1,6 +1,6 @@
 // The inference cache's front: bounded in bytes (the least recently used go first, one answer
-// never more than an eighth of it), per team, filtered by age, and backed by the store through
-// the StoreWork port (reads of what it lacks, writes posted).
+// never more than an eighth of it), per team, filtered by age and retention, and backed by the
+// store through the StoreWork port (reads of what it lacks, writes posted).
 #include "cache/answer_cache.hpp"
 
 #include <gtest/gtest.h>
@@ -82,6 +82,16 @@ TEST(AnswerCache, AnEntryOlderThanNotBeforeIsAMiss) {
   cache.put(entry("t", "k", 10, 1000));
   EXPECT_TRUE(findNow(cache, "t", {"k"}, 1000).front());
   EXPECT_FALSE(findNow(cache, "t", {"k"}, 1001).front());
+}
+
+TEST(AnswerCache, AnEntryPastTheRetentionIsAMissWhateverTheReadAsks) {
+  constexpr std::int64_t kRetentionMs = 60'000;
+  AnswerCache cache({1 << 20, 0, kRetentionMs}, nullptr);
+  const std::int64_t now = store::nowMs();
+  cache.put(entry("t", "old", 10, now - kRetentionMs - 1000));
+  cache.put(entry("t", "new", 10, now - kRetentionMs + 10'000));
+  EXPECT_FALSE(findNow(cache, "t", {"old"}, 0).front()) << "still in memory, yet past retention";
+  EXPECT_TRUE(findNow(cache, "t", {"new"}, 0).front());
 }
 
 /// A store in memory behind the port: what was posted, and entries to find.

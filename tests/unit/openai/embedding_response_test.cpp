@@ -125,7 +125,7 @@ constexpr std::string_view kFloatList =
     R"("usage":{"prompt_tokens":7,"total_tokens":7}})";
 
 TEST(RewriteEmbeddingList, FloatsPassThroughWhenFloatsWereAsked) {
-  const Rewritten r = rewrite(std::string(kFloatList), EmbeddingMeta{"client-model", false, {}});
+  const Rewritten r = rewrite(std::string(kFloatList), EmbeddingMeta{"client-model", false, {}, 2});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   const auto d = parse(*r.body);
   EXPECT_STREQ(d["object"].GetString(), "list");
@@ -147,7 +147,7 @@ TEST(RewriteEmbeddingList, FloatsPassThroughWhenFloatsWereAsked) {
 TEST(RewriteEmbeddingList, FloatsAreCopiedDigitForDigit) {
   const std::string upstream =
       R"({"data":[{"embedding":[0.1000000000000000055511151231257827,-2.5E-3,1e2,-0]}]})";
-  const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", false, {}});
+  const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", false, {}, 1});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   EXPECT_NE(r.body->find(R"("embedding":[0.1000000000000000055511151231257827,-2.5E-3,1e2,-0]})"),
             std::string::npos)
@@ -158,14 +158,14 @@ TEST(RewriteEmbeddingList, UsageThatIsNotACountIsMissing) {
   for (const std::string usage : {R"({})", R"({"prompt_tokens":"8"})", R"({"prompt_tokens":-8})",
                                   R"({"prompt_tokens":8.5})"}) {
     const Rewritten r = rewrite(R"({"data":[{"embedding":[1.5],"index":0}],"usage":)" + usage + "}",
-                                EmbeddingMeta{"m", false, {}});
+                                EmbeddingMeta{"m", false, {}, 1});
     ASSERT_TRUE(r.body.ok()) << usage;
     EXPECT_FALSE(r.usage.has_value()) << usage;
   }
   // A lone total is the prompt's count: an embedding generates nothing.
   const Rewritten total = rewrite(R"({"data":[{"embedding":[1.5],"index":0}],)"
                                   R"("usage":{"total_tokens":6}})",
-                                  EmbeddingMeta{"m", false, {}});
+                                  EmbeddingMeta{"m", false, {}, 1});
   ASSERT_TRUE(total.usage.has_value());
   EXPECT_EQ(total.usage->prompt_tokens, 6);
 }
@@ -174,27 +174,27 @@ TEST(RewriteEmbeddingList, MembersMayComeInAnyOrderAndUnknownOnesAreDropped) {
   const std::string upstream =
       R"({"usage":{"total_tokens":9,"extra":{"a":[1,{"b":2}]},"prompt_tokens":8},)"
       R"("meta":{"data":[{"embedding":"not read"}]},"object":"list",)"
-      R"("data":[{"embedding":[1.5],"extra":[[["x"]]],"index":4,"object":"embedding"}]})";
-  const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", false, {}});
+      R"("data":[{"embedding":[1.5],"extra":[[["x"]]],"index":0,"object":"embedding"}]})";
+  const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", false, {}, 1});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   EXPECT_EQ(*r.body,
-            R"({"object":"list","data":[{"object":"embedding","index":4,"embedding":[1.5]}],)"
+            R"({"object":"list","data":[{"object":"embedding","index":0,"embedding":[1.5]}],)"
             R"("model":"m","usage":{"prompt_tokens":8,"total_tokens":9}})");
   ASSERT_TRUE(r.usage.has_value());
   EXPECT_EQ(r.usage->prompt_tokens, 8);
 }
 
 TEST(RewriteEmbeddingList, RefusesTwoListsDeepNestingAndNul) {
-  EXPECT_FALSE(rewrite(R"({"data":[],"data":[]})", EmbeddingMeta{"m", false, {}}).body.ok());
+  EXPECT_FALSE(rewrite(R"({"data":[],"data":[]})", EmbeddingMeta{"m", false, {}, 1}).body.ok());
   const std::string deep =
       R"({"data":[],"x":)" + std::string(200, '[') + std::string(200, ']') + "}";
-  EXPECT_FALSE(rewrite(deep, EmbeddingMeta{"m", false, {}}).body.ok());
-  EXPECT_FALSE(
-      rewrite(std::string(R"({"data":[]})") + '\0' + "x", EmbeddingMeta{"m", false, {}}).body.ok());
+  EXPECT_FALSE(rewrite(deep, EmbeddingMeta{"m", false, {}, 1}).body.ok());
+  EXPECT_FALSE(rewrite(std::string(R"({"data":[]})") + '\0' + "x", EmbeddingMeta{"m", false, {}, 1})
+                   .body.ok());
 }
 
 TEST(RewriteEmbeddingList, FloatsBecomeBase64WhenBase64WasAsked) {
-  const Rewritten r = rewrite(std::string(kFloatList), EmbeddingMeta{"client-model", true, {}});
+  const Rewritten r = rewrite(std::string(kFloatList), EmbeddingMeta{"client-model", true, {}, 2});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   const auto d = parse(*r.body);
   ASSERT_TRUE(d["data"][0]["embedding"].IsString());
@@ -207,7 +207,7 @@ TEST(RewriteEmbeddingList, Base64BecomesFloatsWhenFloatsWereAsked) {
   const std::vector<float> v{0.1f, -3.5f, 1e-40f, 65504.0f};
   const std::string upstream = R"({"data":[{"object":"embedding","index":0,"embedding":")" +
                                floatsToBase64(v) + R"("}],"model":"up"})";
-  const Rewritten r = rewrite(upstream, EmbeddingMeta{"client-model", false, {}});
+  const Rewritten r = rewrite(upstream, EmbeddingMeta{"client-model", false, {}, 1});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   const auto d = parse(*r.body);
   ASSERT_TRUE(d["data"][0]["embedding"].IsArray());
@@ -217,14 +217,14 @@ TEST(RewriteEmbeddingList, Base64BecomesFloatsWhenFloatsWereAsked) {
 TEST(RewriteEmbeddingList, Base64PassesThroughWhenBase64WasAsked) {
   const std::string b64 = floatsToBase64(std::vector<float>{1.0f, 2.0f});
   const std::string upstream = R"({"data":[{"index":0,"embedding":")" + b64 + R"("}]})";
-  const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", true, {}});
+  const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", true, {}, 1});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   EXPECT_EQ(parse(*r.body)["data"][0]["embedding"].GetString(), b64);
 }
 
 TEST(RewriteEmbeddingList, MissingIndexIsThePosition) {
   const Rewritten r = rewrite(R"({"data":[{"embedding":[1]},{"embedding":[2]},{"embedding":[3]}]})",
-                              EmbeddingMeta{"m", false, {}});
+                              EmbeddingMeta{"m", false, {}, 3});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   const auto d = parse(*r.body);
   ASSERT_EQ(d["data"].Size(), 3u);
@@ -233,8 +233,42 @@ TEST(RewriteEmbeddingList, MissingIndexIsThePosition) {
   }
 }
 
+TEST(RewriteEmbeddingList, ItemsArePlacedByTheirIndexNotWhereTheyCome) {
+  const Rewritten r = rewrite(R"({"data":[{"index":2,"embedding":[3]},{"index":0,"embedding":[1]},)"
+                              R"({"index":1,"embedding":[2]}]})",
+                              EmbeddingMeta{"m", false, {}, 3});
+  ASSERT_TRUE(r.body.ok()) << r.body.error().message;
+  const auto d = parse(*r.body);
+  ASSERT_EQ(d["data"].Size(), 3u);
+  for (rapidjson::SizeType i = 0; i < 3; ++i) {
+    EXPECT_EQ(d["data"][i]["index"].GetInt(), static_cast<int>(i));
+    EXPECT_EQ(d["data"][i]["embedding"][0].GetDouble(), i + 1.0);
+  }
+}
+
+TEST(RewriteEmbeddingList, IndexesThatAreNotOneForEachInputAreRefused) {
+  // Two inputs sent: each case is a list whose indexes are not exactly {0, 1}.
+  for (const std::string data : {
+           R"([{"index":0,"embedding":[1]}])",                                      // too few
+           R"([{"index":1,"embedding":[1]},{"index":1,"embedding":[2]}])",          // twice
+           R"([{"index":0,"embedding":[1]},{"index":2,"embedding":[2]}])",          // past the end
+           R"([{"index":-1,"embedding":[1]},{"index":0,"embedding":[2]}])",         // negative
+           R"([{"index":0,"embedding":[1]},{"embedding":[2]},{"embedding":[3]}])",  // too many
+           R"([{"embedding":[1]},{"index":0,"embedding":[2]}])",  // a position taken twice
+           R"([{"index":1,"embedding":[1]}])",                    // one, at the wrong place
+           R"([{"index":"1","embedding":[1]},{"index":"0","embedding":[2]}])",  // not numbers
+           R"([{"index":1.0,"embedding":[1]},{"index":0,"embedding":[2]}])",
+           R"([{"index":null,"embedding":[1]},{"index":0,"embedding":[2]}])",
+           R"([{"index":[1],"embedding":[1]},{"index":0,"embedding":[2]}])",
+       }) {
+    const Rewritten r = rewrite(R"({"data":)" + data + "}", EmbeddingMeta{"m", false, {}, 2});
+    ASSERT_FALSE(r.body.ok()) << data;
+    EXPECT_EQ(r.body.error().kind, ErrorKind::UpstreamError) << data;
+  }
+}
+
 TEST(RewriteEmbeddingList, UsageIsParsed) {
-  const Rewritten r = rewrite(std::string(kFloatList), EmbeddingMeta{"m", false, {}});
+  const Rewritten r = rewrite(std::string(kFloatList), EmbeddingMeta{"m", false, {}, 2});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   ASSERT_TRUE(r.usage.has_value());
   EXPECT_EQ(r.usage->prompt_tokens, 7);
@@ -246,8 +280,8 @@ TEST(RewriteEmbeddingList, UsageIsParsed) {
 }
 
 TEST(RewriteEmbeddingList, TotalTokensDefaultToPromptTokens) {
-  const Rewritten r =
-      rewrite(R"({"data":[{"embedding":[1]}],"usage":{"prompt_tokens":4}})", EmbeddingMeta{});
+  const Rewritten r = rewrite(R"({"data":[{"embedding":[1]}],"usage":{"prompt_tokens":4}})",
+                              EmbeddingMeta{.inputs = 1});
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
   ASSERT_TRUE(r.usage.has_value());
   EXPECT_EQ(r.usage->prompt_tokens, 4);
@@ -258,7 +292,7 @@ TEST(RewriteEmbeddingList, NoUsageReportedLeavesUsageUnset) {
   for (const char* upstream :
        {R"({"data":[{"embedding":[1]}]})", R"({"data":[{"embedding":[1]}],"usage":null})",
         R"({"data":[{"embedding":[1]}],"usage":7})"}) {
-    const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", false, kPricing});
+    const Rewritten r = rewrite(upstream, EmbeddingMeta{"m", false, kPricing, 1});
     ASSERT_TRUE(r.body.ok()) << r.body.error().message;
     EXPECT_FALSE(r.usage.has_value()) << upstream;
     const auto d = parse(*r.body);
@@ -269,11 +303,11 @@ TEST(RewriteEmbeddingList, NoUsageReportedLeavesUsageUnset) {
 }
 
 TEST(RewriteEmbeddingList, CostOnlyWithPricingAndUsage) {
-  const Rewritten unpriced = rewrite(std::string(kFloatList), EmbeddingMeta{"m", false, {}});
+  const Rewritten unpriced = rewrite(std::string(kFloatList), EmbeddingMeta{"m", false, {}, 2});
   ASSERT_TRUE(unpriced.body.ok());
   EXPECT_FALSE(parse(*unpriced.body)["usage"].HasMember("tollgate::cost"));
 
-  const Rewritten priced = rewrite(std::string(kFloatList), EmbeddingMeta{"m", false, kPricing});
+  const Rewritten priced = rewrite(std::string(kFloatList), EmbeddingMeta{"m", false, kPricing, 2});
   ASSERT_TRUE(priced.body.ok());
   const auto d = parse(*priced.body);
   ASSERT_TRUE(d["usage"].HasMember("tollgate::cost"));
@@ -292,7 +326,7 @@ class MalformedUpstreamEmbeddings : public testing::TestWithParam<Malformed> {};
 
 TEST_P(MalformedUpstreamEmbeddings, AreAnUpstreamError) {
   for (const bool base64 : {false, true}) {
-    const Rewritten r = rewrite(GetParam().body, EmbeddingMeta{"m", base64, kPricing});
+    const Rewritten r = rewrite(GetParam().body, EmbeddingMeta{"m", base64, kPricing, 1});
     ASSERT_FALSE(r.body.ok()) << GetParam().body;
     EXPECT_EQ(r.body.error().kind, ErrorKind::UpstreamError) << r.body.error().message;
     EXPECT_FALSE(r.body.error().message.empty());
@@ -321,7 +355,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(EncodeEmbeddingList, Floats) {
   const std::vector<std::vector<float>> vectors{{0.5f, -0.25f}, {1.0f}};
-  const auto d = parse(encodeEmbeddingList(vectors, EmbeddingMeta{"m", false, {}}, Usage{3, 0, 3}));
+  const auto d =
+      parse(encodeEmbeddingList(vectors, EmbeddingMeta{"m", false, {}, 2}, Usage{3, 0, 3}));
   EXPECT_STREQ(d["object"].GetString(), "list");
   EXPECT_STREQ(d["model"].GetString(), "m");
   ASSERT_EQ(d["data"].Size(), 2u);
@@ -338,7 +373,7 @@ TEST(EncodeEmbeddingList, Floats) {
 TEST(EncodeEmbeddingList, Base64WithCost) {
   const std::vector<std::vector<float>> vectors{{1.0f}, {0.1f, 0.2f}};
   const auto d =
-      parse(encodeEmbeddingList(vectors, EmbeddingMeta{"m", true, kPricing}, Usage{5, 0, 5}));
+      parse(encodeEmbeddingList(vectors, EmbeddingMeta{"m", true, kPricing, 2}, Usage{5, 0, 5}));
   ASSERT_EQ(d["data"].Size(), 2u);
   EXPECT_STREQ(d["data"][0]["embedding"].GetString(), "AACAPw==");
   expectSameBits(*base64ToFloats(d["data"][1]["embedding"].GetString()), vectors[1]);
@@ -347,7 +382,7 @@ TEST(EncodeEmbeddingList, Base64WithCost) {
 }
 
 TEST(EncodeEmbeddingList, NoVectors) {
-  const auto d = parse(encodeEmbeddingList({}, EmbeddingMeta{"m", false, {}}, Usage{}));
+  const auto d = parse(encodeEmbeddingList({}, EmbeddingMeta{"m", false, {}, 0}, Usage{}));
   ASSERT_TRUE(d["data"].IsArray());
   EXPECT_EQ(d["data"].Size(), 0u);
   EXPECT_EQ(d["usage"]["prompt_tokens"].GetInt(), 0);

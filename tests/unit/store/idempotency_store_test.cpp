@@ -1,8 +1,11 @@
 // Idempotency-Keys in a SQLite store: a key is claimed once, a retry of the same request finds it
 // running or gets the charged answer byte for byte, another request under it is refused, a dead
 // gateway's claim and an expired record are taken over, and only the settlement that charged the
-// attempt (never a withheld one) completes its claim.
+// attempt (never a withheld one) completes its claim, with its answer only while the team's
+// kept answers stay within their bound.
 #include <gtest/gtest.h>
+
+#include <array>
 
 #include "sqlite_store.hpp"
 
@@ -47,16 +50,47 @@ class IdempotencyStore : public test::SqliteStoreTest {
     return r;
   }
 
+  /// Request `request_id` (cost 4) held for, to complete `claim_id`'s claim of `key` with
+  /// `answer` within the team's bound of `max_bytes`.
+  Settlement held(const std::string& claim_id, std::optional<KeptAnswer> answer,
+                  const std::string& request_id, const std::string& key = "k",
+                  std::int64_t max_bytes = 0) {
+    db_->topUp(team_, 10);
+    const std::string hold_id = "hold-" + request_id;
+    EXPECT_TRUE(db_->hold({hold_id, team_, 10}, "gw", 0, 0, false).held);
+    Settlement::Completion done{key, claim_id, std::move(answer)};
+    done.max_bytes = max_bytes;
+    return Settlement{hold_id, row(request_id, 4), false, done};
+  }
+
   /// Settles request `request_id` (cost 4) out of a hold made for it, completing `claim_id`'s
   /// claim of key "k" with `answer`.
   SettleOutcome settle(const std::string& claim_id, std::optional<KeptAnswer> answer,
                        const std::string& request_id = "req-1") {
-    db_->topUp(team_, 10);
-    const std::string hold_id = "hold-" + request_id;
-    EXPECT_TRUE(db_->hold({hold_id, team_, 10}, "gw", 0, 0, false).held);
-    const Settlement s{hold_id, row(request_id, 4), false,
-                       Settlement::Completion{"k", claim_id, std::move(answer)}};
+    const Settlement s = held(claim_id, std::move(answer), request_id);
     return db_->settle(std::span(&s, 1)).at(0);
+  }
+
+  /// Key `key` claimed at `now` by an attempt of its own.
+  ClaimReply claimKey(const std::string& key, std::int64_t now = kNow) {
+    return db_->claimIdempotencyKey(
+        {team_, key, "d", "c-" + key + std::to_string(now), "gw", now, kDay, kMinute});
+  }
+
+  /// `key` claimed, and its answer of `bytes` bytes charged within the team's bound.
+  void answer(const std::string& key, std::size_t bytes, std::int64_t max_bytes) {
+    ASSERT_EQ(claimKey(key).outcome, ClaimOutcome::Claimed);
+    const Settlement s = held("c-" + key + std::to_string(kNow),
+                              KeptAnswer{200, "application/json", false, std::string(bytes, 'x')},
+                              "req-" + key, key, max_bytes);
+    ASSERT_EQ(db_->settle(std::span(&s, 1)).at(0), SettleOutcome::Kept);
+  }
+
+  /// What the team's kept answers take, by its sum.
+  std::int64_t keptBytes() {
+    const Rows r =
+        db_->connection().query("SELECT bytes FROM idempotency_bytes WHERE team_id = $1", {team_});
+    return r.empty() ? 0 : r[0].integer(0);
   }
 };
 
@@ -229,6 +263,64 @@ TEST_F(IdempotencyStore, KeysAreTheTeams) {
   ASSERT_EQ(claim("c1").outcome, ClaimOutcome::Claimed);
   EXPECT_EQ(db_->claimIdempotencyKey({other, "k", "d2", "c2", "gw", kNow, kDay, kMinute}).outcome,
             ClaimOutcome::Claimed);
+}
+
+TEST_F(IdempotencyStore, PastTheTeamsBoundAnAnswerKeepsOnlyItsCharge) {
+  answer("a", 6, 10);
+  answer("b", 6, 10);  // 12 bytes would pass 10.
+  answer("c", 4, 10);  // Exactly 10.
+  EXPECT_EQ(claimKey("a").outcome, ClaimOutcome::Completed);
+  const ClaimReply over = claimKey("b");
+  EXPECT_EQ(over.outcome, ClaimOutcome::CompletedOverBound);
+  EXPECT_EQ(over.request_id, "req-b");
+  EXPECT_FALSE(over.answer);
+  EXPECT_EQ(claimKey("c").outcome, ClaimOutcome::Completed);
+  EXPECT_EQ(keptBytes(), 10);
+  EXPECT_EQ(db_->listSpend({.team_id = team_}).size(), 3u) << "each charged once";
+  const Rows r = db_->connection().query(
+      "SELECT body, bytes, request_id FROM idempotency_keys WHERE key = 'b'");
+  EXPECT_TRUE(r.at(0).isNull(0));
+  EXPECT_EQ(r.at(0).integer(1), 0);
+  EXPECT_EQ(r.at(0).text(2), "req-b");
+  // Another team counts apart.
+  std::string other = db_->createTeam("other").id;
+  std::swap(team_, other);
+  answer("d", 6, 10);
+  EXPECT_EQ(claimKey("d").outcome, ClaimOutcome::Completed);
+}
+
+TEST_F(IdempotencyStore, AnAnswerLargerThanTheBoundIsNeverKept) {
+  answer("a", 11, 10);
+  EXPECT_EQ(claimKey("a").outcome, ClaimOutcome::CompletedOverBound);
+  EXPECT_EQ(keptBytes(), 0);
+  answer("b", 10, 10);
+  EXPECT_EQ(claimKey("b").outcome, ClaimOutcome::Completed);
+}
+
+TEST_F(IdempotencyStore, OneBatchNeverPassesTheBound) {
+  const KeptAnswer six{200, "application/json", false, "xxxxxx"};
+  ASSERT_EQ(claimKey("a").outcome, ClaimOutcome::Claimed);
+  ASSERT_EQ(claimKey("b").outcome, ClaimOutcome::Claimed);
+  const std::string claim = std::to_string(kNow);
+  const std::array batch{held("c-a" + claim, six, "req-a", "a", 10),
+                         held("c-b" + claim, six, "req-b", "b", 10)};
+  EXPECT_EQ(db_->settle(batch), (std::vector{SettleOutcome::Kept, SettleOutcome::Kept}));
+  EXPECT_EQ(claimKey("a").outcome, ClaimOutcome::Completed);
+  EXPECT_EQ(claimKey("b").outcome, ClaimOutcome::CompletedOverBound);
+  EXPECT_EQ(keptBytes(), 6);
+}
+
+TEST_F(IdempotencyStore, ForgottenRecordsGiveTheirBytesBack) {
+  answer("a", 6, 0);  // No bound: kept, and counted all the same.
+  answer("b", 6, 0);
+  EXPECT_EQ(keptBytes(), 12);
+  // Expired, and claimed again: its bytes go with it.
+  EXPECT_EQ(claimKey("a", kNow + kDay + 1).outcome, ClaimOutcome::Claimed);
+  EXPECT_EQ(keptBytes(), 6);
+  EXPECT_EQ(db_->pruneIdempotencyKeys(kNow + 1), 1);
+  EXPECT_EQ(keptBytes(), 0);
+  answer("c", 10, 10);
+  EXPECT_EQ(claimKey("c").outcome, ClaimOutcome::Completed) << "room again";
 }
 
 }  // namespace

@@ -195,7 +195,8 @@ Propagation Accounts::awaitGateways(std::int64_t seq) {
 }
 
 Outcome<store::Team> Accounts::createTeam(const Actor& actor, const std::string& name,
-                                          money::Pico balance) {
+                                          money::Pico balance,
+                                          std::optional<std::int64_t> max_owned) {
   if (const Outcome<Ok> checked = checkName("a team name", name); !checked) {
     return checked.error();
   }
@@ -208,12 +209,22 @@ Outcome<store::Team> Accounts::createTeam(const Actor& actor, const std::string&
   if (store_.findTeam(name)) {
     return conflict("a team named " + quoted(name) + " already exists");
   }
-  store::Team t = store_.createTeam(name);
+  std::optional<store::User> owner;
   if (actor.email) {
-    const Outcome<store::User> owner = requireUser(*actor.email);
-    if (!owner) {
-      return owner.error();
+    Outcome<store::User> u = requireUser(*actor.email);
+    if (!u) {
+      return u.error();
     }
+    owner = std::move(u).value();
+    if (max_owned && ownedTeams(owner->id) >= *max_owned) {
+      return Refusal{RefusalKind::TeamLimit,
+                     *max_owned == 0 ? std::string("only the operator creates teams here")
+                                     : "you own " + std::to_string(*max_owned) +
+                                           " teams already, as many as a user may create"};
+    }
+  }
+  store::Team t = store_.createTeam(name);
+  if (owner) {
     store_.addMember(t.id, owner->id, "owner");
   }
   if (balance != 0) {
@@ -226,6 +237,12 @@ Outcome<store::Team> Accounts::createTeam(const Actor& actor, const std::string&
   }
   tx.commit();
   return t;
+}
+
+std::int64_t Accounts::ownedTeams(const std::string& user_id) {
+  const auto teams = store_.teamsOf(user_id);
+  return std::count_if(teams.begin(), teams.end(),
+                       [](const auto& team_role) { return team_role.second == "owner"; });
 }
 
 Outcome<std::vector<store::Team>> Accounts::listTeams(const Actor& actor) {

@@ -95,8 +95,11 @@ class Accounts {
   std::vector<TeamRole> teamsOf(const store::User& user);
 
   /// Makes a team with an opening balance (only the operator may give one), in one transaction.
+  /// A user (never the operator) who owns `max_owned` teams or more is refused (TeamLimit);
+  /// nullopt: no limit.
   Outcome<store::Team> createTeam(const Actor& actor, const std::string& name,
-                                  money::Pico balance = 0);
+                                  money::Pico balance = 0,
+                                  std::optional<std::int64_t> max_owned = std::nullopt);
   Outcome<std::vector<store::Team>> listTeams(const Actor& actor);
   Outcome<store::Team> showTeam(const Actor& actor, const std::string& name);
   /// The team with its member count and its count of keys not revoked.
@@ -163,6 +166,8 @@ class Accounts {
   /// The member `email` of `team`; refused when either is unknown or not a member.
   Outcome<Membership> requireMember(const std::string& team, const std::string& email);
   Outcome<store::User> requireUser(const std::string& email);
+  /// How many teams user `user_id` is an owner of.
+  std::int64_t ownedTeams(const std::string& user_id);
   /// Refused unless the actor may do `action` in `team`.
   Outcome<Ok> authorize(const Actor& actor, const store::Team& team, Action action);
   /// Writes a new key of team `team_id`, in the caller's transaction.

@@ -9,6 +9,7 @@ namespace tollgate::config {
 namespace {
 
 constexpr std::int64_t kMaxSessionSeconds = 90LL * 24 * 3600;
+constexpr std::int64_t kMaxTeamsPerUser = 1'000'000;
 
 /// An absolute http(s) URL without credentials, query or fragment; its scheme and host.
 boost::urls::url_view absoluteUrl(const TableReader& r, std::string_view key,
@@ -89,7 +90,7 @@ bool isLoopbackHost(std::string_view host) {
 Console parseConsole(const TableReader& r, const EnvLookup& env) {
   r.allowOnly({"enabled", "listen", "public_url", "owner_email", "allow_signup",
                "allowed_email_domains", "login_links", "session_idle_seconds",
-               "session_lifetime_seconds", "oidc"});
+               "session_lifetime_seconds", "max_teams_per_user", "oidc"});
   Console c;
   c.enabled = r.boolean("enabled").value_or(true);
   parseListen(r, c.host, c.port);
@@ -117,6 +118,9 @@ Console parseConsole(const TableReader& r, const EnvLookup& env) {
   }
   if (const auto life = r.integer("session_lifetime_seconds", 1, kMaxSessionSeconds)) {
     c.session_lifetime = Millis(*life * 1000);
+  }
+  if (const auto teams = r.integer("max_teams_per_user", 0, kMaxTeamsPerUser)) {
+    c.max_teams_per_user = *teams;
   }
   if (const toml::table* o = r.table("oidc")) {
     c.oidc = parseOidc(TableReader(*o, r.qualified("oidc"), r.file()), env);

@@ -58,6 +58,7 @@ constexpr std::array kTable{
     Row{ErrorKind::SignInFailed, {401, kAuthentication, "sign_in_failed"}},
     Row{ErrorKind::CsrfFailed, {403, kPermission, "csrf_failed"}},
     Row{ErrorKind::RoleForbidden, {403, kPermission, "role_forbidden"}},
+    Row{ErrorKind::TeamLimitReached, {403, kPermission, "team_limit_reached"}},
     Row{ErrorKind::ResourceNotFound, {404, kInvalidRequest, "resource_not_found"}},
     Row{ErrorKind::Conflict, {409, kInvalidRequest, "conflict"}},
     Row{ErrorKind::IdentityProviderUnavailable, {502, kApiError, "identity_provider_unavailable"}},

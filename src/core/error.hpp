@@ -46,6 +46,7 @@ enum class ErrorKind {
   SignInFailed,
   CsrfFailed,
   RoleForbidden,
+  TeamLimitReached,
   ResourceNotFound,
   Conflict,
   IdentityProviderUnavailable,

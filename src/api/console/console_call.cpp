@@ -130,6 +130,8 @@ Error refusalError(const accounts::Refusal& r) {
       return {ErrorKind::RoleForbidden, r.message, ""};
     case RefusalKind::Conflict:
       return {ErrorKind::Conflict, r.message, ""};
+    case RefusalKind::TeamLimit:
+      return {ErrorKind::TeamLimitReached, r.message, ""};
   }
   return {ErrorKind::Internal, r.message, ""};
 }

@@ -144,6 +144,21 @@ TEST_F(AccountsTest, NamesAreCheckedAndStoredVerbatim) {
   EXPECT_EQ(value(acc_->listTeams(as("mem@x.io"))).size(), 1u);
 }
 
+TEST_F(AccountsTest, AUserCreatesTeamsUpToTheLimitTheOperatorWithout) {
+  value(acc_->addUser("founder@x.io", ""));
+  const Actor founder = as("founder@x.io");
+  EXPECT_TRUE(acc_->createTeam(founder, "one", 0, 2));
+  EXPECT_TRUE(acc_->createTeam(founder, "two", 0, 2));
+  EXPECT_TRUE(refused(acc_->createTeam(founder, "three", 0, 2), RefusalKind::TeamLimit,
+                      "you own 2 teams already, as many as a user may create"));
+  // Teams the user is a member of but does not own do not count.
+  EXPECT_TRUE(acc_->createTeam(as("adm@x.io"), "adm-own", 0, 1));
+  EXPECT_TRUE(refused(acc_->createTeam(founder, "none", 0, 0), RefusalKind::TeamLimit,
+                      "only the operator creates teams here"));
+  EXPECT_TRUE(acc_->createTeam(op_, "operator's", 0, 0));
+  EXPECT_TRUE(acc_->createTeam(founder, "unlimited"));
+}
+
 TEST_F(AccountsTest, ChecksOfNamesAndEmailsAreResults) {
   EXPECT_TRUE(checkName("a key name", "ci"));
   EXPECT_TRUE(

@@ -95,8 +95,9 @@ class Accounts {
   std::vector<TeamRole> teamsOf(const store::User& user);
 
   /// Makes a team with an opening balance (only the operator may give one), in one transaction.
-  /// A user (never the operator) who owns `max_owned` teams or more is refused (TeamLimit);
-  /// nullopt: no limit.
+  /// Its name (checkName) must not look like an existing team's: the same UTS #39 skeleton is a
+  /// Conflict that names that team. A user (never the operator) who owns `max_owned` teams or more
+  /// is refused (TeamLimit); nullopt: no limit.
   Outcome<store::Team> createTeam(const Actor& actor, const std::string& name,
                                   money::Pico balance = 0,
                                   std::optional<std::int64_t> max_owned = std::nullopt);
@@ -130,6 +131,8 @@ class Accounts {
                                     const std::string& source = "");
   Outcome<Ok> revokeInvite(const Actor& actor, const std::string& id);
 
+  /// Makes a key of `team`; its name (checkName) must not look like (have the skeleton of) that
+  /// of an active key of the team (Conflict, naming that key).
   Outcome<CreatedKey> createKey(const Actor& actor, const std::string& team,
                                 const std::string& name,
                                 const std::optional<std::string>& user_email);
@@ -187,8 +190,10 @@ class Accounts {
   std::unique_ptr<Sessions> sessions_;
 };
 
-/// Checks a team or key name: 1 to 100 characters of UTF-8, no control characters, not blank.
-Outcome<Ok> checkName(std::string_view what, const std::string& name);
+/// Checks a team, key or display name: 1 to 100 characters of UTF-8, not blank, no control
+/// characters and none that would not show as itself (format, private-use or unassigned: bidi
+/// overrides, zero-width spaces); the name as it is stored, in NFC.
+Outcome<std::string> checkName(std::string_view what, const std::string& name);
 /// Normalises an email address (lower case) and checks its shape.
 Outcome<std::string> checkEmail(const std::string& email);
 /// Reads an amount of USD as people type it: digits, then at most one point and more digits, at

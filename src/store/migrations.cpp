@@ -1,7 +1,10 @@
 #include "store/migrations.hpp"
 
 #include <array>
+#include <set>
+#include <utility>
 
+#include "core/unicode.hpp"
 #include "store/store.hpp"  // nowMs
 
 namespace tollgate::store {
@@ -229,6 +232,69 @@ CREATE TABLE inference_cache (
 CREATE INDEX inference_cache_team_time ON inference_cache (team_id, created_at);
 )sql";
 
+// The UTS #39 skeletons of team and key names (see fillNameSkeletons), unique among teams and
+// among a team's active keys; a NULL skeleton (a name kept that looks like an earlier one) is
+// distinct from every other in both engines' unique indexes.
+constexpr std::string_view kV7 = R"sql(
+ALTER TABLE teams ADD COLUMN name_skeleton TEXT;
+ALTER TABLE api_keys ADD COLUMN name_skeleton TEXT;
+)sql";
+constexpr std::string_view kV7Indexes = R"sql(
+CREATE UNIQUE INDEX teams_name_skeleton ON teams (name_skeleton);
+CREATE UNIQUE INDEX api_keys_active_skeleton ON api_keys (team_id, name_skeleton)
+  WHERE revoked_at IS NULL;
+)sql";
+
+/// Gives every team and key its name's skeleton, in the order they were made: a team whose name
+/// looks like an earlier team's, or an active key whose name looks like an earlier active key's
+/// of its team, keeps a NULL skeleton (it goes on working; lookAlikes() lists it).
+void fillNameSkeletons(Connection& c) {
+  std::set<std::string> teams;
+  for (const Row& r : c.query("SELECT id, name FROM teams ORDER BY created_at, id")) {
+    std::string skeleton = unicode::skeleton(r.text(1));
+    if (teams.insert(skeleton).second) {
+      c.query("UPDATE teams SET name_skeleton = $1 WHERE id = $2", {skeleton, r.text(0)});
+    }
+  }
+  std::set<std::pair<std::string, std::string>> active;
+  for (const Row& r :
+       c.query("SELECT id, team_id, name, revoked_at FROM api_keys ORDER BY created_at, id")) {
+    std::string skeleton = unicode::skeleton(r.text(2));
+    if (!r.isNull(3) || active.emplace(r.text(1), skeleton).second) {
+      c.query("UPDATE api_keys SET name_skeleton = $1 WHERE id = $2", {skeleton, r.text(0)});
+    }
+  }
+}
+
+/// The names fillNameSkeletons() left without a skeleton, each with the name it looks like.
+std::vector<std::string> lookAlikes(Connection& c) {
+  const auto shown = [](const std::string& name) {
+    return "\"" + unicode::visible(name, 200) + "\"";
+  };
+  std::vector<std::string> out;
+  for (const Row& r : c.query("SELECT name FROM teams WHERE name_skeleton IS NULL ORDER BY name")) {
+    const Rows like =
+        c.query("SELECT name FROM teams WHERE name_skeleton = $1", {unicode::skeleton(r.text(0))});
+    if (!like.empty()) {
+      out.push_back("team " + shown(r.text(0)) + " looks like team " + shown(like[0].text(0)));
+    }
+  }
+  for (const Row& r :
+       c.query("SELECT k.name, k.team_id, t.name, k.public_id FROM api_keys k JOIN teams t ON "
+               "t.id = k.team_id WHERE k.name_skeleton IS NULL AND k.revoked_at IS NULL "
+               "ORDER BY t.name, k.name")) {
+    const Rows like = c.query(
+        "SELECT name FROM api_keys WHERE team_id = $1 AND name_skeleton = $2 AND "
+        "revoked_at IS NULL",
+        {r.text(1), unicode::skeleton(r.text(0))});
+    if (!like.empty()) {
+      out.push_back("key " + r.text(3) + " " + shown(r.text(0)) + " of team " + shown(r.text(2)) +
+                    " looks like its key " + shown(like[0].text(0)));
+    }
+  }
+  return out;
+}
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -236,6 +302,7 @@ constexpr std::array kMigrations{
     Migration{4, "the part of a charge the balance could not cover", kV4},
     Migration{5, "console sessions, sign-in links and logins, audit log, spend by user", kV5},
     Migration{6, "idempotency keys and the inference cache", kV6},
+    Migration{7, "skeletons of team and key names, unique", kV7, fillNameSkeletons, kV7Indexes},
 };
 
 }  // namespace
@@ -261,10 +328,17 @@ MigrationReport migrate(Connection& c) {
   for (const Migration& m : kMigrations) {
     if (m.version > report.from) {
       c.script(m.sql);
+      if (m.fill != nullptr) {
+        m.fill(c);
+      }
+      if (!m.then.empty()) {
+        c.script(m.then);
+      }
       c.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
               {m.version, m.name, nowMs()});
     }
   }
+  report.look_alikes = lookAlikes(c);
   tx.commit();
   report.to = known;
   return report;

@@ -31,9 +31,9 @@ std::span<const Migration> migrations();
 struct MigrationReport {
   std::int64_t from = 0;
   std::int64_t to = 0;
-  /// Names kept from before version 7 that look like an earlier team's or active key's (the same
-  /// UTS #39 skeleton): one line each, names shown with invisible characters escaped. They keep
-  /// working; a new name like them is refused.
+  /// Names kept from before names had skeletons that look like an earlier team's or active key's
+  /// (the same UTS #39 skeleton): one line each, names shown with invisible characters escaped.
+  /// They keep working; a new name like them is refused.
   std::vector<std::string> look_alikes;
 };
 

@@ -277,7 +277,7 @@ class Store {
   Connection& connection() { return *c_; }
 
   // Teams. A team's and a key's name is stored with its UTS #39 skeleton, unique among teams and
-  // among a team's active keys (a name kept from before version 7 that looks like an earlier one
+  // among a team's active keys (a name kept from before skeletons that looks like an earlier one
   // has none: migrate() lists those).
   Team createTeam(const std::string& name);
   std::vector<Team> listTeams();

@@ -102,6 +102,12 @@ int migrate(int argc, char** argv) {
     const auto report = tollgate::store::migrate(*c);
     std::printf("schema at version %lld (was %lld)\n", static_cast<long long>(report.to),
                 static_cast<long long>(report.from));
+    if (!report.look_alikes.empty()) {
+      std::printf("names that look like an earlier one (kept; a new name like them is refused):\n");
+    }
+    for (const std::string& line : report.look_alikes) {
+      std::printf("  %s\n", line.c_str());
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate migrate: %s\n", e.what());
     return 1;

@@ -76,11 +76,10 @@ AccountService::Awaitable<Outcome<T>> AccountService::propagated(Awaitable<Outco
   co_return done;
 }
 
-AccountService::Awaitable<Outcome<store::Team>> AccountService::createTeam(Actor actor,
-                                                                           std::string name,
-                                                                           money::Pico balance) {
-  return run([actor = std::move(actor), name = std::move(name), balance](Accounts& a) {
-    return a.createTeam(actor, name, balance);
+AccountService::Awaitable<Outcome<store::Team>> AccountService::createTeam(
+    Actor actor, std::string name, money::Pico balance, std::optional<std::int64_t> max_owned) {
+  return run([actor = std::move(actor), name = std::move(name), balance, max_owned](Accounts& a) {
+    return a.createTeam(actor, name, balance, max_owned);
   });
 }
 

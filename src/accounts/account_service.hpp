@@ -46,8 +46,8 @@ class AccountService {
 
   // The operations of Accounts (see there), their arguments copied into the call. Those that
   // change what gateways must see return once every live gateway applied it, or the wait ended.
-  Awaitable<Outcome<store::Team>> createTeam(Actor actor, std::string name,
-                                             money::Pico balance = 0);
+  Awaitable<Outcome<store::Team>> createTeam(Actor actor, std::string name, money::Pico balance = 0,
+                                             std::optional<std::int64_t> max_owned = std::nullopt);
   Awaitable<Outcome<std::vector<store::Team>>> listTeams(Actor actor);
   Awaitable<Outcome<store::Team>> showTeam(Actor actor, std::string name);
   Awaitable<Outcome<TeamSummary>> teamSummary(Actor actor, std::string name);

@@ -8,6 +8,7 @@
 #include "auth/api_key.hpp"
 #include "core/email.hpp"
 #include "core/text.hpp"
+#include "core/unicode.hpp"
 
 namespace tollgate::accounts {
 namespace {
@@ -16,7 +17,8 @@ constexpr std::size_t kMaxNameChars = 100;
 constexpr std::string_view kInvitePrefix = "inv-tollgate-";
 constexpr std::size_t kInviteSecretLength = 32;
 
-std::string quoted(const std::string& s) { return "\"" + text::printable(s, 120) + "\""; }
+/// `s` in quotes for a message, what would not show as itself escaped (`\u202E`).
+std::string quoted(const std::string& s) { return "\"" + unicode::visible(s, 120) + "\""; }
 
 Refusal invalid(std::string message) { return {RefusalKind::Invalid, std::move(message)}; }
 Refusal notFound(std::string message) { return {RefusalKind::NotFound, std::move(message)}; }
@@ -58,21 +60,27 @@ Outcome<Ok> checkAddition(const Actor& actor, money::Pico amount) {
 
 }  // namespace
 
-Outcome<Ok> checkName(std::string_view what, const std::string& name) {
+Outcome<std::string> checkName(std::string_view what, const std::string& name) {
   if (!text::isValidUtf8(name)) {
     return invalid(std::string(what) + " must be valid UTF-8");
   }
   if (text::hasControlCharacters(name)) {
     return invalid(std::string(what) + " must not contain control characters");
   }
-  if (name.find_first_not_of(' ') == std::string::npos) {
+  if (const std::optional<char32_t> c = unicode::firstHidden(name)) {
+    return invalid(std::string(what) + " must not contain " + unicode::codePointName(*c) +
+                   " (a format, private-use or unassigned character, which does not show as "
+                   "itself)");
+  }
+  std::string normal = unicode::nfc(name);
+  if (normal.find_first_not_of(' ') == std::string::npos) {
     return invalid(std::string(what) + " must not be empty");
   }
-  if (text::codePoints(name) > kMaxNameChars) {
+  if (text::codePoints(normal) > kMaxNameChars) {
     return invalid(std::string(what) + " must be at most " + std::to_string(kMaxNameChars) +
                    " characters");
   }
-  return Ok{};
+  return normal;
 }
 
 Outcome<std::string> checkEmail(const std::string& email) {
@@ -121,6 +129,10 @@ std::vector<TeamRole> Accounts::teamsOf(const store::User& user) {
 
 Outcome<store::Team> Accounts::requireTeam(const std::string& name) {
   auto t = store_.findTeam(name);
+  // Names are stored in NFC; one typed in another form names the same team.
+  if (!t && text::isValidUtf8(name)) {
+    t = store_.findTeam(unicode::nfc(name));
+  }
   if (!t) {
     return notFound("no team named " + quoted(name));
   }
@@ -216,26 +228,42 @@ Propagation Accounts::awaitGateways(std::int64_t seq) {
   return p;
 }
 
-Outcome<store::Team> Accounts::createTeam(const Actor& actor, const std::string& name,
-                                          money::Pico balance) {
-  if (const Outcome<Ok> checked = checkName("a team name", name); !checked) {
+Outcome<store::Team> Accounts::createTeam(const Actor& actor, const std::string& given,
+                                          money::Pico balance,
+                                          std::optional<std::int64_t> max_owned) {
+  const Outcome<std::string> checked = checkName("a team name", given);
+  if (!checked) {
     return checked.error();
   }
+  const std::string& name = *checked;
   if (balance != 0) {
     if (const Outcome<Ok> may = checkAddition(actor, balance); !may) {
       return may.error();
     }
   }
   store::Transaction tx(store_.connection());
-  if (store_.findTeam(name)) {
-    return conflict("a team named " + quoted(name) + " already exists");
+  if (const std::optional<store::Team> like = store_.findLookAlikeTeam(name)) {
+    return conflict(like->name == name
+                        ? "a team named " + quoted(name) + " already exists"
+                        : "a team name " + quoted(name) + " looks like that of the existing team " +
+                              quoted(like->name));
+  }
+  std::optional<store::User> owner;
+  if (actor.email) {
+    Outcome<store::User> u = requireUser(*actor.email);
+    if (!u) {
+      return u.error();
+    }
+    owner = std::move(u).value();
+    if (max_owned && ownedTeams(owner->id) >= *max_owned) {
+      return Refusal{RefusalKind::TeamLimit,
+                     *max_owned == 0 ? std::string("only the operator creates teams here")
+                                     : "you own " + std::to_string(*max_owned) +
+                                           " teams already, as many as a user may create"};
+    }
   }
   store::Team t = store_.createTeam(name);
-  if (actor.email) {
-    const Outcome<store::User> owner = requireUser(*actor.email);
-    if (!owner) {
-      return owner.error();
-    }
+  if (owner) {
     store_.addMember(t.id, owner->id, "owner");
   }
   if (balance != 0) {
@@ -248,6 +276,12 @@ Outcome<store::Team> Accounts::createTeam(const Actor& actor, const std::string&
   }
   tx.commit();
   return t;
+}
+
+std::int64_t Accounts::ownedTeams(const std::string& user_id) {
+  const auto teams = store_.teamsOf(user_id);
+  return std::count_if(teams.begin(), teams.end(),
+                       [](const auto& team_role) { return team_role.second == "owner"; });
 }
 
 Outcome<std::vector<store::Team>> Accounts::listTeams(const Actor& actor) {
@@ -341,16 +375,19 @@ Outcome<store::User> Accounts::addUser(const std::string& email, const std::stri
   if (!e) {
     return e.error();
   }
+  std::string name;
   if (!display_name.empty()) {
-    if (const Outcome<Ok> checked = checkName("a display name", display_name); !checked) {
+    Outcome<std::string> checked = checkName("a display name", display_name);
+    if (!checked) {
       return checked.error();
     }
+    name = std::move(checked).value();
   }
   store::Transaction tx(store_.connection());
   if (store_.findUser(*e)) {
     return conflict("a user " + quoted(*e) + " already exists");
   }
-  store::User u = store_.addUser(*e, display_name);
+  store::User u = store_.addUser(*e, name);
   tx.commit();
   return u;
 }
@@ -609,11 +646,13 @@ Accounts::NewKey Accounts::makeKey(const std::string& team_id, const std::string
 }
 
 Outcome<CreatedKey> Accounts::createKey(const Actor& actor, const std::string& team,
-                                        const std::string& name,
+                                        const std::string& given,
                                         const std::optional<std::string>& user_email) {
-  if (const Outcome<Ok> checked = checkName("a key name", name); !checked) {
+  const Outcome<std::string> checked = checkName("a key name", given);
+  if (!checked) {
     return checked.error();
   }
+  const std::string& name = *checked;
   store::Transaction tx(store_.connection());
   const Outcome<store::Team> t = requireTeam(team);
   if (!t) {
@@ -635,10 +674,16 @@ Outcome<CreatedKey> Accounts::createKey(const Actor& actor, const std::string& t
     }
     owner_id = u->id;
   }
+  const std::string skeleton = unicode::skeleton(name);
   for (const store::ApiKey& k : store_.listKeys(t->id)) {
-    if (k.name == name && !k.revoked_at) {
-      return conflict("team " + quoted(team) + " already has an active key named " + quoted(name));
+    if (k.revoked_at || unicode::skeleton(k.name) != skeleton) {
+      continue;
     }
+    return conflict(k.name == name
+                        ? "team " + quoted(t->name) + " already has an active key named " +
+                              quoted(name)
+                        : "a key name " + quoted(name) + " looks like that of the active key " +
+                              quoted(k.name) + " of team " + quoted(t->name));
   }
   NewKey made = makeKey(t->id, name, owner_id);
   audit(actor, t->id, "key.created", made.key.public_id + " (" + name + ")");

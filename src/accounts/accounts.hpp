@@ -95,8 +95,12 @@ class Accounts {
   std::vector<TeamRole> teamsOf(const store::User& user);
 
   /// Makes a team with an opening balance (only the operator may give one), in one transaction.
+  /// Its name (checkName) must not look like an existing team's: the same UTS #39 skeleton is a
+  /// Conflict that names that team. A user (never the operator) who owns `max_owned` teams or more
+  /// is refused (TeamLimit); nullopt: no limit.
   Outcome<store::Team> createTeam(const Actor& actor, const std::string& name,
-                                  money::Pico balance = 0);
+                                  money::Pico balance = 0,
+                                  std::optional<std::int64_t> max_owned = std::nullopt);
   Outcome<std::vector<store::Team>> listTeams(const Actor& actor);
   Outcome<store::Team> showTeam(const Actor& actor, const std::string& name);
   /// The team with its member count and its count of keys not revoked.
@@ -132,6 +136,8 @@ class Accounts {
                                     const std::string& source = "");
   Outcome<Ok> revokeInvite(const Actor& actor, const std::string& id);
 
+  /// Makes a key of `team`; its name (checkName) must not look like (have the skeleton of) that
+  /// of an active key of the team (Conflict, naming that key).
   Outcome<CreatedKey> createKey(const Actor& actor, const std::string& team,
                                 const std::string& name,
                                 const std::optional<std::string>& user_email);
@@ -168,6 +174,8 @@ class Accounts {
   /// The member `email` of `team`; refused when either is unknown or not a member.
   Outcome<Membership> requireMember(const std::string& team, const std::string& email);
   Outcome<store::User> requireUser(const std::string& email);
+  /// How many teams user `user_id` is an owner of.
+  std::int64_t ownedTeams(const std::string& user_id);
   /// Refused unless the actor may do `action` in `team`.
   Outcome<Ok> authorize(const Actor& actor, const store::Team& team, Action action);
   /// Runs `change` on the user with `email` (audited as `action`); what it counted.
@@ -197,8 +205,10 @@ class Accounts {
   std::unique_ptr<Sessions> sessions_;
 };
 
-/// Checks a team or key name: 1 to 100 characters of UTF-8, no control characters, not blank.
-Outcome<Ok> checkName(std::string_view what, const std::string& name);
+/// Checks a team, key or display name: 1 to 100 characters of UTF-8, not blank, no control
+/// characters and none that would not show as itself (format, private-use or unassigned: bidi
+/// overrides, zero-width spaces); the name as it is stored, in NFC.
+Outcome<std::string> checkName(std::string_view what, const std::string& name);
 /// Normalises an email address (lower case) and checks its shape.
 Outcome<std::string> checkEmail(const std::string& email);
 /// Reads an amount of USD as people type it: digits, then at most one point and more digits, at

@@ -69,6 +69,11 @@ std::vector<std::string> rolesAllowed(Action action) {
   return names;
 }
 
+bool lowers(Role from, Role to) {
+  // Role lists the roles from the highest down.
+  return static_cast<int>(to) > static_cast<int>(from);
+}
+
 std::optional<Role> parseRole(std::string_view text) {
   for (std::size_t i = 0; i < kRoleNames.size(); ++i) {
     if (kRoleNames[i] == text) {

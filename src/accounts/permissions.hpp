@@ -40,6 +40,10 @@ bool allowed(Role role, Action action);
 /// The names of the roles that may do `action`.
 std::vector<std::string> rolesAllowed(Action action);
 
+/// True when `to` is a lower role than `from` (owner, admin, member, viewer, from the highest):
+/// a change that only takes access away, which a suspended team still allows.
+bool lowers(Role from, Role to);
+
 std::optional<Role> parseRole(std::string_view text);
 std::string_view roleName(Role role);
 

@@ -19,6 +19,8 @@ enum class RefusalKind {
               ///< another address, a balance only the operator may add to).
   Conflict,   ///< The state refuses it: it exists already, it was used or revoked, it expired,
               ///< the last owner, a balance that would be too large.
+  TeamLimit,  ///< The user owns as many teams as a user may create ([console]
+              ///< max_teams_per_user).
 };
 
 struct Refusal {

@@ -3,11 +3,11 @@
 #include <cstdio>
 
 #include "core/json.hpp"
-#include "core/text.hpp"
+#include "core/unicode.hpp"
 
 namespace tollgate::cli::admin {
 
-std::string shown(const std::string& s) { return text::printable(s, 1000); }
+std::string shown(const std::string& s) { return unicode::visible(s); }
 
 void printJson(json::Writer& w) { std::printf("%s\n", w.take().c_str()); }
 

@@ -1,5 +1,5 @@
-// What `tollgate admin` prints the same way everywhere: names as stored with control bytes made
-// visible, times, amounts and optional text as JSON members, and the gateways that did not
+// What `tollgate admin` prints the same way everywhere: names as stored with invisible characters
+// made visible, times, amounts and optional text as JSON members, and the gateways that did not
 // confirm a change in time.
 #pragma once
 
@@ -18,7 +18,8 @@ class Writer;
 
 namespace tollgate::cli::admin {
 
-/// Names and emails are shown as they are stored, with control bytes made visible.
+/// Names and emails are shown as they are stored, with what would not show as itself escaped
+/// (a control or format character as `\u202E`, a byte that is not UTF-8 as `\xNN`).
 std::string shown(const std::string& s);
 
 // Times, amounts and optional text as JSON members, as the console's API writes them too.

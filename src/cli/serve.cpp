@@ -122,7 +122,10 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   std::string open_team_id;
   try {
     store::Store st(store::connect(setup.location));
-    store::migrate(st.connection());
+    for (const std::string& line : store::migrate(st.connection()).look_alikes) {
+      std::fprintf(stderr, "tollgate: a name kept from before look-alikes were refused: %s\n",
+                   line.c_str());
+    }
     if (required) {
       bootstrap(st, config, setup);
     }

@@ -227,6 +227,9 @@ struct Console {
   Millis session_idle{12LL * 3600 * 1000};
   Millis session_lifetime{7LL * 24 * 3600 * 1000};
   std::optional<Oidc> oidc;
+  /// How many teams a user may own and still create another in the console (0: only the
+  /// operator creates teams).
+  std::int64_t max_teams_per_user = 3;
 
   /// True when the console is served over https (the cookie is then Secure, __Host- named).
   bool https() const { return public_url.starts_with("https://"); }

@@ -1,14 +1,21 @@
 #include "config/console_config.hpp"
 
+#include <algorithm>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
+#include <charconv>
 
 #include "core/text.hpp"
+#include "core/unicode.hpp"
 
 namespace tollgate::config {
 namespace {
 
 constexpr std::int64_t kMaxSessionSeconds = 90LL * 24 * 3600;
+constexpr std::int64_t kMaxTeamsPerUser = 1'000'000;
+constexpr unsigned kHttpPort = 80;
+constexpr unsigned kHttpsPort = 443;
+constexpr unsigned kMaxPort = 65535;
 
 /// An absolute http(s) URL without credentials, query or fragment; its scheme and host.
 boost::urls::url_view absoluteUrl(const TableReader& r, std::string_view key,
@@ -18,7 +25,7 @@ boost::urls::url_view absoluteUrl(const TableReader& r, std::string_view key,
     r.fail(key, "must be an absolute URL such as https://gateway.example.com");
   }
   const boost::urls::url_view u = *parsed;
-  if (u.scheme() != "http" && u.scheme() != "https") {
+  if (u.scheme_id() != boost::urls::scheme::http && u.scheme_id() != boost::urls::scheme::https) {
     r.fail(key, "must be an http:// or https:// URL");
   }
   if (u.has_userinfo() || u.has_query() || u.has_fragment()) {
@@ -30,13 +37,62 @@ boost::urls::url_view absoluteUrl(const TableReader& r, std::string_view key,
   return u;
 }
 
-std::string publicUrl(const TableReader& r, const std::string& text) {
-  const boost::urls::url_view u = absoluteUrl(r, "public_url", text);
-  if (!u.encoded_path().empty() && u.encoded_path() != "/") {
-    r.fail("public_url", "must be an origin (scheme, host and port) without a path");
+/// `text` with an internationalised host written in ASCII, so that a URL parser reads it: the
+/// text of its host (after "://", up to a port, path, query or fragment) when it holds non-ASCII
+/// bytes, converted by UTS #46; `text` as it is otherwise.
+std::string withAsciiHost(const TableReader& r, std::string_view key, const std::string& text) {
+  const std::size_t scheme_end = text.find("://");
+  if (scheme_end == std::string::npos) {
+    return text;
   }
-  std::string origin = text::lowerAscii(std::string(u.scheme())) + "://" +
-                       text::lowerAscii(std::string(u.encoded_host_and_port()));
+  const std::size_t start = scheme_end + 3;
+  const std::size_t end = text.find_first_of(":/?#", start);
+  const std::string_view host = std::string_view(text).substr(start, end - start);
+  if (std::all_of(host.begin(), host.end(), [](char c) { return (c & 0x80) == 0; })) {
+    return text;
+  }
+  const std::optional<std::string> ascii =
+      text::isValidUtf8(host) ? unicode::hostToAscii(host) : std::nullopt;
+  if (!ascii) {
+    r.fail(key, "\"" + unicode::visible(host, 80) + "\" is not a valid host name");
+  }
+  return text.substr(0, start) + *ascii + (end == std::string::npos ? "" : text.substr(end));
+}
+
+/// The origin of `text` as a browser sends it in Origin: the scheme and host in lower case, the
+/// host in ASCII, the port only when it is not the scheme's default.
+std::string publicUrl(const TableReader& r, const std::string& text) {
+  const std::string ascii = withAsciiHost(r, "public_url", text);
+  const boost::urls::url_view u = absoluteUrl(r, "public_url", ascii);
+  if (!u.encoded_path().empty() && u.encoded_path() != "/") {
+    r.fail("public_url", "must be an origin (scheme, host and port) without a path, not \"" +
+                             text::printable(u.encoded_path(), 80) +
+                             "\" (the console is served under /console of that origin)");
+  }
+  const bool https = u.scheme_id() == boost::urls::scheme::https;
+  const std::string scheme = https ? "https" : "http";
+  std::string host = text::lowerAscii(u.encoded_host());
+  if (u.host_type() == boost::urls::host_type::name) {
+    const std::optional<std::string> name = unicode::hostToAscii(u.host());
+    if (!name) {
+      r.fail("public_url",
+             "\"" + text::printable(u.encoded_host(), 80) + "\" is not a valid host name");
+    }
+    host = *name;
+  }
+  std::string origin = scheme + "://" + host;
+  if (u.has_port() && !u.port().empty()) {
+    const std::string_view digits = u.port();
+    unsigned port = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (error != std::errc{} || end != digits.data() + digits.size() || port == 0 ||
+        port > kMaxPort) {
+      r.fail("public_url", "the port must be from 1 to 65535");
+    }
+    if (port != (https ? kHttpsPort : kHttpPort)) {
+      origin += ":" + std::to_string(port);
+    }
+  }
   return origin;
 }
 
@@ -48,7 +104,7 @@ Oidc parseOidc(const TableReader& r, const EnvLookup& env) {
     r.fail("issuer", "is required: the provider's issuer URL");
   }
   const boost::urls::url_view u = absoluteUrl(r, "issuer", o.issuer);
-  if (u.scheme() == "http" && !isLoopbackHost(u.encoded_host())) {
+  if (u.scheme_id() == boost::urls::scheme::http && !isLoopbackHost(u.encoded_host())) {
     r.fail("issuer", "must be https (http only for a provider on this machine's loopback)");
   }
   o.client_id = r.string("client_id").value_or("");
@@ -89,7 +145,7 @@ bool isLoopbackHost(std::string_view host) {
 Console parseConsole(const TableReader& r, const EnvLookup& env) {
   r.allowOnly({"enabled", "listen", "public_url", "owner_email", "allow_signup",
                "allowed_email_domains", "login_links", "session_idle_seconds",
-               "session_lifetime_seconds", "oidc"});
+               "session_lifetime_seconds", "max_teams_per_user", "oidc"});
   Console c;
   c.enabled = r.boolean("enabled").value_or(true);
   parseListen(r, c.host, c.port);
@@ -117,6 +173,9 @@ Console parseConsole(const TableReader& r, const EnvLookup& env) {
   }
   if (const auto life = r.integer("session_lifetime_seconds", 1, kMaxSessionSeconds)) {
     c.session_lifetime = Millis(*life * 1000);
+  }
+  if (const auto teams = r.integer("max_teams_per_user", 0, kMaxTeamsPerUser)) {
+    c.max_teams_per_user = *teams;
   }
   if (const toml::table* o = r.table("oidc")) {
     c.oidc = parseOidc(TableReader(*o, r.qualified("oidc"), r.file()), env);

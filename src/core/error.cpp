@@ -59,6 +59,7 @@ constexpr std::array kTable{
     Row{ErrorKind::SignInThrottled, {429, "rate_limit_error", "sign_in_throttled"}},
     Row{ErrorKind::CsrfFailed, {403, kPermission, "csrf_failed"}},
     Row{ErrorKind::RoleForbidden, {403, kPermission, "role_forbidden"}},
+    Row{ErrorKind::TeamLimitReached, {403, kPermission, "team_limit_reached"}},
     Row{ErrorKind::ResourceNotFound, {404, kInvalidRequest, "resource_not_found"}},
     Row{ErrorKind::Conflict, {409, kInvalidRequest, "conflict"}},
     Row{ErrorKind::IdentityProviderUnavailable, {502, kApiError, "identity_provider_unavailable"}},

@@ -47,6 +47,7 @@ enum class ErrorKind {
   SignInThrottled,
   CsrfFailed,
   RoleForbidden,
+  TeamLimitReached,
   ResourceNotFound,
   Conflict,
   IdentityProviderUnavailable,

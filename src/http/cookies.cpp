@@ -3,14 +3,10 @@
 #include "core/text.hpp"
 
 namespace tollgate::http {
-namespace {
-
-constexpr int kMaxPairs = 64;
-
-}  // namespace
 
 std::optional<std::string_view> cookieValue(std::string_view header, std::string_view name) {
-  for (int pairs = 0; !header.empty() && pairs < kMaxPairs; ++pairs) {
+  std::optional<std::string_view> found;
+  while (!header.empty()) {
     const std::size_t end = header.find(';');
     const std::string_view pair = text::trimOws(header.substr(0, end));
     header = end == std::string_view::npos ? std::string_view{} : header.substr(end + 1);
@@ -23,10 +19,13 @@ std::optional<std::string_view> cookieValue(std::string_view header, std::string
       if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
         value = value.substr(1, value.size() - 2);
       }
-      return value;
+      if (found) {
+        return std::nullopt;
+      }
+      found = value;
     }
   }
-  return std::nullopt;
+  return found;
 }
 
 std::string setCookie(std::string_view name, std::string_view value, bool secure,

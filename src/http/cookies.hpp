@@ -9,8 +9,11 @@
 
 namespace tollgate::http {
 
-/// The value of the first cookie named `name` in a Cookie header ("a=1; b=2"), or nullopt.
-/// Pairs without '=' are skipped; at most 64 pairs are looked at.
+/// The value of the cookie named `name` in a Cookie header ("a=1; b=2"); nullopt when there is
+/// none, or more than one: a browser sends every cookie whose domain and path match, so a second
+/// one may have been planted by a sibling host (RFC 6265 §8.6) and neither can be trusted. Every
+/// pair is read (the header is bounded by the gateway's header limit); pairs without '=' are
+/// skipped.
 std::optional<std::string_view> cookieValue(std::string_view header, std::string_view name);
 
 /// A Set-Cookie value: `name=value; Path=/; Max-Age=N; HttpOnly; SameSite=Lax`, with `Secure`

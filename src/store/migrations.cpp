@@ -1,8 +1,11 @@
 #include "store/migrations.hpp"
 
 #include <array>
+#include <set>
+#include <utility>
 
 #include "core/ids.hpp"
+#include "core/unicode.hpp"
 #include "store/store.hpp"  // nowMs
 
 namespace tollgate::store {
@@ -252,7 +255,7 @@ UPDATE invites SET created_by = (
   ORDER BY a.id LIMIT 1);
 )sql";
 
-/// Migration 7's second step: an open invitation made by a user (its audit row says so) who is
+/// Migration 7's step in C++: an open invitation made by a user (its audit row says so) who is
 /// no longer a member of its team is revoked, and the revocation audited (actor "migration").
 void revokeOrphanInvitations(Connection& c) {
   const std::int64_t now = nowMs();
@@ -287,6 +290,69 @@ INSERT INTO idempotency_bytes (team_id, bytes)
   SELECT team_id, SUM(bytes) FROM idempotency_keys GROUP BY team_id;
 )sql";
 
+// The UTS #39 skeletons of team and key names (see fillNameSkeletons), unique among teams and
+// among a team's active keys; a NULL skeleton (a name kept that looks like an earlier one) is
+// distinct from every other in both engines' unique indexes.
+constexpr std::string_view kV9 = R"sql(
+ALTER TABLE teams ADD COLUMN name_skeleton TEXT;
+ALTER TABLE api_keys ADD COLUMN name_skeleton TEXT;
+)sql";
+constexpr std::string_view kV9Indexes = R"sql(
+CREATE UNIQUE INDEX teams_name_skeleton ON teams (name_skeleton);
+CREATE UNIQUE INDEX api_keys_active_skeleton ON api_keys (team_id, name_skeleton)
+  WHERE revoked_at IS NULL;
+)sql";
+
+/// Gives every team and key its name's skeleton, in the order they were made: a team whose name
+/// looks like an earlier team's, or an active key whose name looks like an earlier active key's
+/// of its team, keeps a NULL skeleton (it goes on working; lookAlikes() lists it).
+void fillNameSkeletons(Connection& c) {
+  std::set<std::string> teams;
+  for (const Row& r : c.query("SELECT id, name FROM teams ORDER BY created_at, id")) {
+    std::string skeleton = unicode::skeleton(r.text(1));
+    if (teams.insert(skeleton).second) {
+      c.query("UPDATE teams SET name_skeleton = $1 WHERE id = $2", {skeleton, r.text(0)});
+    }
+  }
+  std::set<std::pair<std::string, std::string>> active;
+  for (const Row& r :
+       c.query("SELECT id, team_id, name, revoked_at FROM api_keys ORDER BY created_at, id")) {
+    std::string skeleton = unicode::skeleton(r.text(2));
+    if (!r.isNull(3) || active.emplace(r.text(1), skeleton).second) {
+      c.query("UPDATE api_keys SET name_skeleton = $1 WHERE id = $2", {skeleton, r.text(0)});
+    }
+  }
+}
+
+/// The names fillNameSkeletons() left without a skeleton, each with the name it looks like.
+std::vector<std::string> lookAlikes(Connection& c) {
+  const auto shown = [](const std::string& name) {
+    return "\"" + unicode::visible(name, 200) + "\"";
+  };
+  std::vector<std::string> out;
+  for (const Row& r : c.query("SELECT name FROM teams WHERE name_skeleton IS NULL ORDER BY name")) {
+    const Rows like =
+        c.query("SELECT name FROM teams WHERE name_skeleton = $1", {unicode::skeleton(r.text(0))});
+    if (!like.empty()) {
+      out.push_back("team " + shown(r.text(0)) + " looks like team " + shown(like[0].text(0)));
+    }
+  }
+  for (const Row& r :
+       c.query("SELECT k.name, k.team_id, t.name, k.public_id FROM api_keys k JOIN teams t ON "
+               "t.id = k.team_id WHERE k.name_skeleton IS NULL AND k.revoked_at IS NULL "
+               "ORDER BY t.name, k.name")) {
+    const Rows like = c.query(
+        "SELECT name FROM api_keys WHERE team_id = $1 AND name_skeleton = $2 AND "
+        "revoked_at IS NULL",
+        {r.text(1), unicode::skeleton(r.text(0))});
+    if (!like.empty()) {
+      out.push_back("key " + r.text(3) + " " + shown(r.text(0)) + " of team " + shown(r.text(2)) +
+                    " looks like its key " + shown(like[0].text(0)));
+    }
+  }
+  return out;
+}
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -297,6 +363,7 @@ constexpr std::array kMigrations{
     Migration{7, "identity-provider bindings, invitations' makers, sealed sign-ins", kV7,
               revokeOrphanInvitations},
     Migration{8, "the bytes of each team's Idempotency-Key answers", kV8},
+    Migration{9, "skeletons of team and key names, unique", kV9, fillNameSkeletons, kV9Indexes},
 };
 
 }  // namespace
@@ -322,13 +389,17 @@ MigrationReport migrate(Connection& c) {
   for (const Migration& m : kMigrations) {
     if (m.version > report.from) {
       c.script(m.sql);
-      if (m.then != nullptr) {
-        m.then(c);
+      if (m.fill != nullptr) {
+        m.fill(c);
+      }
+      if (!m.then.empty()) {
+        c.script(m.then);
       }
       c.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
               {m.version, m.name, nowMs()});
     }
   }
+  report.look_alikes = lookAlikes(c);
   tx.commit();
   report.to = known;
   return report;

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/ids.hpp"
+#include "core/unicode.hpp"
 
 namespace tollgate::store {
 namespace {
@@ -65,8 +66,9 @@ std::int64_t nowMs() {
 
 Team Store::createTeam(const std::string& name) {
   Team t{ids::uuidV7(), name, "active", nowMs(), 0, 0};
-  c_->query("INSERT INTO teams (id, name, state, created_at) VALUES ($1, $2, $3, $4)",
-            {t.id, t.name, t.state, t.created_at});
+  c_->query(
+      "INSERT INTO teams (id, name, state, created_at, name_skeleton) VALUES ($1, $2, $3, $4, $5)",
+      {t.id, t.name, t.state, t.created_at, unicode::skeleton(name)});
   return t;
 }
 
@@ -80,6 +82,12 @@ std::vector<Team> Store::listTeams() {
 
 std::optional<Team> Store::findTeam(const std::string& name) {
   const Rows rows = c_->query(q(kTeamColumns, "WHERE name = $1"), {name});
+  return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
+}
+
+std::optional<Team> Store::findLookAlikeTeam(const std::string& name) {
+  const Rows rows =
+      c_->query(q(kTeamColumns, "WHERE name_skeleton = $1"), {unicode::skeleton(name)});
   return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
 }
 
@@ -218,9 +226,10 @@ ApiKey Store::createKey(const std::string& public_id, const std::string& secret_
                         const std::optional<std::string>& created_by_user_id) {
   const std::string id = ids::uuidV7();
   c_->query(
-      "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_by, created_at) "
-      "VALUES ($1, $2, $3, $4, $5, $6, $7)",
-      {id, public_id, secret_hash, name, team_id, created_by_user_id, nowMs()});
+      "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_by, created_at, "
+      "name_skeleton) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      {id, public_id, secret_hash, name, team_id, created_by_user_id, nowMs(),
+       unicode::skeleton(name)});
   return *findKey(public_id);
 }
 

@@ -274,10 +274,14 @@ class Store {
   explicit Store(std::unique_ptr<Connection> c) : c_(std::move(c)) {}
   Connection& connection() { return *c_; }
 
-  // Teams.
+  // Teams. A team's and a key's name is stored with its UTS #39 skeleton, unique among teams and
+  // among a team's active keys (a name kept from before skeletons that looks like an earlier one
+  // has none: migrate() lists those).
   Team createTeam(const std::string& name);
   std::vector<Team> listTeams();
   std::optional<Team> findTeam(const std::string& name);
+  /// The team whose name looks like `name` (has its skeleton), `name` itself included.
+  std::optional<Team> findLookAlikeTeam(const std::string& name);
   std::optional<Team> findTeamById(const std::string& id);
   void setTeamState(const std::string& team_id, const std::string& state);
   void setTeamDryrun(const std::string& team_id, bool allow);

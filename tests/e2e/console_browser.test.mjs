@@ -6,7 +6,8 @@
 // invited on the Team page who opens the link signed out, signs in and joins with the
 // invitation's role; a user with no team who makes one; a playground run streamed before the
 // mock has finished, its cost then in Usage (tables, chart, balance); the Audit log; axe-core on
-// every page (no serious or critical violation), no CSP violation, and screenshots at 375 and
+// every page (no serious or critical violation), no CSP violation, a name stored with a bidi
+// override shown escaped (\u202E), and screenshots at 375 and
 // 1440 px wide (under the binary's tree, console-screenshots/). Skipped when Chromium is not
 // installed (scripts/setup installs it), and on the sanitizer pass (the `browser` tier). Prints
 // how long the Keys page takes to show its keys. Signing in with the identity provider:
@@ -14,6 +15,7 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import OpenAI from 'openai';
 import { startMock } from '../fixtures/mock_upstream.mjs';
@@ -371,6 +373,22 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
     await page.getByText('Stopped.').waitFor();
     assert.ok(!(await output.textContent()).includes('tok19'), 'the stopped run shows no more pieces');
     assert.deepEqual(page.cspViolations, [], 'no CSP violation');
+    await page.context().close();
+  });
+
+  test('a name stored with a format character (from before names were checked) is shown escaped', T, async () => {
+    await ok('teams', 'create', 'escapes');
+    const token = linkToken((await ok('login-link', 'escapes@pages.test')).stdout);
+    await ok('members', 'add', 'escapes', 'escapes@pages.test', '--role', 'owner');
+    execFileSync('sqlite3', [`${gw.dataHome}/tollgate/tollgate.db`,
+      "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_at) SELECT 'legacy', "
+      + "'legacy000001', 'h', 'evil' || char(8238) || 'txt', id, 0 FROM teams WHERE name = 'escapes'"]);
+    const page = await newPage();
+    await signIn(page, token);
+    const row = page.locator('table.keys tbody tr', { hasText: 'legacy000001' });
+    await row.waitFor();
+    const text = await row.textContent();
+    assert.ok(text.includes('evil\\u202Etxt') && !text.includes('\u202E'), text);
     await page.context().close();
   });
 });

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { loadMe, signOut, SIGN_IN, type Me, type Team } from './api';
 import { AuditPage } from './audit';
 import { CreateTeam } from './create_team';
+import { shownName } from './format';
 import { InvitePage, PENDING_INVITE, rememberInvite } from './invite';
 import { KeysPage } from './keys';
 import { MODEL_PREFIX, ModelPage, modelPath } from './model';
@@ -192,7 +193,7 @@ export function App() {
               <select value={team?.id} onChange={(e) => chooseTeam((e.target as HTMLSelectElement).value)}>
                 {me.teams.map((t) => (
                   <option key={t.id} value={t.id}>
-                    {t.name} ({t.role})
+                    {shownName(t.name)} ({t.role})
                   </option>
                 ))}
               </select>
@@ -229,7 +230,7 @@ function Unavailable({ title, team }: { title: string; team: Team }) {
     <>
       <h1>{title}</h1>
       <p>
-        Your role in team <strong>{team.name}</strong> ({team.role}) does not include this page.
+        Your role in team <strong>{shownName(team.name)}</strong> ({team.role}) does not include this page.
       </p>
     </>
   );

@@ -1,7 +1,7 @@
 // The team's audit log, newest first, a page of 50 at a time (for owners and admins: read_audit).
 import { useEffect, useState } from 'preact/hooks';
 import { auditLog, type AuditEntry, type Team } from './api';
-import { when } from './format';
+import { shownName, when } from './format';
 import { Pager } from './pager';
 
 export function AuditPage({ team }: { team: Team }) {
@@ -19,7 +19,7 @@ export function AuditPage({ team }: { team: Team }) {
     <>
       <h1>Audit log</h1>
       <p class="muted">
-        Every change to team <strong>{team.name}</strong>, newest first.
+        Every change to team <strong>{shownName(team.name)}</strong>, newest first.
       </p>
       {error && (
         <p role="alert" class="error">

@@ -24,3 +24,16 @@ export function money(usd: number | null | undefined): string {
   if (usd === null || usd === undefined) return '—';
   return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
 }
+
+/**
+ * A team's, key's or person's name as the pages show it: a character that would not show as
+ * itself (category Cc, Cf, Co, Cs or Cn: a control, the bidi override U+202E, a zero-width space,
+ * private use, unassigned) written as its escape, `\u202E`, as `tollgate admin` shows it.
+ */
+export function shownName(name: string): string {
+  return name.replace(/[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}]/gu, (c) => {
+    const cp = c.codePointAt(0) ?? 0;
+    const hex = cp.toString(16).toUpperCase();
+    return cp > 0xffff ? `\\U${hex.padStart(8, '0')}` : `\\u${hex.padStart(4, '0')}`;
+  });
+}

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { createKey, listKeys, revokeKey, type Key, type Me, type Team } from './api';
 import { ConfirmDialog } from './confirm';
 import { ShownOnce } from './shown_once';
-import { when } from './format';
+import { shownName, when } from './format';
 
 interface Props {
   team: Team;
@@ -44,7 +44,7 @@ export function KeysPage({ team, me }: Props) {
     <>
       <h1>API keys</h1>
       <p class="muted">
-        Keys of team <strong>{team.name}</strong>, for <code>/v1</code>. You are {article(team.role)}{' '}
+        Keys of team <strong>{shownName(team.name)}</strong>, for <code>/v1</code>. You are {article(team.role)}{' '}
         {team.role} here.
       </p>
       {canCreate && <CreateKey team={team} onCreated={onCreated} />}
@@ -83,7 +83,7 @@ export function KeysPage({ team, me }: Props) {
                 )}
                 {keys.map((k) => (
                   <tr key={k.public_id} data-key={k.public_id}>
-                    <td data-label="Name">{k.name}</td>
+                    <td data-label="Name">{shownName(k.name)}</td>
                     <td data-label="Key">
                       <code class="nowrap">sk-tollgate-{k.public_id}-…</code>
                     </td>
@@ -96,7 +96,7 @@ export function KeysPage({ team, me }: Props) {
                     <td class="actions">
                       {mayRevoke(k) && (
                         <button type="button" class="danger small" onClick={() => setRevoking(k)}>
-                          Revoke<span class="sr-only"> {k.name}</span>
+                          Revoke<span class="sr-only"> {shownName(k.name)}</span>
                         </button>
                       )}
                     </td>
@@ -109,8 +109,8 @@ export function KeysPage({ team, me }: Props) {
       )}
       {revoking && (
         <ConfirmDialog
-          title={`Revoke “${revoking.name}”?`}
-          action={`Revoke “${revoking.name}”`}
+          title={`Revoke “${shownName(revoking.name)}”?`}
+          action={`Revoke “${shownName(revoking.name)}”`}
           act={() => revokeKey(team.id, revoking.public_id)}
           onDone={onRevoked}
           onCancel={() => setRevoking(null)}
@@ -174,7 +174,7 @@ function CreateKey({ team, onCreated }: { team: Team; onCreated: (r: { key: Key;
 function Secret({ made, onDone }: { made: { key: Key; secret: string }; onDone: () => void }) {
   return (
     <ShownOnce
-      title={<>Key “{made.key.name}” created</>}
+      title={<>Key “{shownName(made.key.name)}” created</>}
       warning="Copy this secret now. It will not be shown again: Tollgate keeps only a hash of it."
       value={made.secret}
       what="secret"

@@ -4,7 +4,7 @@
 // run its tokens, cost and latency. "View code" shows the same request for curl, Python and Node.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, listFunctions, listModels, playgroundFetch, type Team } from './api';
-import { money } from './format';
+import { money, shownName } from './format';
 
 interface Message {
   role: 'user' | 'assistant';
@@ -134,7 +134,7 @@ export function PlaygroundPage({ team }: { team: Team }) {
     return (
       <>
         <h1>Playground</h1>
-        <p>Team {team.name} is {team.state}: the playground is not available.</p>
+        <p>Team {shownName(team.name)} is {team.state}: the playground is not available.</p>
       </>
     );
   }
@@ -143,7 +143,7 @@ export function PlaygroundPage({ team }: { team: Team }) {
     <>
       <h1>Playground</h1>
       <p class="muted">
-        Runs are billed to team <strong>{team.name}</strong> and tagged <code>playground</code>.
+        Runs are billed to team <strong>{shownName(team.name)}</strong> and tagged <code>playground</code>.
       </p>
       <form class="playground" onSubmit={run}>
         <div class="settings">

@@ -18,7 +18,7 @@ import {
   type Team,
 } from './api';
 import { CreateTeam } from './create_team';
-import { when } from './format';
+import { shownName, when } from './format';
 
 const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 
@@ -61,7 +61,7 @@ export function TeamPage({ team, me, onCreated }: Props) {
 
   return (
     <>
-      <h1>Team {team.name}</h1>
+      <h1>Team {shownName(team.name)}</h1>
       <p class="muted">
         You are {team.role === 'owner' || team.role === 'admin' ? 'an' : 'a'} {team.role} of this team
         {team.state !== 'active' && <> (the team is {team.state})</>}.
@@ -93,7 +93,7 @@ export function TeamPage({ team, me, onCreated }: Props) {
                 {members.map((m) => (
                   <tr key={m.user_id} data-member={m.email}>
                     <td data-label="Email">{m.email}</td>
-                    <td data-label="Name">{m.name || '—'}</td>
+                    <td data-label="Name">{m.name ? shownName(m.name) : '—'}</td>
                     <td data-label="Role">
                       {mayManage(m.role) ? (
                         <select
@@ -138,7 +138,7 @@ export function TeamPage({ team, me, onCreated }: Props) {
           }}
           onCancel={() => setRemoving(null)}
         >
-          Their keys and sessions stop working in team {team.name} at once.
+          Their keys and sessions stop working in team {shownName(team.name)} at once.
         </ConfirmDialog>
       )}
       <details class="more">

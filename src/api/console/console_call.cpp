@@ -106,13 +106,18 @@ Awaitable<std::optional<MemberCaller>> member(const ConsoleServices& s,
     co_return std::nullopt;
   }
   if (intent == Intent::Change && !even_suspended && m->team.state != "active") {
-    co_await fail(ctx, out, ErrorKind::TeamSuspended,
-                  "the team is suspended: its keys, usage and audit log can be read, nothing in "
-                  "it can be changed or run",
-                  "");
+    co_await failSuspended(ctx, out);
     co_return std::nullopt;
   }
   co_return MemberCaller{*std::move(who), *std::move(m)};
+}
+
+Awaitable<void> failSuspended(exchange::RequestContext& ctx, http::ResponseWriter& out) {
+  co_await fail(ctx, out, ErrorKind::TeamSuspended,
+                "the team is suspended: its keys, usage and audit log can be read, and access "
+                "taken away (a key or an invitation revoked, a member removed or given a lower "
+                "role); nothing else in it can be changed or run",
+                "");
 }
 
 Error refusalError(const accounts::Refusal& r) {
@@ -125,6 +130,8 @@ Error refusalError(const accounts::Refusal& r) {
       return {ErrorKind::RoleForbidden, r.message, ""};
     case RefusalKind::Conflict:
       return {ErrorKind::Conflict, r.message, ""};
+    case RefusalKind::TeamLimit:
+      return {ErrorKind::TeamLimitReached, r.message, ""};
   }
   return {ErrorKind::Internal, r.message, ""};
 }

@@ -77,12 +77,18 @@ Awaitable<std::optional<Caller>> signedIn(const ConsoleServices& s, exchange::Re
                                           Intent intent);
 
 /// The caller as a member of team {team} allowed `action`, or nullopt once refused. A change
-/// to a suspended team is refused (403 team_suspended) unless `even_suspended`.
+/// to a suspended team is refused (403 team_suspended) unless `even_suspended`: a change that
+/// only takes access away (revoking a key or an invitation, removing a member, lowering a role)
+/// is allowed there to the roles allowed on an active team, so that a leaked key can be revoked
+/// without turning the team's keys back on.
 Awaitable<std::optional<MemberCaller>> member(const ConsoleServices& s,
                                               exchange::RequestContext& ctx,
                                               const http::Request& req, http::ResponseWriter& out,
                                               accounts::Action action, Intent intent,
                                               bool even_suspended = false);
+
+/// Answers 403 team_suspended for a change to a suspended team.
+Awaitable<void> failSuspended(exchange::RequestContext& ctx, http::ResponseWriter& out);
 
 /// The catalogue's error for a refusal of accounts/.
 Error refusalError(const accounts::Refusal& r);

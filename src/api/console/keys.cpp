@@ -42,7 +42,8 @@ Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ct
 
 Awaitable<void> revokeKey(const ConsoleServices& s, exchange::RequestContext& ctx,
                           http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, accounts::Action::ViewTeam, Intent::Change);
+  // Even on a suspended team: a leaked key is revoked without resuming the team.
+  auto m = co_await member(s, ctx, req, out, accounts::Action::ViewTeam, Intent::Change, true);
   if (!m) {
     co_return;
   }

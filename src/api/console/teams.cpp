@@ -81,7 +81,8 @@ Awaitable<void> createTeam(const ConsoleServices& s, exchange::RequestContext& c
   }
   // The creator is its owner; its balance starts at 0 (top-ups are the operator's).
   const std::string name = *stringOf(*body, "name");
-  const auto made = co_await s.accounts.createTeam(who->actor, name);
+  const auto made =
+      co_await s.accounts.createTeam(who->actor, name, 0, s.config.console.max_teams_per_user);
   co_await answer(
       ctx, out, made,
       [](json::Writer& w, const store::Team& t) { writeTeam(w, t, accounts::Role::Owner); }, 201);
@@ -142,7 +143,7 @@ Awaitable<void> listMembers(const ConsoleServices& s, exchange::RequestContext& 
 
 Awaitable<void> changeMember(const ConsoleServices& s, exchange::RequestContext& ctx,
                              http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::ChangeRoles, Intent::Change);
+  auto m = co_await member(s, ctx, req, out, Action::ChangeRoles, Intent::Change, true);
   if (!m) {
     co_return;
   }
@@ -155,6 +156,12 @@ Awaitable<void> changeMember(const ConsoleServices& s, exchange::RequestContext&
     co_return;
   }
   const std::string role = *stringOf(*body, "role");
+  // A suspended team allows a lower role only (an unknown one is refused by accounts/).
+  const std::optional<accounts::Role> to = accounts::parseRole(role);
+  const std::optional<accounts::Role> from = accounts::parseRole(target->role);
+  if (m->member.team.state != "active" && to && from && !accounts::lowers(*from, *to)) {
+    co_return co_await failSuspended(ctx, out);
+  }
   const auto done =
       co_await s.accounts.setRole(m->who.actor, m->member.team.name, target->user.email, role);
   co_await answer(ctx, out, done, [&](json::Writer& w, const accounts::Propagation&) {
@@ -166,7 +173,7 @@ Awaitable<void> changeMember(const ConsoleServices& s, exchange::RequestContext&
 
 Awaitable<void> removeMember(const ConsoleServices& s, exchange::RequestContext& ctx,
                              http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::ChangeRoles, Intent::Change);
+  auto m = co_await member(s, ctx, req, out, Action::ChangeRoles, Intent::Change, true);
   if (!m) {
     co_return;
   }
@@ -228,7 +235,7 @@ Awaitable<void> createInvitation(const ConsoleServices& s, exchange::RequestCont
 
 Awaitable<void> revokeInvitation(const ConsoleServices& s, exchange::RequestContext& ctx,
                                  http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::Invite, Intent::Change);
+  auto m = co_await member(s, ctx, req, out, Action::Invite, Intent::Change, true);
   if (!m) {
     co_return;
   }

@@ -170,6 +170,55 @@ TEST_F(AccountsTest, NamesAreCheckedAndStoredVerbatim) {
   EXPECT_EQ(value(acc_->listTeams(as("mem@x.io"))).size(), 1u);
 }
 
+TEST_F(AccountsTest, NamesWithInvisibleCharactersAreRefusedAndOthersStoredInNfc) {
+  EXPECT_TRUE(refused(acc_->createTeam(op_, "evil\u202Etxt"), RefusalKind::Invalid,
+                      "a team name must not contain U+202E (a format, private-use or unassigned "
+                      "character, which does not show as itself)"));
+  for (const char* hidden : {"zero\u200Bwidth", "\uFEFFbom", "join\u200Ded", "private\uE000",
+                             "unassigned\u0378", "tag\U000E0041"}) {
+    EXPECT_TRUE(refused(acc_->createTeam(op_, hidden), RefusalKind::Invalid)) << hidden;
+    EXPECT_TRUE(refused(acc_->createKey(op_, "acme", hidden, {}), RefusalKind::Invalid)) << hidden;
+  }
+  // "café" typed with a combining accent is stored composed, and found either way.
+  EXPECT_EQ(value(acc_->createTeam(op_, "cafe\u0301")).name, "caf\u00e9");
+  EXPECT_EQ(value(acc_->showTeam(op_, "cafe\u0301")).name, "caf\u00e9");
+  EXPECT_EQ(value(acc_->createKey(op_, "acme", "cle\u0301", {})).key.name, "cl\u00e9");
+  EXPECT_EQ(value(checkName("a key name", "A\u030A")), "\u00C5");
+}
+
+TEST_F(AccountsTest, ANameThatLooksLikeAnExistingOneIsAConflictNamingIt) {
+  EXPECT_TRUE(refused(acc_->createTeam(op_, "\u0430cme"), RefusalKind::Conflict,
+                      "a team name \"\u0430cme\" looks like that of the existing team \"acme\""));
+  EXPECT_TRUE(refused(acc_->createTeam(op_, "acme"), RefusalKind::Conflict,
+                      "a team named \"acme\" already exists"));
+  EXPECT_TRUE(acc_->createTeam(op_, "acme2"));
+  const CreatedKey k = value(acc_->createKey(op_, "acme", "default", {}));
+  EXPECT_TRUE(refused(acc_->createKey(op_, "acme", "d\u0435fault", {}), RefusalKind::Conflict,
+                      "a key name \"d\u0435fault\" looks like that of the active key "
+                      "\"default\" of team \"acme\""));
+  EXPECT_TRUE(refused(acc_->createKey(as("mem@x.io"), "acme", "default", {}), RefusalKind::Conflict,
+                      "team \"acme\" already has an active key named \"default\""));
+  // Another team may use it; once the key is revoked, so may this one.
+  EXPECT_TRUE(acc_->createKey(op_, "acme2", "d\u0435fault", {}));
+  EXPECT_TRUE(acc_->revokeKey(op_, k.key.public_id));
+  EXPECT_TRUE(acc_->createKey(op_, "acme", "d\u0435fault", {}));
+}
+
+TEST_F(AccountsTest, AUserCreatesTeamsUpToTheLimitTheOperatorWithout) {
+  value(acc_->addUser("founder@x.io", ""));
+  const Actor founder = as("founder@x.io");
+  EXPECT_TRUE(acc_->createTeam(founder, "one", 0, 2));
+  EXPECT_TRUE(acc_->createTeam(founder, "two", 0, 2));
+  EXPECT_TRUE(refused(acc_->createTeam(founder, "three", 0, 2), RefusalKind::TeamLimit,
+                      "you own 2 teams already, as many as a user may create"));
+  // Teams the user is a member of but does not own do not count.
+  EXPECT_TRUE(acc_->createTeam(as("adm@x.io"), "adm-own", 0, 1));
+  EXPECT_TRUE(refused(acc_->createTeam(founder, "none", 0, 0), RefusalKind::TeamLimit,
+                      "only the operator creates teams here"));
+  EXPECT_TRUE(acc_->createTeam(op_, "operator's", 0, 0));
+  EXPECT_TRUE(acc_->createTeam(founder, "unlimited"));
+}
+
 TEST_F(AccountsTest, ChecksOfNamesAndEmailsAreResults) {
   EXPECT_TRUE(checkName("a key name", "ci"));
   EXPECT_TRUE(

@@ -30,6 +30,8 @@ inline const char* kindName(RefusalKind kind) {
       return "Forbidden";
     case RefusalKind::Conflict:
       return "Conflict";
+    case RefusalKind::TeamLimit:
+      return "TeamLimit";
   }
   return "?";
 }

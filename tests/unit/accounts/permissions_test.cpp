@@ -32,5 +32,22 @@ TEST(Permissions, RolesParseByExactName) {
   EXPECT_EQ(roleName(Role::Admin), "admin");
 }
 
+TEST(Permissions, ALowerRoleIsOneThatMayDoLess) {
+  EXPECT_TRUE(lowers(Role::Owner, Role::Admin));
+  EXPECT_TRUE(lowers(Role::Admin, Role::Viewer));
+  EXPECT_TRUE(lowers(Role::Member, Role::Viewer));
+  EXPECT_FALSE(lowers(Role::Viewer, Role::Member));
+  EXPECT_FALSE(lowers(Role::Admin, Role::Owner));
+  for (const Role r : {Role::Owner, Role::Admin, Role::Member, Role::Viewer}) {
+    EXPECT_FALSE(lowers(r, r));
+  }
+  // What a lower role may do, the higher one may too.
+  for (const Action a : kActions) {
+    EXPECT_TRUE(!allowed(Role::Viewer, a) || allowed(Role::Member, a));
+    EXPECT_TRUE(!allowed(Role::Member, a) || allowed(Role::Admin, a));
+    EXPECT_TRUE(!allowed(Role::Admin, a) || allowed(Role::Owner, a));
+  }
+}
+
 }  // namespace
 }  // namespace tollgate::accounts

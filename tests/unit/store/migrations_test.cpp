@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "store/store.hpp"
 #include "temp_dir.hpp"
@@ -57,6 +58,66 @@ TEST(Migrations, IdempotencyAnswersKeptBeforeTheirBoundAreCounted) {
   const Rows rows = c->query("SELECT key, bytes FROM idempotency_keys ORDER BY key");
   EXPECT_EQ(rows.at(0).integer(1), 8);
   EXPECT_EQ(rows.at(1).integer(1), 0);
+}
+
+/// The migration that gives names their skeletons.
+const Migration& skeletonMigration() {
+  for (const Migration& m : migrations()) {
+    if (m.name.starts_with("skeletons of team and key names")) {
+      return m;
+    }
+  }
+  throw std::logic_error("no migration of name skeletons");
+}
+
+TEST(Migrations, LookAlikeNamesFromBeforeSkeletonsKeepWorkingAndAreListed) {
+  const test::TempDir dir("tollgate-store-test");
+  auto c = connect({Engine::Sqlite, dir.file("t.db")});
+  c->script(
+      "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
+      "applied_at BIGINT NOT NULL)");
+  const std::int64_t before = skeletonMigration().version - 1;
+  for (const Migration& m : migrations()) {
+    if (m.version <= before) {
+      c->script(m.sql);
+      c->query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)",
+               {m.version, m.name});
+    }
+  }
+  // "default", then a look-alike with a Cyrillic е made later, each with two active keys that
+  // look alike and a revoked one like them.
+  int n = 0;
+  for (const std::string team : {"default", "d\u0435fault"}) {
+    const std::string id = "team-" + std::to_string(++n);
+    c->query("INSERT INTO teams (id, name, state, created_at) VALUES ($1, $2, 'active', $3)",
+             {id, team, std::int64_t{n}});
+    for (const std::string key : {"ci", "c\u0456", "\u0441i"}) {
+      ++n;
+      c->query(
+          "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_at, "
+          "revoked_at) VALUES ($1, $2, 'h', $3, $4, $5, $6)",
+          {"key-" + std::to_string(n), "pub" + std::to_string(n), key, id, std::int64_t{n},
+           key == "ci" ? Param{std::int64_t{1}} : Param{}});
+    }
+  }
+  const MigrationReport report = migrate(*c);
+  EXPECT_EQ(report.from, before);
+  EXPECT_EQ(report.look_alikes,
+            (std::vector<std::string>{
+                "team \"d\u0435fault\" looks like team \"default\"",
+                "key pub4 \"\u0441i\" of team \"default\" looks like its key \"c\u0456\"",
+                "key pub8 \"\u0441i\" of team \"d\u0435fault\" looks like its key \"c\u0456\""}));
+  // Both teams are there; a third like them cannot be written, nor a third active key.
+  EXPECT_EQ(c->query("SELECT COUNT(*) FROM teams").at(0).integer(0), 2);
+  EXPECT_THROW(c->query("INSERT INTO teams (id, name, state, created_at, name_skeleton) "
+                        "SELECT 'x', 'defau1t', 'active', 0, name_skeleton FROM teams "
+                        "WHERE id = 'team-1'"),
+               StoreError);
+  EXPECT_THROW(c->query("INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, "
+                        "created_at, name_skeleton) SELECT 'k', 'p', 'h', 'ci', team_id, 0, "
+                        "name_skeleton FROM api_keys WHERE id = 'key-3'"),
+               StoreError);
+  EXPECT_EQ(migrate(*c).look_alikes, report.look_alikes) << "listed on every run";
 }
 
 TEST(SqliteConnection, FileIsPrivateAndParametersAreVerbatim) {

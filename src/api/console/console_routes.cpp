@@ -1,5 +1,7 @@
 #include "api/console/console_routes.hpp"
 
+#include <optional>
+
 #include "api/console/handlers.hpp"
 #include "api/console/oidc_client.hpp"
 #include "store/connection.hpp"
@@ -15,16 +17,20 @@ constexpr std::size_t kSmallBody = 64 * 1024;
 using Handler = Awaitable<void> (*)(const ConsoleServices&, exchange::RequestContext&,
                                     http::Request&, http::ResponseWriter&);
 
-/// Runs `h`; a store that fails answers 503 service_unavailable, as the rest of the gateway.
+/// Runs `h`; a store that fails answers 503 service_unavailable, as the rest of the gateway, and
+/// a change that a unique index refused (one made at the same moment clashes with it) 409.
 Awaitable<void> guarded(Handler h, const ConsoleServices& s, exchange::RequestContext& ctx,
                         http::Request& req, http::ResponseWriter& out) {
-  bool store_failed = false;
+  std::optional<store::StoreError::Kind> store_failed;
   try {
     co_await h(s, ctx, req, out);
-  } catch (const store::StoreError&) {
-    store_failed = true;
+  } catch (const store::StoreError& e) {
+    store_failed = e.kind();
   }
-  if (store_failed) {
+  if (store_failed == store::StoreError::Kind::Conflict) {
+    co_await fail(ctx, out, ErrorKind::Conflict,
+                  "this clashes with a change made at the same moment; look again and retry", "");
+  } else if (store_failed) {
     co_await fail(ctx, out, ErrorKind::ServiceUnavailable,
                   "the store is unavailable; try again shortly", "");
   }

@@ -229,6 +229,12 @@ CREATE TABLE inference_cache (
 CREATE INDEX inference_cache_team_time ON inference_cache (team_id, created_at);
 )sql";
 
+// Each gateway's lease (docs/operating.md): how long one of its heartbeats lets it serve, which
+// the control plane waits out for a gateway that has not applied a change.
+constexpr std::string_view kV7 = R"sql(
+ALTER TABLE gateways ADD COLUMN lease_ms BIGINT NOT NULL DEFAULT 2000;
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -236,6 +242,7 @@ constexpr std::array kMigrations{
     Migration{4, "the part of a charge the balance could not cover", kV4},
     Migration{5, "console sessions, sign-in links and logins, audit log, spend by user", kV5},
     Migration{6, "idempotency keys and the inference cache", kV6},
+    Migration{7, "each gateway's lease", kV7},
 };
 
 }  // namespace

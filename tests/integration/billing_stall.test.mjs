@@ -1,9 +1,10 @@
 // A gateway that stalls (SIGSTOP) for longer than the store waits for its heartbeats is taken for
 // dead: another gateway reclaims its holds, and the team's balance goes to the other's requests.
-// When it resumes, its answers in flight find their holds gone: a complete answer the balance no
-// longer covers is withheld (503 billing_unavailable), one whose client left is charged what the
-// balance covers with the rest recorded as uncollected, and the escrow it kept at hand is checked
-// in the store before anything is admitted on it. The balance never goes below zero. On every
+// When it resumes, its answers in flight find their holds gone, and the gateway fenced for them
+// (its lease ran out while it was stopped): a complete answer is withheld (503 gateway_fenced,
+// nothing charged), one whose client left is charged what the balance covers with the rest
+// recorded as uncollected, and the escrow it kept at hand is checked in the store before
+// anything is admitted on it. The balance never goes below zero. On every
 // engine (SQLite, and PostgreSQL in the `postgres` tier). About 20 s each: holds are reclaimed
 // 10 s after a gateway's last heartbeat.
 
@@ -139,9 +140,9 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     assert.deepEqual(team(), [0n, 0n]);
     process.kill(stalled.pid, 'SIGCONT');
 
-    // The complete answer is not delivered: nothing covers it any more.
+    // The complete answer is not delivered: its gateway was fenced since it was admitted.
     const withheld = await whole;
-    assertError(withheld, { status: 503, code: 'billing_unavailable' });
+    assertError(withheld, { status: 503, code: 'gateway_fenced' });
     // The escrow it had at hand was reclaimed too: the next request is refused before the
     // upstream is asked, not admitted on money the other gateway has spent.
     const asked = mock.requests.length;
@@ -149,13 +150,16 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     assertError(refused, { status: 403, code: 'insufficient_balance' });
     assert.equal(mock.requests.length, asked);
 
-    // The stream its client left is charged what the balance covered (nothing), the rest recorded.
+    // The stream its client left is charged what the balance covered (nothing), the rest recorded
+    // (499, or 503 when the fence ended it before its client's leaving was noticed); the withheld
+    // answer's row charges nothing.
     const rows = await waitFor(async () => {
       const r = await spend('stall');
-      return r.length === 2 ? r : null;
+      return r.length === 3 ? r : null;
     }, 10_000, 100);
-    const left = rows.find((r) => r.status === 499);
-    assert.ok(left, JSON.stringify(rows));
+    const left = rows.find((r) => r.status !== 200 && r.uncollected > 0);
+    assert.ok(left && [499, 503].includes(left.status), JSON.stringify(rows));
+    assert.equal(rows.filter((r) => r.status === 503 && r.cost === 0).length >= 1, true, JSON.stringify(rows));
     assert.equal(left.cost, 0);
     assert.ok(left.uncollected > 0, JSON.stringify(left));
     const charged = rows.reduce((sum, r) => sum + BigInt(Math.round(r.cost * 1e12)), 0n);

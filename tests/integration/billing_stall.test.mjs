@@ -11,9 +11,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import { ENGINES } from '../fixtures/engines.mjs';
+import { stopHoldingNoLock } from '../fixtures/stall.mjs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, adminOf, waitFor, assertError,
@@ -22,43 +21,6 @@ import {
 const PICO_PER_TOKEN = 1_000_000n; // 0.000001 USD a completion token; prompts are free
 const BALANCE_TOKENS = 20_000n;
 const MODEL = 'stall';
-
-/**
- * True when another connection can write to the store within 0.2 s: the stopped gateway holds no
- * lock (it may be stopped in the middle of a heartbeat's or a batch's transaction, and would then
- * block every other writer until it resumes).
- */
-function storeIsFree(store) {
-  try {
-    if (store.name === 'sqlite') {
-      execFileSync('sqlite3', ['-cmd', '.timeout 200', `${store.dir}/tollgate.db`, 'BEGIN IMMEDIATE; ROLLBACK;'],
-        { stdio: 'ignore', timeout: 5_000 });
-    } else {
-      store.sql("SET lock_timeout = '200ms'; BEGIN; SELECT 1 FROM teams FOR UPDATE; SELECT 1 FROM holds FOR UPDATE; "
-        + 'SELECT 1 FROM gateways FOR UPDATE; ROLLBACK;');
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Sends SIGSTOP to `pid` and waits until every thread of it has stopped: a signal is delivered
- * asynchronously, and a thread still running on another CPU could otherwise see what the test
- * does next (a client hanging up) before it stops.
- */
-async function stop(pid) {
-  process.kill(pid, 'SIGSTOP');
-  await waitFor(() => fs.readdirSync(`/proc/${pid}/task`).every((tid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      return /^[tT]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-    } catch {
-      return true; // The thread has ended.
-    }
-  }), 5_000, 5);
-}
 
 /** Starts a stream; resolves {req, firstChunk} once the first event has arrived. */
 function startStream(baseURL, key, content) {
@@ -123,13 +85,7 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     assert.ok(held > 2n * 100n * PICO_PER_TOKEN, `both holds and an escrow beyond them are reserved (${held})`);
 
     // Stopped where it holds no lock of the store's (else retried a moment later).
-    for (let attempt = 0; ; attempt++) {
-      await stop(stalled.pid);
-      if (storeIsFree(store)) break;
-      assert.ok(attempt < 10, 'the gateway always held a lock of the store when stopped');
-      process.kill(stalled.pid, 'SIGCONT');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await stopHoldingNoLock(stalled.pid, store);
     // Its client gives up on the stream while it is stopped.
     stream.req.destroy();
     // Ten seconds without a heartbeat, and the other gateway gives its holds back to the balance.

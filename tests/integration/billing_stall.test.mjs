@@ -2,8 +2,9 @@
 // dead: another gateway reclaims its holds, and the team's balance goes to the other's requests.
 // When it resumes, its answers in flight find their holds gone, and the gateway fenced for them
 // (its lease ran out while it was stopped): a complete answer is withheld (503 gateway_fenced,
-// nothing charged), one whose client left is charged what the balance covers with the rest
-// recorded as uncollected, and the escrow it kept at hand is checked in the store before
+// nothing charged); a stream whose client stayed ends with a gateway_fenced error event, relaying
+// nothing more, and like one whose client left is charged what the balance covers with the rest
+// recorded as uncollected; and the escrow it kept at hand is checked in the store before
 // anything is admitted on it. The balance never goes below zero. On every
 // engine (SQLite, and PostgreSQL in the `postgres` tier). About 20 s each: holds are reclaimed
 // 10 s after a gateway's last heartbeat.
@@ -22,14 +23,23 @@ const PICO_PER_TOKEN = 1_000_000n; // 0.000001 USD a completion token; prompts a
 const BALANCE_TOKENS = 20_000n;
 const MODEL = 'stall';
 
-/** Starts a stream; resolves {req, firstChunk} once the first event has arrived. */
+/**
+ * Starts a stream; resolves {req, res, firstChunk, text(), ended} once the first event has
+ * arrived: text() is all of the body received so far, `ended` resolves when the body ends.
+ */
 function startStream(baseURL, key, content) {
   return new Promise((resolve, reject) => {
     const req = http.request(new URL(baseURL + '/v1/chat/completions'), {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     }, (res) => {
-      res.once('data', (chunk) => resolve({ req, res, firstChunk: String(chunk) }));
+      let text = '';
+      const ended = new Promise((done) => { res.on('end', done); res.on('close', done); });
+      res.on('data', (chunk) => {
+        const first = text === '';
+        text += chunk;
+        if (first) resolve({ req, res, firstChunk: String(chunk), text: () => text, ended });
+      });
       res.on('error', () => {});
     });
     req.on('error', reject);
@@ -81,6 +91,8 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     const whole = post(stalled, chatBody('mock:bill-max mock:slow=22000', { max_tokens: 100 }, MODEL));
     const stream = await startStream(stalled.baseURL, key, 'mock:bill-max mock:stream-slow=1000');
     assert.match(stream.firstChunk, /^data: /);
+    const kept = await startStream(stalled.baseURL, key, 'mock:bill-max mock:stream-slow=1000');
+    assert.match(kept.firstChunk, /^data: /);
     const [, held] = team();
     assert.ok(held > 2n * 100n * PICO_PER_TOKEN, `both holds and an escrow beyond them are reserved (${held})`);
 
@@ -94,6 +106,7 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     const drain = await post(other, chatBody('mock:bill-max', { max_tokens: Number(BALANCE_TOKENS) }, MODEL));
     assert.equal(drain.status, 200, `${drain.text} ${team()} ${JSON.stringify(await spend('stall'))}`);
     assert.deepEqual(team(), [0n, 0n]);
+    const keptBefore = kept.text().length; // All it relayed before the stop has arrived by now.
     process.kill(stalled.pid, 'SIGCONT');
 
     // The complete answer is not delivered: its gateway was fenced since it was admitted.
@@ -106,18 +119,33 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     assertError(refused, { status: 403, code: 'insufficient_balance' });
     assert.equal(mock.requests.length, asked);
 
-    // The stream its client left is charged what the balance covered (nothing), the rest recorded
-    // (499, or 503 when the fence ended it before its client's leaving was noticed); the withheld
-    // answer's row charges nothing.
+    // The stream whose client stayed relays nothing more after the resume: one error event.
+    await kept.ended;
+    const after = kept.text().slice(keptBefore);
+    const events = after.split('\n\n').filter((e) => e.startsWith('data: '));
+    assert.equal(events.length, 1, after);
+    assert.equal(JSON.parse(events[0].slice(6)).error.code, 'gateway_fenced', after);
+
+    // Both streams are charged what the balance covered (nothing), the rest recorded as
+    // uncollected: the one whose client left (499, or 503 when the fence ended it before its
+    // client's leaving was noticed) and the one that was fenced (503). The withheld answer's row
+    // charges nothing.
     const rows = await waitFor(async () => {
       const r = await spend('stall');
-      return r.length === 3 ? r : null;
+      return r.length === 4 ? r : null;
     }, 10_000, 100);
-    const left = rows.find((r) => r.status !== 200 && r.uncollected > 0);
-    assert.ok(left && [499, 503].includes(left.status), JSON.stringify(rows));
-    assert.equal(rows.filter((r) => r.status === 503 && r.cost === 0).length >= 1, true, JSON.stringify(rows));
-    assert.equal(left.cost, 0);
-    assert.ok(left.uncollected > 0, JSON.stringify(left));
+    const rowOf = (id) => rows.find((r) => r.request_id === id) ?? assert.fail(`no row for ${id}: ${JSON.stringify(rows)}`);
+    const left = rowOf(stream.res.headers['x-request-id']);
+    assert.ok([499, 503].includes(left.status), JSON.stringify(left));
+    const fenced = rowOf(kept.res.headers['x-request-id']);
+    assert.equal(fenced.status, 503);
+    for (const r of [left, fenced]) {
+      assert.equal(r.cost, 0);
+      assert.ok(r.uncollected > 0, JSON.stringify(r));
+    }
+    const refusedRow = rowOf(withheld.headers.get('x-request-id'));
+    assert.equal(refusedRow.cost, 0);
+    assert.equal(refusedRow.uncollected, 0);
     const charged = rows.reduce((sum, r) => sum + BigInt(Math.round(r.cost * 1e12)), 0n);
     assert.equal(initial - team()[0], charged, 'the balance moved by exactly what the rows charged');
     assert.equal(team()[0], 0n);

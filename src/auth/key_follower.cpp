@@ -46,6 +46,7 @@ KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string 
       key_roles_(std::move(key_roles)),
       lease_(lease) {
   db_ = std::make_unique<store::Store>(store::connect(where_));
+  db_->endTransactionsIdleFor(lease_.length());
   db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
   registerGateway();
   db_->forgetGatewaysUnseenFor(kForgetAfterMs);
@@ -105,6 +106,7 @@ void KeyFollower::flush() {
 void KeyFollower::reconnect() {
   db_.reset();
   db_ = std::make_unique<store::Store>(store::connect(where_));
+  db_->endTransactionsIdleFor(lease_.length());
   db_->connection().waitForChange(std::chrono::milliseconds(0));
   applied_ = -1;  // Changes may have been missed: the next heartbeat reloads the table.
 }

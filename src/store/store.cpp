@@ -283,6 +283,12 @@ std::int64_t Store::changeSeq() {
   return c_->query("SELECT seq FROM changes WHERE id = 1").at(0).integer(0);
 }
 
+void Store::endTransactionsIdleFor(std::chrono::milliseconds limit) {
+  if (c_->engine() == Engine::Postgres) {
+    c_->script("SET idle_in_transaction_session_timeout = " + std::to_string(limit.count()));
+  }
+}
+
 std::int64_t Store::lockedChangeSeq() {
   const bool postgres = c_->engine() == Engine::Postgres;
   return c_

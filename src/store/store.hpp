@@ -4,6 +4,7 @@
 // blocks its thread; the gateway calls it only from threads of its own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -331,6 +332,10 @@ class Store {
   /// (PostgreSQL: a share lock on its row; SQLite's write transaction already excludes every
   /// other writer). A heartbeat reads it so: a change commits before it or is seen by it.
   std::int64_t lockedChangeSeq();
+  /// PostgreSQL: the server ends this connection's session should a transaction of it sit idle
+  /// for `limit` (its process stopped mid-transaction), so that the locks it holds (a heartbeat's
+  /// on the change sequence) never hold up others for longer. SQLite: nothing can.
+  void endTransactionsIdleFor(std::chrono::milliseconds limit);
 
   // Holds and the spend log (store_billing.cpp). Each runs in the caller's transaction. A hold
   // row is one gateway's reservation for one team (its escrow): the sum of what that gateway's

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/request_flow.hpp"
+#include "core/text.hpp"
 #include "http/cookies.hpp"
 #include "openai/fields.hpp"
 
@@ -140,6 +141,23 @@ Awaitable<void> fail(exchange::RequestContext& ctx, http::ResponseWriter& out, c
   http::Response r = http::Response::error(e);
   r.header("Cache-Control", "no-store");
   co_await out.send(std::move(r));
+}
+
+std::string fencedGateways(const accounts::Propagation& p) {
+  constexpr std::size_t kMaxHost = 253;  // A DNS name's most.
+  std::string out;
+  for (const store::GatewayRecord& g : p.lagging) {
+    out.append(out.empty() ? "" : ", ")
+        .append(text::printable(g.id, kMaxHost))
+        .append(" (host ")
+        .append(text::printable(g.host, kMaxHost))
+        .append(", pid ")
+        .append(std::to_string(g.pid))
+        .append(", last seen ")
+        .append(text::utcTimestamp(g.seen_at))
+        .append(")");
+  }
+  return out;
 }
 
 Awaitable<void> sendJson(http::ResponseWriter& out, json::Writer& w, int status) {

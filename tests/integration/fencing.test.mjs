@@ -140,3 +140,65 @@ for (const engine of ENGINES) {
     });
   });
 }
+
+// The other side of the lease: a gateway busy at saturation, its store's writer never idle and
+// keys made meanwhile (each a reload of its key table), is never fenced.
+for (const engine of ENGINES) {
+  const skip = engine.skip || (engine.name === 'sqlite' ? skipTier('kill-loops') : false);
+  describe(`a gateway at saturation is never fenced, on ${engine.name}`, { skip }, () => {
+    test('64 clients of billed requests for 8 s, keys made meanwhile: every answer 200', { timeout: 60_000 }, async () => {
+      const mock = await startMock();
+      const store = await engine.start();
+      let gw;
+      try {
+        const config = {
+          gateway: { ...GATEWAY_DEFAULTS, auth: 'required' },
+          storage: store.storage,
+          models: {
+            [MODEL]: {
+              input_cost_per_token: 0.000001,
+              output_cost_per_token: 0.000001,
+              routing: ['primary'],
+              providers: { primary: openaiProvider(mock.url) },
+            },
+          },
+        };
+        gw = await startGateway({ config, env: store.env });
+        const { ok, keyFor } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
+        const key = await keyFor('busy', '1000');
+        const statuses = new Map();
+        let ready503 = 0;
+        const until = Date.now() + 8_000;
+        const client = async () => {
+          while (Date.now() < until) {
+            const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', {}, MODEL), { headers: { authorization: `Bearer ${key}` } });
+            const k = r.status === 200 ? 200 : `${r.status} ${r.json?.error?.code}`;
+            statuses.set(k, (statuses.get(k) ?? 0) + 1);
+          }
+        };
+        const probe = async () => {
+          while (Date.now() < until) {
+            const r = await fetch(`${gw.baseURL}/ready`);
+            await r.arrayBuffer();
+            if (r.status !== 200) ready503 += 1;
+            await sleep(50);
+          }
+        };
+        const changes = async () => {
+          for (let i = 0; Date.now() < until - 1_000; ++i) {
+            await ok('keys', 'create', '--team', 'busy', '--name', `meanwhile-${i}`);
+            await sleep(1_000);
+          }
+        };
+        await Promise.all([...Array.from({ length: 64 }, client), probe(), changes()]);
+        assert.deepEqual([...statuses.keys()], [200], JSON.stringify([...statuses]));
+        assert.ok(statuses.get(200) > 100, `only ${statuses.get(200)} requests were answered`);
+        assert.equal(ready503, 0, '/ready said the gateway was fenced');
+      } finally {
+        await gw?.stop();
+        await mock.close();
+        store.stop();
+      }
+    });
+  });
+}

@@ -68,7 +68,7 @@ AccountService::Awaitable<Outcome<T>> AccountService::propagated(Awaitable<Outco
   Propagation& p = propagationOf(*done);
   const auto deadline = std::chrono::steady_clock::now() + policy_.wait;
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  while (!p.lagging.empty() && std::chrono::steady_clock::now() < deadline) {
+  while (!allFenced(p, policy_) && std::chrono::steady_clock::now() < deadline) {
     timer.expires_after(policy_.poll);
     co_await timer.async_wait(asio::use_awaitable);
     p.lagging = co_await run([seq = p.seq](Accounts& a) { return a.laggingGateways(seq); });

@@ -214,14 +214,20 @@ void Accounts::audit(const Actor& actor, const std::string& team_id, std::string
                       .source = actor.source.empty() ? std::string("cli") : actor.source});
 }
 
+bool allFenced(const Propagation& p, const PropagationPolicy& policy) {
+  return std::all_of(p.lagging.begin(), p.lagging.end(), [&](const store::GatewayRecord& g) {
+    return g.silent_ms > g.lease_ms + policy.margin.count();
+  });
+}
+
 std::vector<store::GatewayRecord> Accounts::laggingGateways(std::int64_t seq) {
-  return store_.laggingGateways(seq, policy_.alive_window.count());
+  return store_.laggingGateways(seq);
 }
 
 Propagation Accounts::awaitGateways(std::int64_t seq) {
   Propagation p{seq, laggingGateways(seq)};
   const auto deadline = std::chrono::steady_clock::now() + policy_.wait;
-  while (!p.lagging.empty() && std::chrono::steady_clock::now() < deadline) {
+  while (!allFenced(p, policy_) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(policy_.poll);
     p.lagging = laggingGateways(seq);
   }

@@ -37,7 +37,8 @@ struct SessionPolicy {
   std::chrono::milliseconds lifetime{7LL * 24 * 3600 * 1000};
 };
 
-/// Gateways that had not applied a change when the wait for them ended.
+/// A change, and the gateways that had not applied it when the wait for them ended: each of
+/// them was fenced (silent past its lease), so it serves nothing until it has applied it.
 struct Propagation {
   std::int64_t seq = 0;
   std::vector<store::GatewayRecord> lagging;
@@ -61,13 +62,19 @@ struct TeamSummary {
   std::int64_t active_keys = 0;
 };
 
-/// How long a change may take to reach every live gateway, what "live" means, and how often the
-/// store is asked meanwhile.
+/// How a change waits for the gateways: until each has applied it or the store's clock shows no
+/// heartbeat from it for its lease plus `margin` (so its lease has run out first: it is fenced),
+/// asking the store every `poll`. `wait` only bounds a store whose clock stalls: every lease is
+/// at most 8 s, so a gateway that neither applies a change nor falls silent cannot outlast it.
 struct PropagationPolicy {
-  std::chrono::milliseconds wait{5'000};
-  std::chrono::milliseconds alive_window{3'000};  ///< Gateways heartbeat every 500 ms.
+  std::chrono::milliseconds wait{30'000};
+  std::chrono::milliseconds margin{1'000};
   std::chrono::milliseconds poll{20};
 };
+
+/// Whether the wait for `p`'s lagging gateways is over: every one of them is silent past its
+/// lease and the margin.
+bool allFenced(const Propagation& p, const PropagationPolicy& policy);
 
 /// A team and the role a user has in it.
 struct TeamRole {
@@ -150,7 +157,7 @@ class Accounts {
   /// nullopt otherwise (also when another gateway on the store made it first).
   std::optional<CreatedKey> bootstrap();
 
-  /// The live gateways that have not applied change `seq`, at one look.
+  /// The gateways that have not applied change `seq`, at one look.
   std::vector<store::GatewayRecord> laggingGateways(std::int64_t seq);
 
   /// Appends a row to the audit log (in the caller's transaction, if any): `actor` did `action`
@@ -191,7 +198,7 @@ class Accounts {
   /// Writes a new key of team `team_id`, in the caller's transaction.
   NewKey makeKey(const std::string& team_id, const std::string& name,
                  const std::optional<std::string>& owner_id);
-  /// Waits (within the policy) until no live gateway lags behind change `seq`.
+  /// Waits (within the policy) until every gateway has applied change `seq` or is fenced.
   Propagation awaitGateways(std::int64_t seq);
   /// Makes `change` to team `name` (a decision of its owners', Action::SuspendTeam) in one
   /// transaction that authentication must see, then waits for the gateways to apply it.

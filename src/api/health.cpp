@@ -13,6 +13,10 @@ awaitable<void> ready(const Services& s, exchange::RequestContext&, http::Reques
     co_await out.sendError(draining);
     co_return;
   }
+  if (s.lease != nullptr && !s.lease->holds(Lease::Clock::now())) {
+    co_await out.sendError(fencedError());
+    co_return;
+  }
   // Each provider's circuit breaker, so that an operator sees which upstreams are being skipped.
   http::Response answer = http::Response::json(
       200, R"({"status":"ready","providers":)" +

@@ -4,7 +4,7 @@
 
 #include "api/request_flow.hpp"
 #include "core/ids.hpp"
-#include "store/liveness.hpp"
+#include "core/lease.hpp"
 
 namespace tollgate::api {
 namespace {
@@ -62,7 +62,7 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
   const store::IdempotencyClaim claim{scope.team_id,    key,
                                       digest,           ids::uuidV7(),
                                       scope.gateway_id, store::nowMs(),
-                                      scope.window_ms,  store::Liveness::kDeadAfter.count(),
+                                      scope.window_ms,  Lease::kDeadAfter.count(),
                                       scope.lease_ms};
   auto reply = std::make_shared<store::ClaimReply>();
   store::StoreWork::Task task = [reply, &claim](store::Store& db) {
@@ -80,6 +80,10 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
     case store::ClaimOutcome::Claimed:
       co_return Claim{scope.team_id, key, claim.claim_id};
     case store::ClaimOutcome::Completed:
+      if (ctx.fenced()) {
+        co_await refuse(ctx, fencedError(), out);
+        co_return std::nullopt;
+      }
       co_await replay(ctx, *reply->answer, out);
       co_return std::nullopt;
     case store::ClaimOutcome::CompletedNotKept:

@@ -74,12 +74,28 @@ std::optional<Error> noteDryrun(exchange::RequestContext& ctx, bool dryrun) {
 
 bool mayKeepAnswers(const config::Model& model) { return !model.zdr && !model.tee; }
 
+bool fenced(const Services& s, exchange::RequestContext& ctx) {
+  if (ctx.lease == nullptr && s.lease != nullptr) {
+    const std::optional<std::uint64_t> now = s.lease->trusted(Lease::Clock::now());
+    ctx.lease = s.lease;
+    // Admitted in the epoch its key was checked in (none in open mode: this one).
+    ctx.lease_epoch = ctx.caller.lease_epoch.value_or(now.value_or(0));
+    if (!now) {
+      return true;
+    }
+  }
+  return ctx.fenced();
+}
+
 boost::asio::awaitable<void> answerFromCache(const Services& s, exchange::RequestContext& ctx,
                                              const inference::Plan& plan,
                                              const billing::RequestFacts& facts,
                                              const std::string& team_id, const Replay& replay,
                                              exchange::TokenUsage usage,
                                              http::ResponseWriter& out) {
+  if (fenced(s, ctx)) {
+    co_return co_await refuse(ctx, fencedError(), out);  // Kept for a key that may be revoked.
+  }
   const inference::Route& route = plan.routes.front();
   ctx.served = route.model;
   ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
@@ -140,6 +156,9 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
                                   const http::Request& req, inference::Plan& plan,
                                   Admission admission, const inference::StartExchange& start,
                                   bool stream, http::ResponseWriter& out) {
+  if (fenced(s, ctx)) {
+    co_return co_await refuse(ctx, fencedError(), out);
+  }
   if (auto refused = noteDryrun(ctx, admission.dryrun)) {
     co_return co_await refuse(ctx, *refused, out);
   }

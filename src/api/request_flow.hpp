@@ -49,7 +49,8 @@ struct Admission {
   std::optional<CachePlan> cache = {};
 };
 
-/// The call: refuses a dryrun the gateway or the caller's team does not take; claims the
+/// The call: refuses a fenced gateway's request and a dryrun the gateway or the caller's team does
+/// not take; claims the
 /// request's Idempotency-Key (answering a retry with the first answer, see idempotency.hpp);
 /// answers from the inference cache when it may and has the answer (charged nothing); holds
 /// `admission.max_cost` on the team's balance (403 when it cannot), gives each of `plan`'s routes
@@ -92,5 +93,10 @@ boost::asio::awaitable<void> answerFromCache(const Services& s, exchange::Reques
 /// Whether answers of `model` may be kept: never those of a model that retains no data (ZDR) or
 /// runs in a trusted execution environment (TEE).
 bool mayKeepAnswers(const config::Model& model);
+
+/// Gives the exchange the gateway's lease (admitted in the epoch its key was checked in), and says
+/// whether it has run out since: the request is then refused (503 gateway_fenced), and nothing of
+/// it may be sent, upstream or to the client.
+bool fenced(const Services& s, exchange::RequestContext& ctx);
 
 }  // namespace tollgate::api

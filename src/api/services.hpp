@@ -21,6 +21,7 @@ struct Services {
   std::string open_team_id;           ///< Open mode: the team billed for every request, if any.
   cache::AnswerCache& cache;          ///< The inference cache, shared by every worker.
   std::string gateway_id;             ///< This gateway's id in the store (Idempotency-Key claims).
+  const Lease* lease = nullptr;       ///< Its lease on serving; nullptr: never fenced.
 };
 
 }  // namespace tollgate::api

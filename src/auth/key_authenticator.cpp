@@ -45,6 +45,12 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
     return fail(ErrorKind::MalformedApiKey,
                 "The API key is malformed: expected sk-tollgate-<public id>-<secret>.");
   }
+  // Read before the table: a table published later than this epoch began is at least as new.
+  const std::optional<std::uint64_t> epoch =
+      lease_ != nullptr ? lease_->trusted(Lease::Clock::now()) : std::nullopt;
+  if (lease_ != nullptr && !epoch) {
+    return fencedError();  // The table may be behind a revocation that has returned.
+  }
   const KeyTable* table = keys_.current();
   const Grant* grant = table != nullptr ? table->find(key.public_id) : nullptr;
   // Hash whether or not the key exists, so that timing does not tell which public ids do.
@@ -70,6 +76,7 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   caller.team = grant->team;
   caller.team_allows_dryrun = grant->team_allows_dryrun;
   caller.user_id = grant->creator_id;
+  caller.lease_epoch = epoch;
   const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();

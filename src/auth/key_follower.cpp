@@ -13,6 +13,8 @@ namespace tollgate::auth {
 namespace {
 
 constexpr std::chrono::milliseconds kRetryAfterFailure{1'000};
+/// Heartbeats per lease: a heartbeat or two may be slow or lost before the lease runs out.
+constexpr int kBeatsPerLease = 4;
 /// Rows of gateways unseen for this long are removed by whoever notices.
 constexpr std::int64_t kForgetAfterMs = 3'600'000;
 
@@ -37,18 +39,19 @@ void forgetDeadLocalGateways(store::Store& db) {
 }  // namespace
 
 KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string gateway_id,
-                         std::vector<std::string> key_roles, store::Liveness& liveness)
+                         std::vector<std::string> key_roles, Lease& lease)
     : where_(std::move(where)),
       keys_(keys),
       gateway_id_(std::move(gateway_id)),
       key_roles_(std::move(key_roles)),
-      liveness_(liveness) {
+      lease_(lease) {
   db_ = std::make_unique<store::Store>(store::connect(where_));
+  db_->endTransactionsIdleFor(lease_.length());
   db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
-  db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, -1});
+  registerGateway();
   db_->forgetGatewaysUnseenFor(kForgetAfterMs);
   forgetDeadLocalGateways(*db_);
-  reload();
+  heartbeat();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -66,21 +69,29 @@ KeyFollower::~KeyFollower() {
   }
 }
 
-void KeyFollower::reload() {
-  // The sequence first: the keys read after it are at least that new, so the sequence recorded
-  // as applied never claims a change the table does not hold.
-  const std::int64_t seq = db_->changeSeq();
-  const std::vector<store::KeyGrant> rows = db_->loadGrants(key_roles_);
-  const std::shared_ptr<KeyTable> previous = keys_.latest();
-  keys_.publish(std::make_shared<KeyTable>(rows, previous.get()));
-  applied_ = seq;
-  heartbeat();
+void KeyFollower::registerGateway() {
+  db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, applied_, lease_.length().count()});
 }
 
 void KeyFollower::heartbeat() {
   const auto started = Clock::now();
-  db_->heartbeat(gateway_id_, applied_);
-  liveness_.beat(started, Clock::now());
+  store::Transaction tx(db_->connection());
+  // Read so that a change commits before this heartbeat or is seen by it: a heartbeat that
+  // renews the lease never leaves the table behind a change that has returned.
+  const std::int64_t seq = db_->lockedChangeSeq();
+  if (seq != applied_) {
+    const std::vector<store::KeyGrant> rows = db_->loadGrants(key_roles_);
+    const std::shared_ptr<KeyTable> previous = keys_.latest();
+    // Published before the commit that says so: once the store records the sequence applied,
+    // the table serves it.
+    keys_.publish(std::make_shared<KeyTable>(rows, previous.get()));
+    applied_ = seq;
+  }
+  if (!db_->heartbeat(gateway_id_, applied_)) {
+    registerGateway();  // Forgotten while it was away.
+  }
+  tx.commit();
+  lease_.renew(started, Clock::now());
 }
 
 void KeyFollower::flush() {
@@ -95,27 +106,23 @@ void KeyFollower::flush() {
 void KeyFollower::reconnect() {
   db_.reset();
   db_ = std::make_unique<store::Store>(store::connect(where_));
+  db_->endTransactionsIdleFor(lease_.length());
   db_->connection().waitForChange(std::chrono::milliseconds(0));
-  // A gateway that lost the store may have been forgotten; register again.
-  db_->unregisterGateway(gateway_id_);
-  db_->registerGateway({gateway_id_, hostName(), ::getpid(), 0, -1});
-  applied_ = -1;
+  applied_ = -1;  // Changes may have been missed: the next heartbeat reloads the table.
 }
 
 void KeyFollower::step(Clock::time_point& last_beat, Clock::time_point& last_flush) {
   if (!db_) {
     reconnect();
   }
-  const auto beat_due = last_beat + kHeartbeat;
+  const auto beat_due = last_beat + lease_.length() / kBeatsPerLease;
   db_->connection().waitForChange(
       std::max(std::chrono::duration_cast<std::chrono::milliseconds>(beat_due - Clock::now()),
                std::chrono::milliseconds(0)));
-  // Writes only on a timer, never because something woke us: on SQLite every write of one
-  // gateway wakes all the others, and answering with a write would make them ping-pong.
-  if (db_->changeSeq() != applied_) {
-    reload();  // Heartbeats too.
-    last_beat = Clock::now();
-  } else if (Clock::now() >= beat_due) {
+  // Writes when the sequence moved or a heartbeat is due, never merely because something woke
+  // us: on SQLite every write of one gateway wakes all the others, and answering each with a
+  // write would make them ping-pong.
+  if (db_->changeSeq() != applied_ || Clock::now() >= beat_due) {
     heartbeat();
     last_beat = Clock::now();
   }
@@ -136,7 +143,10 @@ void KeyFollower::run() {
       // The table in use stays valid; changes wait until the store is back.
       std::fprintf(stderr, "tollgate: following the store failed (will retry): %s\n", e.what());
       db_.reset();
-      for (auto waited = std::chrono::milliseconds(0); waited < kRetryAfterFailure && !stop_;
+      // Fenced meanwhile once the lease runs out; back as soon as a heartbeat commits again.
+      const auto retry_after =
+          std::min<std::chrono::milliseconds>(kRetryAfterFailure, lease_.length() / kBeatsPerLease);
+      for (auto waited = std::chrono::milliseconds(0); waited < retry_after && !stop_;
            waited += std::chrono::milliseconds(50)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }

@@ -205,9 +205,10 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
   row.upstream_ms = std::chrono::duration_cast<std::chrono::milliseconds>(upstream).count();
   row.estimated = estimated;
   ctx_->cost = row.cost;
-  // An answer not yet complete can still be refused, as any whose charge failed; one the client
-  // left or the upstream cut is charged what the balance covers, should its hold be gone.
-  const bool withholdable = !left && produced.status == kStatusOk;
+  // An answer of which nothing reached the client can still be refused, as any whose charge
+  // failed; one the client left, the upstream cut or a stream whose content the client has is
+  // charged what the balance covers, should its hold be gone.
+  const bool withholdable = !left && produced.status == kStatusOk && !produced.relayed;
   auto idempotency = completion(produced, left);
   const bool claimed = idempotency.has_value();
   settled_ = co_await ledger_->settle(hold_, std::move(row), withholdable, std::move(idempotency));

@@ -3,7 +3,7 @@
 // store and tells this book what became of each operation, under one mutex of its own.
 //
 // An escrow is spent in memory only while it is trusted: its row was found in the store during
-// the current Liveness epoch (see store/liveness.hpp). One whose row the store no longer has
+// the current Lease epoch (see core/lease.hpp). One whose row the store no longer has
 // (reclaimed from a gateway taken for dead) is forgotten, and the next request starts a new one.
 #pragma once
 
@@ -66,7 +66,7 @@ class EscrowBook {
     money::Pico free = 0;    ///< Reserved in the store, promised to no request.
     Clock::time_point used;  ///< When a request last took from it.
     bool stored = false;     ///< Its row was made in the store.
-    /// The Liveness epoch in which its row was last found in the store, if any.
+    /// The Lease epoch in which its row was last found in the store, if any.
     std::optional<std::uint64_t> confirmed;
   };
   /// The team's escrow when it is hold `hold_id`; nullptr otherwise.

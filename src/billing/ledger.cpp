@@ -18,7 +18,7 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::int64_t kDeadAfterMs = store::Liveness::kDeadAfter.count();
+constexpr std::int64_t kDeadAfterMs = Lease::kDeadAfter.count();
 constexpr std::chrono::seconds kReclaimEvery{5};
 /// An escrow unused this long goes back to its team's balance, for the team's other gateways.
 constexpr std::chrono::seconds kEscrowIdle{1};
@@ -41,8 +41,8 @@ constexpr std::int64_t kMsPerDay = 86'400'000;
 
 }  // namespace
 
-Ledger::Ledger(store::Location where, Options options, const store::Liveness& liveness)
-    : where_(std::move(where)), options_(std::move(options)), liveness_(liveness) {
+Ledger::Ledger(store::Location where, Options options, const Lease& lease)
+    : where_(std::move(where)), options_(std::move(options)), lease_(lease) {
   // The key follower has registered this gateway and forgotten this host's dead ones: their
   // holds go back now.
   {
@@ -100,7 +100,7 @@ asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico
   {
     const auto now = Clock::now();
     std::lock_guard lock(escrow_mu_);
-    if (auto held = escrows_.take(team_id, amount, liveness_.trusted(now), now)) {
+    if (auto held = escrows_.take(team_id, amount, lease_.trusted(now), now)) {
       co_return HoldReply{HoldStatus::Held, 0, std::move(*held)};
     }
   }
@@ -281,7 +281,7 @@ void Ledger::commit(std::deque<Op>& batch) {
                    [](const Op& a, const Op& b) { return a.hold.team_id < b.hold.team_id; });
   std::vector<Op> ops(std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
   drawFromEscrows(ops);
-  const std::uint64_t epoch = liveness_.epoch();
+  const std::uint64_t epoch = lease_.epoch();
   std::vector<Reply> replies(ops.size());
   if (!apply(ops, replies) && ops.size() > 1 && db_) {
     // The store is there but refused one of them: each on its own, so that one request's

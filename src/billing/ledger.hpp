@@ -10,7 +10,7 @@
 // rows. The escrows' accounting is EscrowBook's (escrow.hpp); a SQLite store's checkpoints are
 // store::Checkpointer's.
 //
-// A gateway taken for dead (it stopped heartbeating for Liveness::kDeadAfter) has its holds
+// A gateway taken for dead (it stopped heartbeating for Lease::kDeadAfter) has its holds
 // reclaimed by another. So the escrow at hand is spent in memory only while this gateway's
 // heartbeats are trusted and the escrow's row was found in the store since the last gap; else
 // the store is asked, which finds a reclaimed row gone and starts a new one. A request admitted
@@ -31,9 +31,9 @@
 #include <thread>
 
 #include "billing/escrow.hpp"
+#include "core/lease.hpp"
 #include "core/money.hpp"
 #include "store/checkpointer.hpp"
-#include "store/liveness.hpp"
 #include "store/store.hpp"
 #include "store/store_work.hpp"
 
@@ -59,9 +59,9 @@ class Ledger final : public store::StoreWork {
   };
 
   /// Connects, forgets this host's dead gateways and reclaims the holds they left, then starts
-  /// the writer thread. `liveness` says how recently this gateway's heartbeats committed.
+  /// the writer thread. `lease` says how recently this gateway's heartbeats committed.
   /// Throws StoreError when the store cannot be reached.
-  Ledger(store::Location where, Options options, const store::Liveness& liveness);
+  Ledger(store::Location where, Options options, const Lease& lease);
   /// Commits what is queued, gives the escrows back to their balances, then stops, and says on
   /// stdout how many operations its commits held on average.
   ~Ledger() override;
@@ -130,7 +130,7 @@ class Ledger final : public store::StoreWork {
   /// Takes from the escrow at hand what it can of each hold's amount, before the store is asked
   /// for the rest.
   void drawFromEscrows(std::span<Op> ops);
-  /// What the store did with `op`, applied to its escrow; `epoch` is the Liveness epoch read
+  /// What the store did with `op`, applied to its escrow; `epoch` is the Lease epoch read
   /// before the store was asked.
   void account(const Op& op, const Reply& reply, std::uint64_t epoch);
   /// Gives back to the balances what the escrows hold at hand: those unused for a while, or all.
@@ -141,7 +141,7 @@ class Ledger final : public store::StoreWork {
 
   store::Location where_;
   Options options_;
-  const store::Liveness& liveness_;
+  const Lease& lease_;
   std::unique_ptr<store::Store> db_;
   std::mutex mu_;
   std::condition_variable wake_;

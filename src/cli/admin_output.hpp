@@ -29,7 +29,7 @@ using accounts::usdField;
 /// The document written so far, on a stdout line of its own.
 void printJson(json::Writer& w);
 
-/// A warning on stderr for each gateway that had not applied the change when the wait ended.
+/// A warning on stderr naming each gateway fenced rather than confirmed when the change returned.
 void reportLagging(const accounts::Propagation& p);
 
 }  // namespace tollgate::cli::admin

@@ -76,10 +76,11 @@ void bootstrap(store::Store& st, const config::Config& config, const StoreSetup&
 /// Serves `config` until SIGINT or SIGTERM; returns the process exit code. Routes that need an
 /// API key ask `authenticator`; with none (open mode) every route is public. Requests are billed
 /// through `ledger` (nullptr: nothing is billed), in open mode to `open_team_id` if not empty.
+/// Nothing is served past `lease` (nullptr: no store is followed, nothing to fence).
 int runGateway(const config::Config& config, const StoreSetup& setup,
                const http::Authenticator* authenticator, billing::Ledger* ledger,
                const std::string& open_team_id, cache::AnswerCache& cache,
-               const std::string& gateway_id) {
+               const std::string& gateway_id, const Lease* lease) {
   const providers::SecretRedactor redactor(config);
   const routing::Breakers breakers(config);
   std::unique_ptr<accounts::AccountService> accounts;
@@ -99,7 +100,8 @@ int runGateway(const config::Config& config, const StoreSetup& setup,
         config,   {network, providers::builtinAdapters(), redactor, breakers},
         outbound, draining,
         ledger,   open_team_id,
-        cache,    gateway_id};
+        cache,    gateway_id,
+        lease};
     // The console is served beside /v1, unless it has a listener of its own.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
@@ -150,13 +152,13 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   if (!required && open_team_id.empty()) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
     cache::AnswerCache cache(cache_options, nullptr);
-    return runGateway(config, setup, nullptr, nullptr, "", cache, "");
+    return runGateway(config, setup, nullptr, nullptr, "", cache, "", nullptr);
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
   const std::string gateway_id = ids::uuidV7();
   auth::KeyDirectory keys;
-  store::Liveness liveness;
+  Lease lease(config.gateway.lease);
   std::unique_ptr<auth::KeyFollower> follower;
   // The cache's writes run on the ledger's thread: it is made after the ledger and ends after
   // it (the ledger runs what is posted to it before it stops).
@@ -165,22 +167,22 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   try {
     follower = std::make_unique<auth::KeyFollower>(
         setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey),
-        liveness);
+        lease);
     ledger = std::make_unique<billing::Ledger>(
         setup.location,
         billing::Ledger::Options{gateway_id, config.storage.spend_retention_days,
                                  config.cache.retention_seconds * kMsPerSecond,
                                  config.cache.idempotency_window_seconds * kMsPerSecond,
                                  config.storage.audit_retention_days},
-        liveness);
+        lease);
     cache = std::make_unique<cache::AnswerCache>(cache_options, ledger.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the store cannot be followed: %s\n", e.what());
     return 1;
   }
-  const auth::KeyAuthenticator authenticator(keys, setup.server_secret);
+  const auth::KeyAuthenticator authenticator(keys, setup.server_secret, &lease);
   return runGateway(config, setup, required ? &authenticator : nullptr, ledger.get(), open_team_id,
-                    *cache, gateway_id);
+                    *cache, gateway_id, &lease);
 }
 
 }  // namespace tollgate::cli

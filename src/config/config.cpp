@@ -85,7 +85,7 @@ void parseListenKey(const TableReader& r, std::string& out_host, std::uint16_t& 
 Gateway parseGateway(const TableReader& r) {
   r.allowOnly({"listen", "auth", "open_team", "allow_dryrun", "workers", "max_header_bytes",
                "max_body_bytes", "max_upload_bytes", "header_timeout_ms", "body_timeout_ms",
-               "idle_timeout_ms", "shutdown_timeout_ms", "trusted_proxies"});
+               "idle_timeout_ms", "shutdown_timeout_ms", "trusted_proxies", "lease_ms"});
   Gateway g;
   parseListenKey(r, g.host, g.port);
   if (const auto auth = r.string("auth")) {
@@ -124,6 +124,11 @@ Gateway parseGateway(const TableReader& r) {
     }
     g.trusted_proxies.push_back(*cidr);
   }
+  // At most 8 s: a gateway silent for 10 s has its holds reclaimed, which must come after its
+  // lease ran out (docs/billing.md).
+  constexpr std::int64_t kMinLeaseMs = 500;
+  constexpr std::int64_t kMaxLeaseMs = 8'000;
+  g.lease = Millis(r.integer("lease_ms", kMinLeaseMs, kMaxLeaseMs).value_or(g.lease.count()));
   return g;
 }
 

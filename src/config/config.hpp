@@ -165,6 +165,9 @@ struct Gateway {
   Millis body_timeout{30'000};
   Millis idle_timeout{60'000};
   Millis shutdown_timeout{10'000};
+  /// How long one committed heartbeat lets the gateway serve (docs/operating.md: fencing); it
+  /// heartbeats every quarter of it.
+  Millis lease{2'000};
   /// Proxies whose X-Forwarded-For names a request's source (address::requestSource); empty: a
   /// request's source is its peer.
   std::vector<address::Cidr> trusted_proxies;

@@ -54,6 +54,7 @@ constexpr std::array kTable{
     Row{ErrorKind::UpstreamStreamInterrupted, {502, kApiError, "upstream_stream_interrupted"}},
     Row{ErrorKind::ServiceUnavailable, {503, kApiError, "service_unavailable"}},
     Row{ErrorKind::BillingUnavailable, {503, kApiError, "billing_unavailable"}},
+    Row{ErrorKind::GatewayFenced, {503, kApiError, "gateway_fenced"}},
     Row{ErrorKind::NotSignedIn, {401, kAuthentication, "not_signed_in"}},
     Row{ErrorKind::SignInFailed, {401, kAuthentication, "sign_in_failed"}},
     Row{ErrorKind::SignInThrottled, {429, "rate_limit_error", "sign_in_throttled"}},

@@ -42,6 +42,7 @@ enum class ErrorKind {
   UpstreamStreamInterrupted,
   ServiceUnavailable,
   BillingUnavailable,
+  GatewayFenced,
   NotSignedIn,
   SignInFailed,
   SignInThrottled,

@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "config/config.hpp"
+#include "core/lease.hpp"
 #include "core/money.hpp"
 
 namespace tollgate::exchange {
@@ -25,6 +27,9 @@ struct Caller {
   /// creator; empty for an operator's key and in open mode.
   std::string user_id;
   bool playground = false;  ///< Sent from the console's playground: tagged so in the spend log.
+  /// The epoch of the gateway's lease in which the key was checked (core/lease.hpp); none in
+  /// open mode. Should the lease lapse after it, the exchange is fenced.
+  std::optional<std::uint64_t> lease_epoch;
 };
 
 /// Token counts of an answer.
@@ -42,6 +47,9 @@ struct RequestContext {
   std::string request_id;  ///< Sent to the client and the upstream as x-request-id.
   Clock::time_point started = Clock::now();
   const config::Config& config;  ///< The configuration this exchange is served under.
+  /// This gateway's lease on serving (core/lease.hpp); nullptr: never fenced (nothing to follow).
+  const Lease* lease = nullptr;
+  std::uint64_t lease_epoch = 0;  ///< The lease's epoch when the exchange was admitted.
   Caller caller;
 
   // The request line, for the log.
@@ -66,6 +74,13 @@ struct RequestContext {
   money::Pico cost = 0;  ///< What the team was charged.
   std::size_t bytes_in = 0;
   std::size_t bytes_out = 0;
+
+  /// Whether the gateway's lease has run out, now or at any time since the exchange was admitted
+  /// (its key table may then be behind a change that has returned): nothing more may be sent
+  /// upstream or to the client. Checked before each irreversible step; docs/operating.md.
+  bool fenced() const {
+    return lease != nullptr && lease->trusted(Lease::Clock::now()) != lease_epoch;
+  }
 };
 
 }  // namespace tollgate::exchange

@@ -27,6 +27,9 @@ struct Produced {
   /// stream's last events and its end. With what was sent before, the whole answer.
   std::string_view tail = {};
   std::string_view content_type = {};  ///< A whole body's media type.
+  /// Streams: content has reached the client. Such an answer can no longer be withheld: its
+  /// settlement always writes a spend row for what was relayed.
+  bool relayed = false;
 };
 
 class Settlement {

@@ -26,6 +26,9 @@ Response Response::error(const Error& e) {
   if (r.status == 401) {
     r.header("WWW-Authenticate", "Bearer realm=\"tollgate\"");  // RFC 6750 §3
   }
+  if (e.kind == ErrorKind::GatewayFenced) {
+    r.header("Retry-After", "1");  // A heartbeat or two; another gateway may answer at once.
+  }
   return r;
 }
 

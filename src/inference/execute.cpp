@@ -23,8 +23,10 @@ constexpr int kStatusGatewayTimeout = 504;
 
 /// Whether, after `e`, another provider may still be tried.
 bool worthFallingBack(const Error& e) {
-  // Shutting down: nothing else will answer. An invalid request: every provider would refuse it.
-  return e.kind != ErrorKind::ServiceUnavailable && e.kind != ErrorKind::UpstreamInvalidRequest;
+  // Shutting down or fenced: nothing else will answer. An invalid request: every provider would
+  // refuse it.
+  return e.kind != ErrorKind::ServiceUnavailable && e.kind != ErrorKind::GatewayFenced &&
+         e.kind != ErrorKind::UpstreamInvalidRequest;
 }
 
 /// Whether the same provider may answer if asked again: it could not be reached, failed, was
@@ -120,7 +122,7 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
                             ""},
                       std::nullopt};
   }
-  auto relayed = co_await relayAnswer(c, *exchange, stream, up.redactor, settlement, out);
+  auto relayed = co_await relayAnswer(ctx, c, *exchange, stream, up.redactor, settlement, out);
   // A billed answer's settlement has recorded the counts it charged (validated, clamped); an
   // unbilled one logs what the upstream reported.
   const auto& usage = exchange->usage();
@@ -204,6 +206,10 @@ asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Pr
                     std::to_string(totalLimit(run.plan, run.stream).count()) + " ms time limit",
                 ""},
           std::nullopt};
+      co_return Next::Stop;
+    }
+    if (ctx.fenced()) {
+      run.last = Failure{fencedError(), std::nullopt};  // Nothing goes upstream.
       co_return Next::Stop;
     }
     if (!breaker.allow(now)) {

@@ -35,16 +35,22 @@ Error chargeNotRecorded() {
 
 /// Relays an upstream SSE body as our events. The client's 200 waits for the first of them (it
 /// leaves in the same write): until then a failure or a stall is an error, and another provider
-/// may still answer; after it, a failure ends the stream with an error event.
-asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
+/// may still answer; after it, a failure ends the stream with an error event. The lease is
+/// checked before each write: fenced, the events not yet written are dropped.
+asio::awaitable<Result<int>> relayStream(const exchange::RequestContext& ctx,
+                                         providers::UpstreamCall& call,
                                          providers::Exchange& exchange,
                                          const providers::SecretRedactor& redactor,
                                          exchange::Settlement& settlement,
                                          http::ResponseWriter& out) {
-  std::int64_t chunks = 0;  // Relayed to the client: what a stream without usage is charged.
+  std::int64_t chunks = 0;        // Relayed to the client: what a stream without usage is charged.
+  std::int64_t batch_chunks = 0;  // Of those, the ones in the batch not yet written.
+  bool relayed = false;           // Whether content has reached the client.
   const auto produced = [&](int status) {
-    return exchange::Produced{status, tokens(exchange.usage()),       chunks, 0,
-                              0,      tokens(exchange.interimUsage())};
+    exchange::Produced p{status, tokens(exchange.usage()),       chunks, 0,
+                         0,      tokens(exchange.interimUsage())};
+    p.relayed = relayed;
+    return p;
   };
   bool started = false;  // Whether the head has gone to the client.
   openai::SseParser parser;
@@ -54,6 +60,7 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
   while (!failure) {
     if (started) {
       batch.clear();
+      batch_chunks = 0;
     }
     auto piece = co_await call.readSome();
     if (!piece) {
@@ -78,7 +85,9 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
       redactor.redact(ev.data);
       const std::size_t before = batch.size();
       auto step = exchange.event(ev.event, ev.data, batch);
-      chunks += batch.size() > before ? 1 : 0;
+      const std::int64_t added = batch.size() > before ? 1 : 0;
+      chunks += added;
+      batch_chunks += added;
       if (!step) {
         failure = std::move(step).error();
         break;
@@ -90,6 +99,13 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
     }
     events.clear();
     if (failure) {
+      break;
+    }
+    if (ctx.fenced()) {
+      // Stalled or cut off past its lease: the key may have been revoked, the hold reclaimed.
+      chunks -= batch_chunks;
+      batch.clear();
+      failure = fencedError();
       break;
     }
     if (!started) {
@@ -122,6 +138,7 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
       co_await settlement.settle(produced(kStatusClientLeft));
       co_return kStatusOk;
     }
+    relayed = relayed || !batch.empty();
   }
   if (!started) {
     co_return std::move(*failure);  // Nothing reached the client: another provider may answer.
@@ -135,13 +152,14 @@ asio::awaitable<Result<int>> relayStream(providers::UpstreamCall& call,
 
 }  // namespace
 
-asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
+asio::awaitable<Result<int>> relayAnswer(const exchange::RequestContext& ctx,
+                                         providers::UpstreamCall& call,
                                          providers::Exchange& exchange, bool stream,
                                          const providers::SecretRedactor& redactor,
                                          exchange::Settlement& settlement,
                                          http::ResponseWriter& out) {
   if (stream) {
-    co_return co_await relayStream(call, exchange, redactor, settlement, out);
+    co_return co_await relayStream(ctx, call, exchange, redactor, settlement, out);
   }
   auto text = co_await call.readAll(kMaxUpstreamBodyBytes);
   if (!text) {
@@ -155,6 +173,9 @@ asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
   exchange::Produced complete{kStatusOk,    tokens(exchange.usage()), 0,
                               body->size(), exchange.audioMs(),       std::nullopt,
                               *body,        exchange.contentType()};
+  if (ctx.fenced()) {
+    co_return fencedError();  // Nothing reached the client: nothing is charged.
+  }
   if (!co_await settlement.settle(complete)) {
     const Error e = chargeNotRecorded();
     co_await out.sendError(e);

@@ -16,8 +16,10 @@ namespace tollgate::inference {
 
 /// Relays the answer of `call`, settling its charge before its last byte. Returns the status the
 /// client effectively saw (for a stream ended by an error event, that error's status), or an
-/// error when nothing reached the client yet, so another provider may be tried.
-boost::asio::awaitable<Result<int>> relayAnswer(providers::UpstreamCall& call,
+/// error when nothing reached the client yet, so another provider may be tried. Once `ctx`'s
+/// gateway is fenced nothing more is relayed: a stream ends with a gateway_fenced error event.
+boost::asio::awaitable<Result<int>> relayAnswer(const exchange::RequestContext& ctx,
+                                                providers::UpstreamCall& call,
                                                 providers::Exchange& exchange, bool stream,
                                                 const providers::SecretRedactor& redactor,
                                                 exchange::Settlement& settlement,

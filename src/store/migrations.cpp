@@ -353,6 +353,12 @@ std::vector<std::string> lookAlikes(Connection& c) {
   return out;
 }
 
+// Each gateway's lease (docs/operating.md): how long one of its heartbeats lets it serve, which
+// the control plane waits out for a gateway that has not applied a change.
+constexpr std::string_view kV10 = R"sql(
+ALTER TABLE gateways ADD COLUMN lease_ms BIGINT NOT NULL DEFAULT 2000;
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -364,6 +370,7 @@ constexpr std::array kMigrations{
               revokeOrphanInvitations},
     Migration{8, "the bytes of each team's Idempotency-Key answers", kV8},
     Migration{9, "skeletons of team and key names, unique", kV9, fillNameSkeletons, kV9Indexes},
+    Migration{10, "each gateway's lease", kV10},
 };
 
 }  // namespace

@@ -15,11 +15,15 @@ Team team(const Row& r) {
   return {r.text(0),    r.text(1),    r.text(2),        r.integer(3),
           r.integer(4), r.integer(5), r.integer(6) != 0};
 }
-constexpr std::string_view kGatewayColumns =
-    "SELECT id, host, pid, seen_at, applied_seq FROM gateways ";
+/// A gateway's columns, and how long ago it was seen (`now` is the store's clock).
+std::string gatewayColumns(std::string_view now) {
+  return "SELECT id, host, pid, seen_at, applied_seq, lease_ms, " + std::string(now) +
+         " - seen_at FROM gateways ";
+}
 
 GatewayRecord gateway(const Row& r) {
-  return {r.text(0), r.text(1), r.integer(2), r.integer(3), r.integer(4)};
+  return {r.text(0),    r.text(1),    r.integer(2), r.integer(3),
+          r.integer(4), r.integer(5), r.integer(6)};
 }
 User user(const Row& r, std::size_t at = 0) {
   return {r.text(at), r.text(at + 1), r.text(at + 2), r.integer(at + 3)};
@@ -301,19 +305,35 @@ std::int64_t Store::changeSeq() {
   return c_->query("SELECT seq FROM changes WHERE id = 1").at(0).integer(0);
 }
 
+void Store::endTransactionsIdleFor(std::chrono::milliseconds limit) {
+  if (c_->engine() == Engine::Postgres) {
+    c_->script("SET idle_in_transaction_session_timeout = " + std::to_string(limit.count()));
+  }
+}
+
+std::int64_t Store::lockedChangeSeq() {
+  const bool postgres = c_->engine() == Engine::Postgres;
+  return c_
+      ->query(postgres ? "SELECT seq FROM changes WHERE id = 1 FOR SHARE"
+                       : "SELECT seq FROM changes WHERE id = 1")
+      .at(0)
+      .integer(0);
+}
+
 void Store::registerGateway(const GatewayRecord& g) {
   const std::string now(c_->nowMsSql());
   c_->query(
-      "INSERT INTO gateways (id, host, pid, started_at, seen_at, applied_seq) VALUES ($1, $2, "
-      "$3, " +
-          now + ", " + now + ", $4)",
-      {g.id, g.host, g.pid, g.applied_seq});
+      "INSERT INTO gateways (id, host, pid, started_at, seen_at, applied_seq, lease_ms) VALUES "
+      "($1, $2, $3, " +
+          now + ", " + now + ", $4, $5)",
+      {g.id, g.host, g.pid, g.applied_seq, g.lease_ms});
 }
 
-void Store::heartbeat(const std::string& id, std::int64_t applied_seq) {
-  c_->query("UPDATE gateways SET seen_at = " + std::string(c_->nowMsSql()) +
-                ", applied_seq = $1 WHERE id = $2",
-            {applied_seq, id});
+bool Store::heartbeat(const std::string& id, std::int64_t applied_seq) {
+  return !c_->query("UPDATE gateways SET seen_at = " + std::string(c_->nowMsSql()) +
+                        ", applied_seq = $1 WHERE id = $2 RETURNING 1",
+                    {applied_seq, id})
+              .empty();
 }
 
 void Store::unregisterGateway(const std::string& id) {
@@ -322,18 +342,18 @@ void Store::unregisterGateway(const std::string& id) {
 
 std::vector<GatewayRecord> Store::gatewaysOn(const std::string& host) {
   std::vector<GatewayRecord> out;
-  for (const Row& r : c_->query(q(kGatewayColumns, "WHERE host = $1 ORDER BY id"), {host})) {
+  for (const Row& r :
+       c_->query(gatewayColumns(c_->nowMsSql()) + "WHERE host = $1 ORDER BY id", {host})) {
     out.push_back(gateway(r));
   }
   return out;
 }
 
-std::vector<GatewayRecord> Store::laggingGateways(std::int64_t seq, std::int64_t alive_window_ms) {
+std::vector<GatewayRecord> Store::laggingGateways(std::int64_t seq) {
   std::vector<GatewayRecord> out;
-  for (const Row& r :
-       c_->query(q(kGatewayColumns, "WHERE applied_seq < $1 AND seen_at >= " +
-                                        std::string(c_->nowMsSql()) + " - $2 ORDER BY id"),
-                 {seq, alive_window_ms})) {
+  for (const Row& r : c_->query(
+           gatewayColumns(c_->nowMsSql()) + "WHERE applied_seq < $1 ORDER BY seen_at DESC, id",
+           {seq})) {
     out.push_back(gateway(r));
   }
   return out;

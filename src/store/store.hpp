@@ -4,6 +4,7 @@
 // blocks its thread; the gateway calls it only from threads of its own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -267,6 +268,9 @@ struct GatewayRecord {
   std::int64_t pid = 0;
   std::int64_t seen_at = 0;
   std::int64_t applied_seq = 0;
+  std::int64_t lease_ms = 0;  ///< How long one of its heartbeats lets it serve.
+  /// Read back only: how long ago its last heartbeat committed, by the store's clock.
+  std::int64_t silent_ms = 0;
 };
 
 class Store {
@@ -340,6 +344,14 @@ class Store {
   // The change sequence: every write that authentication must see moves it, in its transaction.
   std::int64_t bumpChange();
   std::int64_t changeSeq();
+  /// The change sequence, read so that no change commits before the current transaction ends
+  /// (PostgreSQL: a share lock on its row; SQLite's write transaction already excludes every
+  /// other writer). A heartbeat reads it so: a change commits before it or is seen by it.
+  std::int64_t lockedChangeSeq();
+  /// PostgreSQL: the server ends this connection's session should a transaction of it sit idle
+  /// for `limit` (its process stopped mid-transaction), so that the locks it holds (a heartbeat's
+  /// on the change sequence) never hold up others for longer. SQLite: nothing can.
+  void endTransactionsIdleFor(std::chrono::milliseconds limit);
 
   // Holds and the spend log (store_billing.cpp). Each runs in the caller's transaction. A hold
   // row is one gateway's reservation for one team (its escrow): the sum of what that gateway's
@@ -426,13 +438,14 @@ class Store {
   // Running gateways.
   /// Registers a gateway; its times are the store's clock, not the record's.
   void registerGateway(const GatewayRecord& g);
-  void heartbeat(const std::string& id, std::int64_t applied_seq);
+  /// Records that gateway `id` is alive and has applied `applied_seq`; false when the store has
+  /// no row for it (forgotten: it must register again).
+  bool heartbeat(const std::string& id, std::int64_t applied_seq);
   void unregisterGateway(const std::string& id);
   /// Gateways registered from `host`.
   std::vector<GatewayRecord> gatewaysOn(const std::string& host);
-  /// Gateways seen in the last `alive_window_ms` (by the store's clock) that have not applied
-  /// change `seq`.
-  std::vector<GatewayRecord> laggingGateways(std::int64_t seq, std::int64_t alive_window_ms);
+  /// Gateways that have not applied change `seq`, each with how long it has been silent.
+  std::vector<GatewayRecord> laggingGateways(std::int64_t seq);
   void forgetGatewaysUnseenFor(std::int64_t ms);
 
  private:

@@ -1,18 +1,19 @@
 // A gateway that stalls (SIGSTOP) for longer than the store waits for its heartbeats is taken for
 // dead: another gateway reclaims its holds, and the team's balance goes to the other's requests.
-// When it resumes, its answers in flight find their holds gone: a complete answer the balance no
-// longer covers is withheld (503 billing_unavailable), one whose client left is charged what the
-// balance covers with the rest recorded as uncollected, and the escrow it kept at hand is checked
-// in the store before anything is admitted on it. The balance never goes below zero. On every
+// When it resumes, its answers in flight find their holds gone, and the gateway fenced for them
+// (its lease ran out while it was stopped): a complete answer is withheld (503 gateway_fenced,
+// nothing charged); a stream whose client stayed ends with a gateway_fenced error event, relaying
+// nothing more, and like one whose client left is charged what the balance covers with the rest
+// recorded as uncollected; and the escrow it kept at hand is checked in the store before
+// anything is admitted on it. The balance never goes below zero. On every
 // engine (SQLite, and PostgreSQL in the `postgres` tier). About 20 s each: holds are reclaimed
 // 10 s after a gateway's last heartbeat.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import { ENGINES } from '../fixtures/engines.mjs';
+import { stopHoldingNoLock } from '../fixtures/stall.mjs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, adminOf, waitFor, assertError,
@@ -23,50 +24,22 @@ const BALANCE_TOKENS = 20_000n;
 const MODEL = 'stall';
 
 /**
- * True when another connection can write to the store within 0.2 s: the stopped gateway holds no
- * lock (it may be stopped in the middle of a heartbeat's or a batch's transaction, and would then
- * block every other writer until it resumes).
+ * Starts a stream; resolves {req, res, firstChunk, text(), ended} once the first event has
+ * arrived: text() is all of the body received so far, `ended` resolves when the body ends.
  */
-function storeIsFree(store) {
-  try {
-    if (store.name === 'sqlite') {
-      execFileSync('sqlite3', ['-cmd', '.timeout 200', `${store.dir}/tollgate.db`, 'BEGIN IMMEDIATE; ROLLBACK;'],
-        { stdio: 'ignore', timeout: 5_000 });
-    } else {
-      store.sql("SET lock_timeout = '200ms'; BEGIN; SELECT 1 FROM teams FOR UPDATE; SELECT 1 FROM holds FOR UPDATE; "
-        + 'SELECT 1 FROM gateways FOR UPDATE; ROLLBACK;');
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Sends SIGSTOP to `pid` and waits until every thread of it has stopped: a signal is delivered
- * asynchronously, and a thread still running on another CPU could otherwise see what the test
- * does next (a client hanging up) before it stops.
- */
-async function stop(pid) {
-  process.kill(pid, 'SIGSTOP');
-  await waitFor(() => fs.readdirSync(`/proc/${pid}/task`).every((tid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      return /^[tT]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-    } catch {
-      return true; // The thread has ended.
-    }
-  }), 5_000, 5);
-}
-
-/** Starts a stream; resolves {req, firstChunk} once the first event has arrived. */
 function startStream(baseURL, key, content) {
   return new Promise((resolve, reject) => {
     const req = http.request(new URL(baseURL + '/v1/chat/completions'), {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     }, (res) => {
-      res.once('data', (chunk) => resolve({ req, res, firstChunk: String(chunk) }));
+      let text = '';
+      const ended = new Promise((done) => { res.on('end', done); res.on('close', done); });
+      res.on('data', (chunk) => {
+        const first = text === '';
+        text += chunk;
+        if (first) resolve({ req, res, firstChunk: String(chunk), text: () => text, ended });
+      });
       res.on('error', () => {});
     });
     req.on('error', reject);
@@ -118,17 +91,13 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     const whole = post(stalled, chatBody('mock:bill-max mock:slow=22000', { max_tokens: 100 }, MODEL));
     const stream = await startStream(stalled.baseURL, key, 'mock:bill-max mock:stream-slow=1000');
     assert.match(stream.firstChunk, /^data: /);
+    const kept = await startStream(stalled.baseURL, key, 'mock:bill-max mock:stream-slow=1000');
+    assert.match(kept.firstChunk, /^data: /);
     const [, held] = team();
     assert.ok(held > 2n * 100n * PICO_PER_TOKEN, `both holds and an escrow beyond them are reserved (${held})`);
 
     // Stopped where it holds no lock of the store's (else retried a moment later).
-    for (let attempt = 0; ; attempt++) {
-      await stop(stalled.pid);
-      if (storeIsFree(store)) break;
-      assert.ok(attempt < 10, 'the gateway always held a lock of the store when stopped');
-      process.kill(stalled.pid, 'SIGCONT');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await stopHoldingNoLock(stalled.pid, store);
     // Its client gives up on the stream while it is stopped.
     stream.req.destroy();
     // Ten seconds without a heartbeat, and the other gateway gives its holds back to the balance.
@@ -137,11 +106,12 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     const drain = await post(other, chatBody('mock:bill-max', { max_tokens: Number(BALANCE_TOKENS) }, MODEL));
     assert.equal(drain.status, 200, `${drain.text} ${team()} ${JSON.stringify(await spend('stall'))}`);
     assert.deepEqual(team(), [0n, 0n]);
+    const keptBefore = kept.text().length; // All it relayed before the stop has arrived by now.
     process.kill(stalled.pid, 'SIGCONT');
 
-    // The complete answer is not delivered: nothing covers it any more.
+    // The complete answer is not delivered: its gateway was fenced since it was admitted.
     const withheld = await whole;
-    assertError(withheld, { status: 503, code: 'billing_unavailable' });
+    assertError(withheld, { status: 503, code: 'gateway_fenced' });
     // The escrow it had at hand was reclaimed too: the next request is refused before the
     // upstream is asked, not admitted on money the other gateway has spent.
     const asked = mock.requests.length;
@@ -149,15 +119,33 @@ for (const engine of ENGINES) describe(`a stalled gateway never overdraws, on ${
     assertError(refused, { status: 403, code: 'insufficient_balance' });
     assert.equal(mock.requests.length, asked);
 
-    // The stream its client left is charged what the balance covered (nothing), the rest recorded.
+    // The stream whose client stayed relays nothing more after the resume: one error event.
+    await kept.ended;
+    const after = kept.text().slice(keptBefore);
+    const events = after.split('\n\n').filter((e) => e.startsWith('data: '));
+    assert.equal(events.length, 1, after);
+    assert.equal(JSON.parse(events[0].slice(6)).error.code, 'gateway_fenced', after);
+
+    // Both streams are charged what the balance covered (nothing), the rest recorded as
+    // uncollected: the one whose client left (499, or 503 when the fence ended it before its
+    // client's leaving was noticed) and the one that was fenced (503). The withheld answer's row
+    // charges nothing.
     const rows = await waitFor(async () => {
       const r = await spend('stall');
-      return r.length === 2 ? r : null;
+      return r.length === 4 ? r : null;
     }, 10_000, 100);
-    const left = rows.find((r) => r.status === 499);
-    assert.ok(left, JSON.stringify(rows));
-    assert.equal(left.cost, 0);
-    assert.ok(left.uncollected > 0, JSON.stringify(left));
+    const rowOf = (id) => rows.find((r) => r.request_id === id) ?? assert.fail(`no row for ${id}: ${JSON.stringify(rows)}`);
+    const left = rowOf(stream.res.headers['x-request-id']);
+    assert.ok([499, 503].includes(left.status), JSON.stringify(left));
+    const fenced = rowOf(kept.res.headers['x-request-id']);
+    assert.equal(fenced.status, 503);
+    for (const r of [left, fenced]) {
+      assert.equal(r.cost, 0);
+      assert.ok(r.uncollected > 0, JSON.stringify(r));
+    }
+    const refusedRow = rowOf(withheld.headers.get('x-request-id'));
+    assert.equal(refusedRow.cost, 0);
+    assert.equal(refusedRow.uncollected, 0);
     const charged = rows.reduce((sum, r) => sum + BigInt(Math.round(r.cost * 1e12)), 0n);
     assert.equal(initial - team()[0], charged, 'the balance moved by exactly what the rows charged');
     assert.equal(team()[0], 0n);

@@ -1,7 +1,8 @@
 // A SQLite store file deleted while the gateway runs: SQLite would write on to the unlinked file
 // and every later charge would be lost with it. The gateway notices before its next transaction
-// and stops serving billed requests (503 billing_unavailable), says why on stderr, and does not
-// quietly start an empty store in its place.
+// and stops serving billed requests (503 billing_unavailable; once its lease has run out without
+// a heartbeat, 503 gateway_fenced), says why on stderr, and does not quietly start an empty store
+// in its place.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,7 +34,10 @@ test('a deleted SQLite store stops billed requests, loudly, and is not recreated
     assertError(r, { status: 503, code: 'billing_unavailable' });
     await waitFor(() => /was deleted or replaced/.test(gw.stderr), 3000);
     assert.equal(fs.existsSync(file), false, 'an empty store was created in its place');
-    assertError(await call(), { status: 503, code: 'billing_unavailable' });
+    // Its heartbeats fail too: within its lease the charge is refused, after it the request.
+    const later = await call();
+    assert.equal(later.status, 503, later.text);
+    assert.match(later.json.error.code, /^(billing_unavailable|gateway_fenced)$/);
   } finally {
     await gw?.stop();
     await mock.close();

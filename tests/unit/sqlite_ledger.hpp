@@ -22,13 +22,12 @@ class SqliteLedgerTest : public ::testing::Test {
     store::migrate(db_->connection());
     team_ = db_->createTeam("acme").id;
     db_->registerGateway({"gw", "test-host", 0, 0, 0});
-    beat(store::Liveness::Clock::now());
-    ledger_ =
-        std::make_unique<billing::Ledger>(where_, billing::Ledger::Options{"gw", 0}, liveness_);
+    beat(Lease::Clock::now());
+    ledger_ = std::make_unique<billing::Ledger>(where_, billing::Ledger::Options{"gw", 0}, lease_);
   }
 
   /// A heartbeat that began and committed at `at`.
-  void beat(store::Liveness::Clock::time_point at) { liveness_.beat(at, at); }
+  void beat(Lease::Clock::time_point at) { lease_.renew(at, at); }
 
   /// The team's balance and what is reserved of it.
   std::pair<std::int64_t, std::int64_t> balanceAndReserved() {
@@ -38,7 +37,7 @@ class SqliteLedgerTest : public ::testing::Test {
   }
 
   TempDir dir_{"tollgate-ledger-test"};
-  store::Liveness liveness_;
+  Lease lease_{std::chrono::milliseconds(2'000)};
   store::Location where_;
   std::unique_ptr<store::Store> db_;
   std::string team_;

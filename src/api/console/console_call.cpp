@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/request_flow.hpp"
+#include "core/text.hpp"
 #include "http/cookies.hpp"
 #include "openai/fields.hpp"
 
@@ -161,6 +162,23 @@ Awaitable<void> throttled(exchange::RequestContext& ctx, http::ResponseWriter& o
   r.header("Retry-After", std::to_string(wait.count()));
   r.header("Cache-Control", "no-store");
   co_await out.send(std::move(r));
+}
+
+std::string fencedGateways(const accounts::Propagation& p) {
+  constexpr std::size_t kMaxHost = 253;  // A DNS name's most.
+  std::string out;
+  for (const store::GatewayRecord& g : p.lagging) {
+    out.append(out.empty() ? "" : ", ")
+        .append(text::printable(g.id, kMaxHost))
+        .append(" (host ")
+        .append(text::printable(g.host, kMaxHost))
+        .append(", pid ")
+        .append(std::to_string(g.pid))
+        .append(", last seen ")
+        .append(text::utcTimestamp(g.seen_at))
+        .append(")");
+  }
+  return out;
 }
 
 Awaitable<void> sendJson(http::ResponseWriter& out, json::Writer& w, int status) {

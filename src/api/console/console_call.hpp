@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "accounts/account_service.hpp"
 #include "accounts/records_json.hpp"
@@ -111,13 +113,26 @@ Awaitable<void> sendJson(http::ResponseWriter& out, json::Writer& w, int status 
 Awaitable<void> throttled(exchange::RequestContext& ctx, http::ResponseWriter& out,
                           std::chrono::seconds wait);
 
-/// Answers an Outcome: its value written by `write`, or its refusal.
+/// The header that names the gateways fenced rather than confirmed when a change returned.
+inline constexpr std::string_view kFencedHeader = "Tollgate-Gateways-Fenced";
+
+/// Each gateway of `p` fenced rather than confirmed, as `ID (host H, pid P, last seen T)`, the
+/// gateways separated by ", "; empty when every gateway confirmed the change.
+std::string fencedGateways(const accounts::Propagation& p);
+
+/// Answers an Outcome: its value written by `write`, or its refusal. A change's answer names
+/// the gateways fenced rather than confirmed in kFencedHeader.
 template <class T, class Write>
 Awaitable<void> answer(exchange::RequestContext& ctx, http::ResponseWriter& out,
                        const accounts::Outcome<T>& done, const Write& write, int status = 200) {
   if (!done) {
     const Error refused = refusalError(done.error());
     co_return co_await fail(ctx, out, refused);
+  }
+  if constexpr (std::is_same_v<T, accounts::Propagation>) {
+    if (const std::string fenced = fencedGateways(*done); !fenced.empty()) {
+      out.addHeader(std::string(kFencedHeader), fenced);
+    }
   }
   json::Writer w;
   write(w, *done);

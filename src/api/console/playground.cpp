@@ -24,7 +24,8 @@ Awaitable<void> playground(const ConsoleServices& s, exchange::RequestContext& c
                 .team = m->member.team.name,
                 .team_allows_dryrun = m->member.team.allow_dryrun,
                 .user_id = m->who.user.id,
-                .playground = true};
+                .playground = true,
+                .lease_epoch = std::nullopt};
   co_await chatCompletions(s.api, ctx, req, out);
 }
 

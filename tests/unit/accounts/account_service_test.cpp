@@ -60,7 +60,7 @@ class AccountServiceTest : public ::testing::Test {
 
   void startService(std::chrono::milliseconds wait) {
     service_ = std::make_unique<AccountService>(where_, "a server secret for the unit tests",
-                                                PropagationPolicy{wait, 3s, 10ms});
+                                                PropagationPolicy{wait, 1s, 10ms});
   }
 
   /// Runs `op` to its end on the test's event loop, on this thread.
@@ -174,13 +174,17 @@ TEST_F(AccountServiceTest, AChangeWaitsForTheGatewaysOnTheCallersTimerNotOnAThre
   EXPECT_EQ(db_->findTeam("acme")->state, "suspended");
 }
 
-TEST_F(AccountServiceTest, AGatewayThatNeverAppliesAChangeIsReportedWhenTheWaitEnds) {
-  startService(200ms);
-  db_->registerGateway({"gw-1", "host", 42, 0, 0});
+TEST_F(AccountServiceTest, AChangeWaitsOutASilentGatewaysLeaseAndASecondThenReportsItFenced) {
+  startService(30s);
+  db_->registerGateway({"gw-1", "host", 42, 0, 0, 300});  // A 300 ms lease; silent from now on.
   const auto start = std::chrono::steady_clock::now();
   const Outcome<CreatedKey> made = await(service_->createKey({}, "acme", "k", std::nullopt));
   ASSERT_TRUE(made);
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 200ms);
+  // Its lease ran out 300 ms after its last heartbeat (its registration); the change returned a
+  // second later, not before, and long before the bound of the wait.
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 1'250ms);
+  EXPECT_LT(waited, 10s);
   ASSERT_EQ(made->propagation.lagging.size(), 1u);
   EXPECT_EQ(made->propagation.lagging[0].id, "gw-1");
   EXPECT_GT(made->propagation.seq, 0);

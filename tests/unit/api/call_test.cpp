@@ -2,12 +2,15 @@
 // SQLite: a request is refused before anything goes upstream when the gateway or its team
 // refuses dryruns or its balance cannot cover its hold; an admitted one is answered with its
 // cost at the prices its route was planned with, and charged exactly that; a dryrun is admitted
-// on the balance, answered, and charged nothing.
+// on the balance, answered, and charged nothing; a fenced gateway's request (its lease lapsed,
+// now or since the key was checked) is refused before anything goes upstream or is charged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <optional>
 
 #include "api/request_flow.hpp"
 #include "fakes.hpp"
@@ -71,10 +74,12 @@ class Call : public test::SqliteLedgerTest {
     const Services s{config,        {transport_, adapters_, redactor, breakers},
                      outbound,      draining,
                      ledger_.get(), "",
-                     cache,         "gw"};
+                     cache,         "gw",
+                     serving_};
     const http::Request req;
     exchange::RequestContext ctx(config, "req-1");
     ctx.caller.team_id = team_;
+    ctx.caller.lease_epoch = key_epoch_;
     auto request = openai::decodeChatRequest(body);
     EXPECT_TRUE(request.ok());
     auto plan = planFor(config, request->model, config::Endpoint::Chat);
@@ -99,8 +104,18 @@ class Call : public test::SqliteLedgerTest {
     return db_->connection().query("SELECT COUNT(*) FROM spend").at(0).integer(0);
   }
 
+  /// Whether the 503 in `out` says the gateway is fenced, with its Retry-After.
+  static bool fencedAnswer(const test::MemoryWriter& out) {
+    const bool retry = std::any_of(out.headers.begin(), out.headers.end(), [](const auto& h) {
+      return h.first == "Retry-After" && h.second == "1";
+    });
+    return out.status == 503 && retry && out.body.find("gateway_fenced") != std::string::npos;
+  }
+
   providers::Registry adapters_;
   test::FakeTransport transport_;
+  const Lease* serving_ = nullptr;          ///< The gateway's lease; nullptr: never fenced.
+  std::optional<std::uint64_t> key_epoch_;  ///< The epoch the caller's key was checked in.
 };
 
 constexpr std::string_view kChat = R"({"model":"m","messages":[{"role":"user","content":"x"}]})";
@@ -148,6 +163,35 @@ TEST_F(Call, ADryrunAgainstAnEmptyBalanceIsRefusedAsABilledRequestIs) {
   const test::MemoryWriter out = call(std::string(kDryrun));
   EXPECT_EQ(out.status, 403);
   EXPECT_NE(out.body.find("insufficient_balance"), std::string::npos) << out.body;
+  EXPECT_TRUE(transport_.sent.empty());
+}
+
+TEST_F(Call, WithinItsLeaseAGatewayServesAsEver) {
+  db_->topUp(team_, 1'000'000'000'000);
+  serving_ = &lease_;
+  key_epoch_ = lease_.epoch();
+  EXPECT_EQ(call(std::string(kChat)).status, 200);
+}
+
+TEST_F(Call, AGatewayPastItsLeaseRefusesBeforeTheUpstreamAndChargesNothing) {
+  db_->topUp(team_, 1'000'000'000'000);
+  const Lease lapsed(std::chrono::milliseconds(500));  // Never renewed.
+  serving_ = &lapsed;
+  const test::MemoryWriter out = call(std::string(kChat));
+  EXPECT_TRUE(fencedAnswer(out)) << out.status << " " << out.body;
+  EXPECT_TRUE(transport_.sent.empty());
+  ledger_.reset();
+  EXPECT_EQ(spendRows(), 0);
+}
+
+TEST_F(Call, ARequestWhoseKeyWasCheckedBeforeAGapIsRefusedAfterIt) {
+  db_->topUp(team_, 1'000'000'000'000);
+  serving_ = &lease_;
+  key_epoch_ = lease_.epoch();
+  // The lease lapsed and was renewed since: the key table may have changed meanwhile.
+  beat(Lease::Clock::now() + Lease::kDeadAfter);
+  const test::MemoryWriter out = call(std::string(kChat));
+  EXPECT_TRUE(fencedAnswer(out)) << out.status << " " << out.body;
   EXPECT_TRUE(transport_.sent.empty());
 }
 

@@ -56,6 +56,27 @@ TEST(KeyAuthenticator, NamesEachCause) {
   EXPECT_EQ(f.code(bearer + f.orphan.full), "not_a_member");
 }
 
+TEST(KeyAuthenticator, AFencedGatewayChecksNoKeyAndTheCallerCarriesTheLeasesEpoch) {
+  Fixture f;
+  Lease lease(std::chrono::milliseconds(60'000));
+  const KeyAuthenticator fenced{f.dir, std::string(kServerSecret), &lease};
+  const std::string header = "Bearer " + f.good.full;
+  exchange::Caller caller;
+  // Never renewed: its table may be behind any change, even for a key it would refuse.
+  const auto refused = fenced.authenticate(header, caller);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->kind, ErrorKind::GatewayFenced);
+  EXPECT_EQ(refused->status(), 503);
+  ASSERT_TRUE(fenced.authenticate("Bearer " + f.revoked.full, caller));
+  EXPECT_EQ(fenced.authenticate("Bearer " + f.revoked.full, caller)->kind,
+            ErrorKind::GatewayFenced);
+  // Within its lease: checked as ever, in the lease's current epoch.
+  const auto now = Lease::Clock::now();
+  lease.renew(now, now);
+  EXPECT_FALSE(fenced.authenticate(header, caller));
+  EXPECT_EQ(caller.lease_epoch, lease.epoch());
+}
+
 TEST(KeyAuthenticator, SchemeIsCaseInsensitiveAndSpacesMayRepeat) {
   Fixture f;
   EXPECT_EQ(f.code("bearer " + f.good.full), "ok");

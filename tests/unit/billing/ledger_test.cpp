@@ -170,7 +170,7 @@ TEST_F(LedgerTest, SettlementsCommittedTogetherAreAggregatedExactly) {
 }
 
 TEST_F(LedgerTest, HoldsReclaimedFromAStalledGatewayNeverOverdrawTheBalance) {
-  const auto resumed = store::Liveness::Clock::now() + store::Liveness::kDeadAfter;
+  const auto resumed = Lease::Clock::now() + Lease::kDeadAfter;
   db_->topUp(team_, 10'000);
   const Ledger::HoldReply first = hold(10).get();
   const Ledger::HoldReply second = hold(10).get();  // From the escrow at hand.
@@ -180,7 +180,7 @@ TEST_F(LedgerTest, HoldsReclaimedFromAStalledGatewayNeverOverdrawTheBalance) {
   // all but 15 of the balance for its own requests.
   {
     store::Transaction tx(db_->connection());
-    EXPECT_EQ(db_->reclaimHolds(-store::Liveness::kDeadAfter.count()), 1);
+    EXPECT_EQ(db_->reclaimHolds(-Lease::kDeadAfter.count()), 1);
     ASSERT_TRUE(db_->hold({"other", team_, 9'985}, "gw2", 0, 0, false).held);
     tx.commit();
   }
@@ -211,10 +211,10 @@ TEST_F(LedgerTest, AReclaimedEscrowIsReplacedByANewHold) {
   ASSERT_EQ(first.status, Ledger::HoldStatus::Held);
   {
     store::Transaction tx(db_->connection());
-    db_->reclaimHolds(-store::Liveness::kDeadAfter.count());
+    db_->reclaimHolds(-Lease::kDeadAfter.count());
     tx.commit();
   }
-  beat(store::Liveness::Clock::now() + store::Liveness::kDeadAfter);
+  beat(Lease::Clock::now() + Lease::kDeadAfter);
   // The store finds the escrow's row gone: the request is held afresh, on a new row.
   const Ledger::HoldReply next = hold(10).get();
   ASSERT_EQ(next.status, Ledger::HoldStatus::Held);
@@ -222,24 +222,6 @@ TEST_F(LedgerTest, AReclaimedEscrowIsReplacedByANewHold) {
   EXPECT_TRUE(settle(next.hold, "req-1", 4).get());
   ledger_.reset();
   EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{9'996}, std::int64_t{0}));
-}
-
-TEST(LivenessTest, AGapBetweenHeartbeatsStartsANewEpochAndLateOnesAreNotTrusted) {
-  using Clock = store::Liveness::Clock;
-  store::Liveness l;
-  const auto t0 = Clock::now();
-  EXPECT_FALSE(l.trusted(t0)) << "never beaten";
-  l.beat(t0, t0);
-  const auto first = l.trusted(t0);
-  ASSERT_TRUE(first);
-  l.beat(t0 + std::chrono::seconds(1), t0 + std::chrono::seconds(2));
-  EXPECT_EQ(l.trusted(t0 + std::chrono::seconds(3)), first) << "beats a second apart";
-  EXPECT_FALSE(l.trusted(t0 + std::chrono::seconds(6))) << "the last began 5 s before";
-  // A heartbeat that began in time but committed late is a gap too.
-  l.beat(t0 + std::chrono::seconds(3), t0 + std::chrono::seconds(9));
-  const auto second = l.trusted(t0 + std::chrono::seconds(4));
-  ASSERT_TRUE(second);
-  EXPECT_NE(*second, *first);
 }
 
 }  // namespace

@@ -292,6 +292,22 @@ struct RefusedValue {
   std::string reason_part;
 };
 
+TEST(Config, ReadsTheLeaseBetweenHalfASecondAndEightSeconds) {
+  const auto lease = [](const std::string& value) {
+    return parseConfig("[gateway]\nlease_ms = " + value +
+                           "\n[models.echo]\nrouting=[\"l\"]\n[models.echo.providers.l]\n"
+                           "type=\"dummy\"\n",
+                       "t.toml", fakeEnv)
+        .gateway.lease.count();
+  };
+  EXPECT_EQ(defaultConfig().gateway.lease.count(), 2'000);
+  EXPECT_EQ(lease("500"), 500);
+  EXPECT_EQ(lease("8000"), 8'000);
+  for (const std::string bad : {"499", "8001", "0", "-1", "\"2000\""}) {
+    EXPECT_THROW(lease(bad), ConfigError) << bad;
+  }
+}
+
 TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
   const std::string api_base = "models.m.providers.p.api_base";
   const std::vector<RefusedValue> cases{

@@ -26,6 +26,7 @@ TEST(ErrorTable, MapsKindsToStatusTypeAndCode) {
       {ErrorKind::UpstreamError, 502, "api_error", "upstream_error"},
       {ErrorKind::UpstreamTimeout, 504, "api_error", "upstream_timeout"},
       {ErrorKind::UpstreamRateLimited, 429, "rate_limit_error", "upstream_rate_limited"},
+      {ErrorKind::GatewayFenced, 503, "api_error", "gateway_fenced"},
       {ErrorKind::Internal, 500, "api_error", "internal_error"},
   };
   for (const Case& c : cases) {

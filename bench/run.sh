@@ -716,11 +716,12 @@ run_upload() { # run_upload TARGET RUN: 8 uploads at a time; the peak RSS they a
 run_rate() { # run_rate TARGET RUN [flood]
   local target=$1 run=$2 out bad flood_pid="" m=""
   if [[ ${3:-} == flood ]]; then
-    # Two connections of anonymous sign-in attempts, each with a well-formed link nobody made.
+    # Two connections of anonymous sign-in attempts, each with a well-formed link nobody made,
+    # from a second before the measured seconds to their end.
     m=flood
     printf '{"token":"ll-tollgate-%s"}' floodfloodfloodfloodfloodflood00 >"$WORK/flood.json"
     BENCH_BODY="$WORK/flood.json" BENCH_ORIGIN="http://127.0.0.1:$T_PORT" \
-      timeout $((RATE_DUR + 20)) taskset -c "$LOAD_CPU" wrk -t1 -c2 -d"$((RATE_DUR + 6))s" --timeout 10s \
+      timeout $((RATE_DUR + 20)) taskset -c "$LOAD_CPU" wrk -t1 -c2 -d"$((RATE_DUR + 2))s" --timeout 10s \
       -s "$BENCH/wrk_post.lua" "http://127.0.0.1:$T_PORT/console/api/auth/link" >"$WORK/flood.txt" 2>&1 &
     flood_pid=$!
     sleep 1
@@ -730,10 +731,7 @@ run_rate() { # run_rate TARGET RUN [flood]
     --body "$T_BODY" --rate "$RATE" --conns "$RATE_CONNS" --duration "$RATE_DUR" --warmup 1 --drain 2 \
     --expect "$T_EXPECT" --watch "$(tr ' ' ',' <<<"$T_PIDS")"
   phase_end "$target" "run $run fixed rate${m:+ under a sign-in flood}"
-  if [[ -n $flood_pid ]]; then
-    kill "$flood_pid" 2>/dev/null || true
-    wait "$flood_pid" 2>/dev/null || true
-  fi
+  [[ -z $flood_pid ]] || wait "$flood_pid" || true
   out=$(cat "$WORK/out.txt")
   [[ $out == RESULT* ]] || { WARN+=("$target run $run: fixed-rate test produced no result"); return 0; }
   bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))

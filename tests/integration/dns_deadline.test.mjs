@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
 import dgram from 'node:dgram';
 import { TOLLGATE_BIN, toToml, writeTempFile, postJson, chatBody, assertError } from '../fixtures/gateway.mjs';
 
@@ -33,7 +34,11 @@ async function silentDns() {
 async function startIsolated(configFile, resolvFile) {
   const proc = spawn('unshare', ['-m', 'sh', '-c',
     'mount --bind "$1" /etc/resolv.conf && exec "$2" serve --config "$3"',
-    'sh', resolvFile, TOLLGATE_BIN, configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    'sh', resolvFile, TOLLGATE_BIN, configFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // A data directory of its own: never the home directory's store, which another build may own.
+    env: { ...process.env, XDG_DATA_HOME: path.dirname(configFile) },
+  });
   let stdout = '';
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });

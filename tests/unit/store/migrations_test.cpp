@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 
 #include "store/store.hpp"
@@ -10,6 +11,29 @@
 
 namespace tollgate::store {
 namespace {
+
+/// A new SQLite store at schema `version`: the migrations up to it applied as migrate() does,
+/// so that a test can put rows of that schema in before migrating the rest.
+std::unique_ptr<Connection> storeAt(const test::TempDir& dir, std::int64_t version) {
+  auto c = connect({Engine::Sqlite, dir.file("t.db")});
+  c->script(
+      "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
+      "applied_at BIGINT NOT NULL)");
+  for (const Migration& m : migrations()) {
+    if (m.version <= version) {
+      c->script(m.sql);
+      if (m.fill != nullptr) {
+        m.fill(*c);
+      }
+      if (!m.then.empty()) {
+        c->script(m.then);
+      }
+      c->query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)",
+               {m.version, std::string(m.name)});
+    }
+  }
+  return c;
+}
 
 TEST(Migrations, AreInStrictlyIncreasingOrderFromOne) {
   std::int64_t previous = 0;
@@ -35,18 +59,8 @@ TEST(Migrations, ApplyOnceAndRefuseANewerSchema) {
 
 TEST(Migrations, IdempotencyAnswersKeptBeforeTheirBoundAreCounted) {
   const test::TempDir dir("tollgate-store-test");
-  auto c = connect({Engine::Sqlite, dir.file("t.db")});
   // A store at version 6, with a team's kept answer and an answer not kept.
-  c->script(
-      "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
-      "applied_at BIGINT NOT NULL)");
-  for (const Migration& m : migrations()) {
-    if (m.version <= 6) {
-      c->script(m.sql);
-      c->query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)",
-               {m.version, std::string(m.name)});
-    }
-  }
+  auto c = storeAt(dir, 6);
   c->script(
       "INSERT INTO idempotency_keys (team_id, key, digest, claim_id, gateway_id, state, "
       "created_at, kept, body) VALUES ('t', 'a', 'd', 'c', 'g', 'completed', 0, 1, 'AAAAAAAA'), "
@@ -72,18 +86,8 @@ const Migration& skeletonMigration() {
 
 TEST(Migrations, LookAlikeNamesFromBeforeSkeletonsKeepWorkingAndAreListed) {
   const test::TempDir dir("tollgate-store-test");
-  auto c = connect({Engine::Sqlite, dir.file("t.db")});
-  c->script(
-      "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
-      "applied_at BIGINT NOT NULL)");
   const std::int64_t before = skeletonMigration().version - 1;
-  for (const Migration& m : migrations()) {
-    if (m.version <= before) {
-      c->script(m.sql);
-      c->query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)",
-               {m.version, m.name});
-    }
-  }
+  auto c = storeAt(dir, before);
   // "default", then a look-alike with a Cyrillic е made later, each with two active keys that
   // look alike and a revoked one like them.
   int n = 0;
@@ -142,16 +146,7 @@ namespace {
 
 TEST(Migrations, SevenKeepsInvitationsWhoseMakerStaysAndRevokesTheOthers) {
   const test::TempDir dir("tollgate-store-test");
-  auto c = connect({Engine::Sqlite, dir.file("t.db")});
-  c->script(
-      "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
-      "applied_at BIGINT NOT NULL)");
-  for (const Migration& m : migrations()) {
-    if (m.version < 7) {
-      c->script(m.sql);
-      c->query("INSERT INTO schema_migrations VALUES ($1, $2, 0)", {m.version, m.name});
-    }
-  }
+  auto c = storeAt(dir, 6);
   const std::int64_t later = nowMs() + 3'600'000;
   c->script(
       "INSERT INTO teams (id, name, state, created_at) VALUES ('t', 'crew', 'active', 0);"

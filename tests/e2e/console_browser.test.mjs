@@ -337,12 +337,19 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
     // Usage: the run's cost in the day's total, the model's, and the rows (tagged playground).
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
-    await page.locator('table.by-model tbody tr', { hasText: 'priced_model' }).getByText(costText).waitFor();
-    await page.locator('table.by-day tbody tr').getByText(costText).waitFor();
+    // Usage shows money to the cent ("< $0.01" for this run), the exact figure on hover.
+    const exactCost = async (row) => Number((await row.locator('[data-cost] span').getAttribute('title')).replace(/[$,]/g, ''));
+    const byModel = page.locator('table.by-model tbody tr', { hasText: 'priced_model' });
+    await byModel.waitFor();
+    assert.equal((await byModel.locator('[data-cost]').textContent()).trim(), '< $0.01');
+    assert.ok(Math.abs(await exactCost(byModel) - Number(costText.slice(1))) < 1e-6, `the run's ${costText}`);
+    const byDay = page.locator('table.by-day tbody tr').first();
+    await byDay.waitFor();
+    assert.ok(Math.abs(await exactCost(byDay) - Number(costText.slice(1))) < 1e-6, `the day's total is the run's ${costText}`);
     const spent = page.locator('table.rows tbody tr', { hasText: 'priced_model' });
     await spent.getByText('playground=true').waitFor();
     assert.equal(await page.locator('.chart rect.bar[height]:not([height="0"])').count(), 1, 'one day has a bar');
-    assert.match(await page.locator('[data-balance]').textContent(), /^\$4\.99/);
+    assert.match(await page.locator('[data-balance] span').getAttribute('title'), /^\$4\.99/);
     assert.match(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href'), /\/spend\.csv\?since=/);
     // How long the Usage page takes to show its data (its five calls), from navigation.
     const t0 = Date.now();

@@ -7,6 +7,25 @@ export function when(t: string | null): string {
   return t ? dateTime.format(new Date(t)) : '—';
 }
 
+const zoned = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: '2-digit',
+  timeZoneName: 'short',
+});
+
+/** An RFC 3339 time in the browser's zone, with the zone's abbreviation (e.g. "Nov 26, 2026, 9:05 AM GMT+1"). */
+export function whenZoned(t: string): string {
+  return zoned.format(new Date(t));
+}
+
+/** An RFC 3339 time in UTC, to the second: "2026-11-26 08:05:09 UTC". */
+export function whenUtc(t: string): string {
+  return `${new Date(t).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
 /** A price per token as US dollars per `unit` tokens (e.g. a million); a dash for none. */
 export function perUnit(costPerToken: number | null, unit: number): string {
   if (costPerToken === null || costPerToken === undefined) return '—';
@@ -23,6 +42,19 @@ export function count(n: number | null): string {
 export function money(usd: number | null | undefined): string {
   if (usd === null || usd === undefined) return '—';
   return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
+}
+
+/** An amount of US dollars to the cent; a non-zero amount under a cent as "< $0.01". */
+export function cents(usd: number): string {
+  if (usd !== 0 && Math.abs(usd) < 0.01) return usd < 0 ? '> -$0.01' : '< $0.01';
+  const s = Math.abs(usd).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  return usd < 0 ? `-$${s}` : `$${s}`;
+}
+
+/** An amount of US dollars exactly as stored: up to 12 decimals (the CSV's figure). */
+export function exactMoney(usd: number): string {
+  const s = Math.abs(usd).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 12 });
+  return usd < 0 ? `-$${s}` : `$${s}`;
 }
 
 /**

@@ -1,19 +1,23 @@
-// The team's usage: balance, reserved and available (GET team); spend per day over a chosen range
-// as a chart (SVG, no style attributes, so the strict CSP holds) and a table; totals by model,
-// key, tag or user; the raw rows with filters and paging (next_cursor); the same rows as CSV.
+// The team's usage: balance, reserved and available (GET team); spend per UTC day over a chosen
+// range as a chart (SVG, no style attributes, so the strict CSP holds) and a table; totals by
+// model, key (by name), tag (shares within each tag key) or user; the raw rows with filters and
+// paging (next_cursor); the same rows as CSV. Money shows to the cent, its exact figure on hover.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import {
   getTeam,
+  listKeys,
   spendCsvUrl,
   spendRows,
   spendSummary,
+  type Key,
   type SpendGroup,
   type SpendRow,
   type SpendTotal,
   type Team,
   type TeamDetail,
 } from './api';
-import { count, money, when } from './format';
+import { cents, count, exactMoney, shownName, whenUtc, whenZoned } from './format';
 import { Pager } from './pager';
 
 const RANGES = [7, 30, 90] as const;
@@ -23,6 +27,47 @@ const GROUPS: { by: Exclude<SpendGroup, 'day'>; label: string }[] = [
   { by: 'tag', label: 'Tag' },
   { by: 'user', label: 'User' },
 ];
+
+/** An amount to the cent, its exact figure (up to 12 decimals) on hover; a dash for none. */
+function Money({ usd }: { usd: number | null | undefined }) {
+  if (usd === null || usd === undefined) return <>—</>;
+  return <span title={exactMoney(usd)}>{cents(usd)}</span>;
+}
+
+/** The team's keys by public id (empty until they arrive, or if they cannot be read). */
+type KeyNames = Map<string, Key>;
+
+/** A key as the pages show it: its name ("name (revoked)" once revoked), its public id on hover. */
+function KeyName({ id, keys }: { id: string; keys: KeyNames }) {
+  const k = keys.get(id);
+  if (!k) return <code>{id}</code>;
+  const revoked = k.state === 'revoked' || k.revoked_at !== null;
+  return (
+    <span title={`Key id ${id}`} data-key-id={id}>
+      {shownName(k.name)}
+      {revoked && ' (revoked)'}
+    </span>
+  );
+}
+
+/**
+ * Whole percentages of `total` for each cost that sum to exactly 100 when the costs make up the
+ * total (largest remainder: the floors, then one more point to the largest fractions).
+ */
+function percentages(costs: number[], total: number): number[] {
+  if (!(total > 0)) return costs.map(() => 0);
+  const raw = costs.map((c) => Math.max(0, (c / total) * 100));
+  const out = raw.map(Math.floor);
+  const want = Math.min(100, Math.round(raw.reduce((a, r) => a + r, 0)));
+  let left = want - out.reduce((a, p) => a + p, 0);
+  const order = raw.map((r, i) => ({ i, frac: r - Math.floor(r) })).sort((a, b) => b.frac - a.frac);
+  for (const { i } of order) {
+    if (left <= 0) break;
+    out[i] += 1;
+    left -= 1;
+  }
+  return out;
+}
 
 /** The UTC day `days` days before today, as YYYY-MM-DD. */
 function daysAgo(days: number): string {
@@ -35,12 +80,18 @@ export function UsagePage({ team }: { team: Team }) {
   const [daily, setDaily] = useState<SpendTotal[] | null>(null);
   const [by, setBy] = useState<Exclude<SpendGroup, 'day'>>('model');
   const [breakdown, setBreakdown] = useState<SpendTotal[] | null>(null);
+  const [keys, setKeys] = useState<KeyNames>(new Map());
   const [error, setError] = useState<string | null>(null);
   const since = daysAgo(range - 1);
   const fail = (e: Error) => setError(e.message);
 
   useEffect(() => {
     getTeam(team.id).then(setDetail, fail);
+    // Names for the key ids of the tables; without them (a role that may not list keys) ids show.
+    listKeys(team.id).then(
+      (list) => setKeys(new Map(list.map((k) => [k.public_id, k]))),
+      () => setKeys(new Map()),
+    );
   }, [team.id]);
   useEffect(() => {
     spendSummary(team.id, 'day', since).then((r) => setDaily(r.data), fail);
@@ -61,15 +112,16 @@ export function UsagePage({ team }: { team: Team }) {
       <dl class="stats balance" aria-label="Balance">
         <div>
           <dt>Balance</dt>
-          <dd data-balance>{detail ? money(detail.balance) : '…'}</dd>
+          <dd data-balance>{detail ? <Money usd={detail.balance} /> : '…'}</dd>
         </div>
         <div>
           <dt>Reserved</dt>
-          <dd>{detail ? money(detail.reserved) : '…'}</dd>
+          <dd data-reserved>{detail ? <Money usd={detail.reserved} /> : '…'}</dd>
+          <dd class="muted note">Held for requests in flight; returned or charged when they end.</dd>
         </div>
         <div>
           <dt>Available</dt>
-          <dd>{detail ? money(detail.available) : '…'}</dd>
+          <dd data-available>{detail ? <Money usd={detail.available} /> : '…'}</dd>
         </div>
       </dl>
       <section aria-labelledby="daily-title" class="section">
@@ -86,8 +138,18 @@ export function UsagePage({ team }: { team: Team }) {
             </select>
           </div>
         </div>
+        <p class="muted small" data-utc-note>
+          Days are UTC days (midnight to midnight UTC); request times below are in your time zone.
+        </p>
         {daily === null ? <p class="muted">Loading…</p> : <DailyChart rows={daily} since={since} days={range} />}
-        {daily && <Totals rows={daily} by="day" label="Day" title="Spend per day" />}
+        {daily && (
+          <Totals
+            items={daily.map((r) => ({ ...r, id: String(r.day), label: String(r.day) }))}
+            by="day"
+            label="Day (UTC)"
+            title="Spend per UTC day"
+          />
+        )}
       </section>
       <section aria-labelledby="by-title" class="section">
         <div class="row spread">
@@ -106,13 +168,20 @@ export function UsagePage({ team }: { team: Team }) {
             ))}
           </div>
         </div>
-        {breakdown === null ? (
+        {breakdown === null || (by === 'tag' && daily === null) ? (
           <p class="muted">Loading…</p>
+        ) : by === 'tag' ? (
+          <TagTotals rows={breakdown} daily={daily ?? []} />
         ) : (
-          <Totals rows={breakdown} by={by} label={GROUPS.find((g) => g.by === by)?.label ?? by} title={`Spend by ${by}`} />
+          <Totals
+            items={breakdown.map((r, i) => ({ ...r, id: String(i), label: groupLabel(by, r[by], keys) }))}
+            by={by}
+            label={GROUPS.find((g) => g.by === by)?.label ?? by}
+            title={`Spend by ${by}`}
+          />
         )}
       </section>
-      <Rows team={team} since={since} />
+      <Rows team={team} since={since} keys={keys} />
     </>
   );
 }
@@ -133,14 +202,14 @@ function DailyChart({ rows, since, days }: { rows: SpendTotal[]; since: string; 
   const slot = CHART_W / days;
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${CHART_W} ${CHART_H + 1}`} role="img" aria-label={`Spend per day since ${since}: ${money(total)} in all`}>
+      <svg viewBox={`0 0 ${CHART_W} ${CHART_H + 1}`} role="img" aria-label={`Spend per UTC day since ${since}: ${cents(total)} in all`}>
         <line x1={0} y1={CHART_H} x2={CHART_W} y2={CHART_H} class="axis" />
         {series.map((s, i) => {
           const h = max > 0 ? (s.cost / max) * (CHART_H - 8) : 0;
           return (
             <rect key={s.day} x={i * slot + slot * 0.15} y={CHART_H - h} width={slot * 0.7} height={h} class="bar">
               <title>
-                {s.day}: {money(s.cost)}
+                {s.day} (UTC): {exactMoney(s.cost)}
               </title>
             </rect>
           );
@@ -151,14 +220,92 @@ function DailyChart({ rows, since, days }: { rows: SpendTotal[]; since: string; 
         <span>{series[series.length - 1]?.day}</span>
       </div>
       <figcaption class="muted small">
-        {max > 0 ? `Highest day ${money(max)}; ${money(total)} in all.` : 'No spend in this range.'}
+        {max > 0 ? `Highest day ${cents(max)}; ${cents(total)} in all.` : 'No spend in this range.'}
       </figcaption>
     </figure>
   );
 }
 
-function Totals({ rows, by, label, title }: { rows: SpendTotal[]; by: string; label: string; title: string }) {
-  const total = rows.reduce((a, r) => a + r.cost, 0);
+/** How a summary row's group shows: a key by name, none as a dash (playground runs have no key). */
+function groupLabel(by: string, value: string | number | null, keys: KeyNames): ComponentChildren {
+  if (value === null || value === '') return by === 'key' ? 'no key (playground)' : '—';
+  if (by === 'key') return <KeyName id={String(value)} keys={keys} />;
+  return String(value);
+}
+
+/** One row of a totals table. */
+interface Item {
+  id: string;
+  label: ComponentChildren;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+}
+
+/**
+ * Totals by tag, a table per tag key: each value's cost over the range's total cost (the
+ * summary by day), and the requests with no value for that key, so a key's shares sum to 100 %.
+ * A request with two tags counts once under each of its keys.
+ */
+function TagTotals({ rows, daily }: { rows: SpendTotal[]; daily: SpendTotal[] }) {
+  const all = daily.reduce(
+    (a, r) => ({
+      requests: a.requests + r.requests,
+      prompt_tokens: a.prompt_tokens + r.prompt_tokens,
+      completion_tokens: a.completion_tokens + r.completion_tokens,
+      cost: a.cost + r.cost,
+    }),
+    { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
+  );
+  const byKey = new Map<string, Item[]>();
+  for (const r of rows) {
+    const tag = String(r.tag ?? '');
+    const eq = tag.indexOf('=');
+    const key = eq < 0 ? tag : tag.slice(0, eq);
+    const value = eq < 0 ? '' : tag.slice(eq + 1);
+    const items = byKey.get(key) ?? [];
+    items.push({ ...r, id: tag, label: value === '' ? '—' : value });
+    byKey.set(key, items);
+  }
+  if (byKey.size === 0) return <Totals items={[]} by="tag" label="Tag" title="Spend by tag" />;
+  return (
+    <>
+      <p class="muted small">
+        Each tag key's shares are of all spend in the range; a request with several tags counts under each of its keys.
+      </p>
+      {[...byKey.entries()].map(([key, items]) => {
+        const sum = (f: (i: Item) => number) => items.reduce((a, i) => a + f(i), 0);
+        const rest: Item = {
+          id: `no ${key}`,
+          label: <span class="muted">(no {key} tag)</span>,
+          requests: Math.max(0, all.requests - sum((i) => i.requests)),
+          prompt_tokens: Math.max(0, all.prompt_tokens - sum((i) => i.prompt_tokens)),
+          completion_tokens: Math.max(0, all.completion_tokens - sum((i) => i.completion_tokens)),
+          cost: Math.max(0, all.cost - sum((i) => i.cost)),
+        };
+        if (rest.cost < 1e-12) rest.cost = 0;
+        const shown = rest.requests > 0 || rest.cost > 0 ? [...items, rest] : items;
+        return (
+          <div key={key} class="tag-group" data-tag-key={key}>
+            <h3 id={`tag-${key}`}>
+              Tag <code>{key}</code>
+            </h3>
+            <Totals items={shown} by="tag" label={key} title={`Spend by tag ${key}`} total={all.cost} />
+          </div>
+        );
+      })}
+    </>
+  );
+}
+
+/** A totals table; each row's share is of `total` (by default, the rows' sum). */
+function Totals({ items, by, label, title, total }: { items: Item[]; by: string; label: string; title: string; total?: number }) {
+  const whole = total ?? items.reduce((a, r) => a + r.cost, 0);
+  const pcts = percentages(
+    items.map((r) => r.cost),
+    whole,
+  );
   return (
     <div class="scroll" role="region" aria-label={title} tabIndex={0}>
       <table class={`totals cards by-${by}`}>
@@ -181,16 +328,16 @@ function Totals({ rows, by, label, title }: { rows: SpendTotal[]; by: string; la
           </tr>
         </thead>
         <tbody>
-          {rows.length === 0 && (
+          {items.length === 0 && (
             <tr>
               <td colSpan={6} class="muted">
                 No spend in this range.
               </td>
             </tr>
           )}
-          {rows.map((r, i) => (
-            <tr key={i}>
-              <td data-label={label}>{r[by] === null || r[by] === '' ? '—' : String(r[by])}</td>
+          {items.map((r, i) => (
+            <tr key={r.id}>
+              <td data-label={label}>{r.label}</td>
               <td data-label="Requests" class="num">
                 {count(r.requests)}
               </td>
@@ -200,11 +347,11 @@ function Totals({ rows, by, label, title }: { rows: SpendTotal[]; by: string; la
               <td data-label="Completion tokens" class="num">
                 {count(r.completion_tokens)}
               </td>
-              <td data-label="Cost" class="num">
-                {money(r.cost)}
+              <td data-label="Cost" class="num" data-cost>
+                <Money usd={r.cost} />
               </td>
               <td data-label="Share of cost">
-                <ShareBar share={total > 0 ? r.cost / total : 0} />
+                <ShareBar share={whole > 0 ? r.cost / whole : 0} pct={pcts[i]} />
               </td>
             </tr>
           ))}
@@ -215,15 +362,16 @@ function Totals({ rows, by, label, title }: { rows: SpendTotal[]; by: string; la
 }
 
 /** A row's share of the cost as a bar (SVG: the strict CSP allows no style attributes) and a percentage. */
-function ShareBar({ share }: { share: number }) {
-  const pct = Math.round(share * 100);
+function ShareBar({ share, pct }: { share: number; pct: number }) {
   return (
     <span class="share">
       <svg viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true">
         <rect x={0} y={0} width={100} height={8} class="track" />
-        <rect x={0} y={0} width={share * 100} height={8} class="bar" />
+        <rect x={0} y={0} width={Math.min(1, share) * 100} height={8} class="bar" />
       </svg>
-      <span class="num">{pct}%</span>
+      <span class="num" data-pct>
+        {pct}%
+      </span>
     </span>
   );
 }
@@ -234,7 +382,7 @@ interface Filters {
   tag: string;
 }
 
-function Rows({ team, since }: { team: Team; since: string }) {
+function Rows({ team, since, keys }: { team: Team; since: string; keys: KeyNames }) {
   const [draft, setDraft] = useState<Filters>({ model: '', key: '', tag: '' });
   const [filters, setFilters] = useState<Filters>(draft);
   const [cursors, setCursors] = useState<string[]>([]);
@@ -315,14 +463,18 @@ function Rows({ team, since }: { team: Team; since: string }) {
               )}
               {page.data.map((r) => (
                 <tr key={r.request_id}>
-                  <td data-label="Time">{when(r.created_at)}</td>
+                  <td data-label="Time">
+                    <time dateTime={r.created_at} title={whenUtc(r.created_at)}>
+                      {whenZoned(r.created_at)}
+                    </time>
+                  </td>
                   <td data-label="Model">{r.model}</td>
-                  <td data-label="Key">{r.key ? <code>{r.key}</code> : r.user_id ? 'playground' : '—'}</td>
+                  <td data-label="Key">{r.key ? <KeyName id={r.key} keys={keys} /> : r.user_id ? 'playground' : '—'}</td>
                   <td data-label="Tokens in/out" class="num">
                     {count(r.prompt_tokens)} / {count(r.completion_tokens)}
                   </td>
                   <td data-label="Cost" class="num">
-                    {money(r.cost)}
+                    <Money usd={r.cost} />
                   </td>
                   <td data-label="Status">
                     {r.status}

@@ -5,8 +5,8 @@
 // money to the cent with the exact figure on hover, "< $0.01" for a sub-cent amount; keys by name,
 // a revoked one as "name (revoked)"; day buckets labelled as UTC days, request times in the
 // browser's zone with UTC on hover; Reserved explained; no sideways scroll at 375 px on the Usage
-// page; axe-core and the CSP hold. Screenshots beside the binary
-// (console-screenshots/usage-tags-*.png).
+// page and the playground; axe-core and the CSP hold. Screenshots beside the binary
+// (console-screenshots/usage-tags-*.png, playground-long-model-name-*.png).
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,7 +35,10 @@ describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
     const config = standardConfig(mock.url, dead, { gateway: { auth: 'required' } });
     // A model dear enough that one request costs cents; mock_model's requests cost under a cent.
     config.models.pricey_model = {
-      ...config.models.mock_model, display_name: 'Pricey', input_cost_per_token: 0.001, output_cost_per_token: 0.002,
+      ...config.models.mock_model,
+      // A long name: the playground's model picker must not make a narrow page scroll sideways.
+      display_name: 'Pricey, a model with a long display name that is dear to run',
+      input_cost_per_token: 0.001, output_cost_per_token: 0.002,
     };
     config.console = { owner_email: 'owner@usage.test' };
     gw = await startGateway({ config });
@@ -164,6 +167,14 @@ describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
       await assertAccessible(page, `usage page by tag at ${width} px`);
       if (width === 1440) await screenshots(page, 'usage-tags');
 
+      if (width === 375) {
+        await page.goto(`${gw.baseURL}/console/playground`);
+        await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
+        await page.getByLabel('Model', { exact: true }).waitFor();
+        await assertNoSidewaysScroll(page, 'playground');
+        await assertAccessible(page, 'playground at 375 px');
+        await screenshots(page, 'playground-long-model-name', 375);
+      }
       assert.deepEqual(page.cspViolations, [], 'no CSP violation');
       await page.context().close();
     });

@@ -147,7 +147,7 @@ std::string spendCsv(const std::vector<store::SpendRow>& rows) {
   std::string out =
       "request_id,created_at,team,key,endpoint,model,provider,episode_id,prompt_tokens,"
       "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated,uncollected,user_id,"
-      "cache_hit\n";
+      "cache_hit,key_name\n";
   for (const store::SpendRow& s : rows) {
     out += csv(s.request_id) + "," + csv(text::utcTimestamp(s.created_at)) + "," + csv(s.team) +
            "," + csv(s.key_public_id) + "," + csv(s.endpoint) + "," + csv(s.model) + "," +
@@ -156,7 +156,7 @@ std::string spendCsv(const std::vector<store::SpendRow>& rows) {
            csv(s.tags_json) + "," + std::to_string(s.status) + "," + std::to_string(s.upstream_ms) +
            "," + (s.streamed ? "true" : "false") + "," + (s.estimated ? "true" : "false") + "," +
            money::formatUsd(s.uncollected) + "," + csv(s.user_id) + "," +
-           (s.cache_hit ? "true" : "false") + "\n";
+           (s.cache_hit ? "true" : "false") + "," + csv(s.key_name) + "\n";
   }
   return out;
 }

@@ -1,0 +1,80 @@
+// The console API's additions for the console's pages: the spend row of one request, the key's
+// name in the spend CSV.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ENGINES } from '../fixtures/engines.mjs';
+import { startMock } from '../fixtures/mock_upstream.mjs';
+import {
+  startGateway, standardConfig, closedPort, adminOf, postJson, chatBody, assertError, waitFor,
+} from '../fixtures/gateway.mjs';
+import { request, linkToken, consoleSession } from '../fixtures/console.mjs';
+
+describe('console API of issue 33', () => {
+  let mock;
+  let store;
+  let gw;
+  const { ok } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
+
+  /** A signed-in session of `email` (the user is added when new). */
+  const signedIn = async (email) => consoleSession(gw).signIn(linkToken((await ok('login-link', email)).stdout));
+
+  /** One CSV line's fields, split at every comma: right but for a key name holding one (the last column). */
+  const fields = (line) => line.split(',').map((f) => f.replace(/^"|"$/g, ''));
+
+  before(async () => {
+    mock = await startMock();
+    store = await ENGINES[0].start();
+    const dead = `http://127.0.0.1:${await closedPort()}/v1`;
+    const config = standardConfig(mock.url, dead, { gateway: { auth: 'required' } });
+    config.storage = store.storage;
+    config.console = { owner_email: 'founder@api33.test' };
+    gw = await startGateway({ config, env: store.env });
+  });
+
+  after(async () => {
+    await gw?.stop();
+    await mock?.close();
+    store?.stop();
+  });
+
+  test('the spend listing takes a request_id; the CSV ends with the key\'s name', async () => {
+    await ok('teams', 'create', 'billed', '--balance', '1');
+    const owner = await signedIn('owner@billed.test');
+    await ok('members', 'add', 'billed', 'owner@billed.test', '--role', 'owner');
+    const team = await owner.teamId('billed');
+    const made = await owner.call('POST', `/console/api/teams/${team}/keys`, { name: 'nightly, "batch"' });
+    assert.equal(made.status, 201, made.text);
+    const ids = [];
+    for (const word of ['one', 'two', 'three']) {
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody(word),
+        { headers: { authorization: `Bearer ${made.json.secret}` } });
+      assert.equal(r.status, 200, r.text);
+      ids.push(r.headers.get('x-request-id'));
+    }
+    const T = `/console/api/teams/${team}`;
+    await waitFor(async () => (await owner.call('GET', `${T}/spend`)).json.data.length === 3);
+    const one = await owner.call('GET', `${T}/spend?request_id=${encodeURIComponent(ids[1])}`);
+    assert.equal(one.status, 200, one.text);
+    assert.deepEqual(one.json.data.map((row) => row.request_id), [ids[1]]);
+    assert.equal(one.json.next_cursor, null);
+    const none = await owner.call('GET', `${T}/spend?request_id=no-such-request`);
+    assert.deepEqual(none.json.data, []);
+    for (const bad of ['', 'x'.repeat(129), 'a%20b', 'a%0Ab', '%C3%A9']) {
+      assertError(await owner.call('GET', `${T}/spend?request_id=${bad}`),
+        { status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'request_id' });
+    }
+
+    const csv = await owner.call('GET', `${T}/spend.csv?request_id=${encodeURIComponent(ids[2])}`);
+    assert.equal(csv.status, 200, csv.text);
+    const lines = csv.text.trim().split('\n');
+    assert.equal(lines.length, 2, csv.text);
+    assert.equal(fields(lines[0]).at(-1), 'key_name');
+    assert.ok(lines[1].endsWith(',"nightly, ""batch"""'), lines[1]);
+    const all = (await owner.call('GET', `${T}/spend.csv`)).text.trim().split('\n');
+    assert.equal(all.length, 4);
+    const header = fields(all[0]);
+    const row = fields(all[1]);
+    // The exact amount stays beside it.
+    assert.match(row[header.indexOf('cost')], /^0\.\d+$/);
+  });
+});

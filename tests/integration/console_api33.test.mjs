@@ -1,5 +1,5 @@
-// The console API's additions for the console's pages: the spend row of one request, the key's
-// name in the spend CSV.
+// The console API's additions for the console's pages: why a key that is not revoked does not
+// work, the spend row of one request, the key's name in the spend CSV.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
@@ -35,6 +35,44 @@ describe('console API of issue 33', () => {
     await gw?.stop();
     await mock?.close();
     store?.stop();
+  });
+
+  test('a key that is not revoked but does not work is inactive, with why; active again once its creator may create keys', async () => {
+    await ok('teams', 'create', 'keyed');
+    const owner = await signedIn('owner@keyed.test');
+    const maker = await signedIn('maker@keyed.test');
+    await ok('members', 'add', 'keyed', 'owner@keyed.test', '--role', 'owner');
+    await ok('members', 'add', 'keyed', 'maker@keyed.test', '--role', 'member');
+    await ok('keys', 'create', '--team', 'keyed', '--name', 'operators');
+    const team = await owner.teamId('keyed');
+    const made = await maker.call('POST', `/console/api/teams/${team}/keys`, { name: 'makers' });
+    assert.equal(made.status, 201, made.text);
+    const states = async () => {
+      const r = await owner.call('GET', `/console/api/teams/${team}/keys`);
+      assert.equal(r.status, 200, r.text);
+      return Object.fromEntries(r.json.map((k) => [k.name, [k.state, k.inactive_reason]]));
+    };
+    assert.deepEqual(await states(), { operators: ['active', null], makers: ['active', null] });
+
+    const makerId = maker.me.user.id;
+    const demoted = await owner.call('PATCH', `/console/api/teams/${team}/members/${makerId}`, { role: 'viewer' });
+    assert.equal(demoted.status, 200, demoted.text);
+    assert.deepEqual(await states(), { operators: ['active', null], makers: ['inactive', 'creator_role'] });
+    await ok('members', 'role', 'keyed', 'maker@keyed.test', 'member');
+    assert.deepEqual(await states(), { operators: ['active', null], makers: ['active', null] });
+
+    const removed = await owner.call('DELETE', `/console/api/teams/${team}/members/${makerId}`);
+    assert.equal(removed.status, 200, removed.text);
+    assert.deepEqual(await states(), { operators: ['active', null], makers: ['inactive', 'creator_not_member'] });
+    await ok('members', 'add', 'keyed', 'maker@keyed.test', '--role', 'admin');
+    assert.deepEqual(await states(), { operators: ['active', null], makers: ['active', null] });
+    const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'),
+      { headers: { authorization: `Bearer ${made.json.secret}` } });
+    assert.notEqual(r.status, 401, 'the key works again');
+
+    const revoked = await owner.call('DELETE', `/console/api/teams/${team}/keys/${made.json.key.public_id}`);
+    assert.equal(revoked.status, 200, revoked.text);
+    assert.deepEqual((await states()).makers, ['revoked', null]);
   });
 
   test('the spend listing takes a request_id; the CSV ends with the key\'s name', async () => {

@@ -1,5 +1,8 @@
 // The console API's additions for the console's pages: why a key that is not revoked does not
-// work, the spend row of one request, the key's name in the spend CSV.
+// work, the spend row of one request, a preview of an invitation that reveals nothing of one not
+// meant for the caller (and writes nothing), the key's name in the spend CSV; and no invitation
+// token ever turns into a session.
+
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
@@ -114,5 +117,69 @@ describe('console API of issue 33', () => {
     const row = fields(all[1]);
     // The exact amount stays beside it.
     assert.match(row[header.indexOf('cost')], /^0\.\d+$/);
+  });
+
+  test('a preview shows an invitation meant for the caller, and nothing of any other; it writes nothing', async () => {
+    await ok('teams', 'create', 'guild');
+    const owner = await signedIn('owner@guild.test');
+    await ok('members', 'add', 'guild', 'owner@guild.test', '--role', 'owner');
+    const guest = await signedIn('guest@guild.test');
+    const team = await owner.teamId('guild');
+    const invite = async (body) => {
+      const r = await owner.call('POST', `/console/api/teams/${team}/invitations`, body);
+      assert.equal(r.status, 201, r.text);
+      return r.json;
+    };
+    const preview = (token, s = guest, opts) => s.call('POST', '/console/api/invitations/preview', { token }, opts);
+    const notFound = async (token) => assertError(await preview(token), { status: 404, code: 'resource_not_found' });
+
+    const open = await invite({ role: 'member' });
+    const mine = await invite({ role: 'viewer', email: 'guest@guild.test' });
+    const before = store.sql('SELECT * FROM invites ORDER BY id; SELECT COUNT(*) FROM audit_log;');
+    const shown = await preview(open.token);
+    assert.equal(shown.status, 200, shown.text);
+    assert.deepEqual(shown.json, { team: 'guild', role: 'member', invited_by: 'owner@guild.test' });
+    assert.deepEqual((await preview(mine.token)).json, { team: 'guild', role: 'viewer', invited_by: 'owner@guild.test' });
+    assert.equal(store.sql('SELECT * FROM invites ORDER BY id; SELECT COUNT(*) FROM audit_log;'), before, 'a preview writes nothing');
+    // A change's checks: the console's Origin and the CSRF token.
+    assertError(await preview(open.token, guest, { csrf: false }), { status: 403, code: 'csrf_failed' });
+    assertError(await preview(open.token, guest, { origin: 'https://evil.example' }), { status: 403, code: 'csrf_failed' });
+
+    const operators = (await ok('invites', 'create', 'guild', '--role', 'member')).stdout.trim();
+    assert.deepEqual((await preview(operators)).json, { team: 'guild', role: 'member', invited_by: 'operator' });
+
+    // Another user's, used, revoked, expired, unknown or malformed: all alike.
+    const theirs = await invite({ role: 'member', email: 'someone@guild.test' });
+    await notFound(theirs.token);
+    const used = await invite({ role: 'member' });
+    const other = await signedIn('other@guild.test');
+    assert.equal((await other.call('POST', '/console/api/invitations/accept', { token: used.token })).status, 200);
+    await notFound(used.token);
+    const revoked = await invite({ role: 'member' });
+    assert.equal((await owner.call('DELETE', `/console/api/teams/${team}/invitations/${revoked.invitation.id}`)).status, 200);
+    await notFound(revoked.token);
+    const expired = await invite({ role: 'member', valid_hours: 1 });
+    store.sql(`UPDATE invites SET expires_at = 1 WHERE id = '${expired.invitation.id}'`);
+    await notFound(expired.token);
+    await notFound(`inv-tollgate-${'x'.repeat(open.token.length - 'inv-tollgate-'.length)}`);
+    await notFound('not-a-token');
+  });
+
+  test('no console route turns an invitation token into a session: signed out is 401 and sets no cookie', async () => {
+    await ok('teams', 'create', 'lobby');
+    const token = (await ok('invites', 'create', 'lobby', '--role', 'member')).stdout.trim();
+    for (const call of ['preview', 'accept']) {
+      const r = await request(gw.baseURL, 'POST', `/console/api/invitations/${call}`,
+        { headers: { origin: gw.baseURL }, body: { token } });
+      assertError(r, { status: 401, code: 'not_signed_in' });
+      assert.deepEqual(r.setCookies, [], `${call} sets no cookie`);
+    }
+    for (const page of [`/console/invite?token=${token}`, `/console/signin?token=${token}`]) {
+      const r = await request(gw.baseURL, 'GET', page);
+      assert.deepEqual(r.setCookies, [], `${page} sets no cookie`);
+    }
+    const link = await request(gw.baseURL, 'POST', '/console/api/auth/link', { headers: { origin: gw.baseURL }, body: { token } });
+    assertError(link, { status: 401, code: 'sign_in_failed' });
+    assert.deepEqual(link.setCookies, []);
   });
 });

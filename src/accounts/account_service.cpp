@@ -189,6 +189,13 @@ AccountService::Awaitable<Outcome<Propagation>> AccountService::acceptInvite(std
               Accounts& a) { return a.acceptInvite(token, email, source); }));
 }
 
+AccountService::Awaitable<Outcome<InvitePreview>> AccountService::previewInvite(std::string token,
+                                                                                std::string email) {
+  return run([token = std::move(token), email = std::move(email)](Accounts& a) {
+    return a.previewInvite(token, email);
+  });
+}
+
 AccountService::Awaitable<Outcome<Ok>> AccountService::revokeInvite(Actor actor, std::string id) {
   return run([actor = std::move(actor), id = std::move(id)](Accounts& a) {
     return a.revokeInvite(actor, id);

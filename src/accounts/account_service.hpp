@@ -70,6 +70,7 @@ class AccountService {
   Awaitable<Outcome<Propagation>> acceptInvite(std::string token, std::string email,
                                                std::string source = "");
   Awaitable<Outcome<Ok>> revokeInvite(Actor actor, std::string id);
+  Awaitable<Outcome<InvitePreview>> previewInvite(std::string token, std::string email);
 
   Awaitable<Outcome<CreatedKey>> createKey(Actor actor, std::string team, std::string name,
                                            std::optional<std::string> user_email);

@@ -571,14 +571,12 @@ Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std:
   if (!e) {
     return e.error();
   }
-  const std::string_view t = token;
-  if (!t.starts_with(kInvitePrefix) || t.size() != kInvitePrefix.size() + kInviteSecretLength) {
+  const std::optional<std::string> hash = inviteHash(token);
+  if (!hash) {
     return invalid("not an invitation token");
   }
-  const std::string hash =
-      auth::toHex(auth::keyedHash(server_secret_, t.substr(kInvitePrefix.size())));
   store::Transaction tx(store_.connection());
-  auto inv = store_.findInviteByHash(hash);
+  auto inv = store_.findInviteByHash(*hash);
   if (!inv) {
     return notFound("unknown invitation");
   }
@@ -618,6 +616,26 @@ Outcome<Propagation> Accounts::acceptInvite(const std::string& token, const std:
   return awaitGateways(seq);
 }
 
+Outcome<InvitePreview> Accounts::previewInvite(const std::string& token, const std::string& email) {
+  const Outcome<std::string> e = checkEmail(email);
+  const std::optional<std::string> hash = inviteHash(token);
+  const auto inv = hash ? store_.findInviteByHash(*hash) : std::nullopt;
+  const bool open =
+      inv && !inv->revoked_at && !inv->accepted_at && inv->expires_at > store::nowMs();
+  if (!e || !open || (inv->email && *inv->email != *e)) {
+    return notFound("unknown invitation");
+  }
+  std::string invited_by = "operator";
+  if (inv->created_by) {
+    const auto maker = store_.findUserById(*inv->created_by);
+    if (!maker) {
+      return notFound("unknown invitation");
+    }
+    invited_by = maker->email;
+  }
+  return InvitePreview{inv->team, inv->role, invited_by};
+}
+
 Outcome<Ok> Accounts::revokeInvite(const Actor& actor, const std::string& id) {
   store::Transaction tx(store_.connection());
   const auto inv = store_.findInvite(id);
@@ -640,6 +658,14 @@ Outcome<Ok> Accounts::revokeInvite(const Actor& actor, const std::string& id) {
   }
   tx.commit();
   return Ok{};
+}
+
+std::optional<std::string> Accounts::inviteHash(std::string_view token) const {
+  if (!token.starts_with(kInvitePrefix) ||
+      token.size() != kInvitePrefix.size() + kInviteSecretLength) {
+    return std::nullopt;
+  }
+  return auth::toHex(auth::keyedHash(server_secret_, token.substr(kInvitePrefix.size())));
 }
 
 Accounts::NewKey Accounts::makeKey(const std::string& team_id, const std::string& name,

@@ -55,6 +55,13 @@ struct CreatedInvite {
   std::string token;  ///< To show once.
 };
 
+/// What an invitation offers, shown before it is accepted.
+struct InvitePreview {
+  std::string team;
+  std::string role;
+  std::string invited_by;  ///< The maker's email, or "operator".
+};
+
 /// A team with what `teams show` counts of it.
 struct TeamSummary {
   store::Team team;
@@ -142,6 +149,10 @@ class Accounts {
   Outcome<Propagation> acceptInvite(const std::string& token, const std::string& email,
                                     const std::string& source = "");
   Outcome<Ok> revokeInvite(const Actor& actor, const std::string& id);
+  /// What invitation `token` offers `email`, writing nothing: only an open one, or one for
+  /// `email`, that is neither used, revoked nor expired; any other is NotFound, as an unknown
+  /// token is, so that a preview tells nothing of invitations not meant for the caller.
+  Outcome<InvitePreview> previewInvite(const std::string& token, const std::string& email);
 
   /// Makes a key of `team`; its name (checkName) must not look like (have the skeleton of) that
   /// of an active key of the team (Conflict, naming that key).
@@ -195,6 +206,8 @@ class Accounts {
   /// Refused (Conflict) unless the invitation's maker may still make it: the operator's always
   /// may; a user only while their role in the team may invite to its role.
   Outcome<Ok> makerMayStillInvite(const store::Invite& inv);
+  /// The keyed hash the store keeps of invitation `token`; nullopt when it is not one's shape.
+  std::optional<std::string> inviteHash(std::string_view token) const;
   /// Writes a new key of team `team_id`, in the caller's transaction.
   NewKey makeKey(const std::string& team_id, const std::string& name,
                  const std::optional<std::string>& owner_id);

@@ -1,5 +1,8 @@
 #include "accounts/records_json.hpp"
 
+#include <algorithm>
+
+#include "accounts/permissions.hpp"
 #include "core/json.hpp"
 #include "core/text.hpp"
 
@@ -60,7 +63,26 @@ std::string inviteState(const store::Invite& i) {
   return i.expires_at <= store::nowMs() ? "expired" : "pending";
 }
 
-void writeKey(json::Writer& w, const store::ApiKey& k) {
+std::optional<std::string> keyInactiveReason(const store::ApiKey& k,
+                                             const std::vector<store::Member>& members) {
+  if (k.revoked_at || !k.created_by) {
+    return std::nullopt;
+  }
+  const auto creator = std::find_if(members.begin(), members.end(), [&](const store::Member& m) {
+    return m.user.email == *k.created_by;
+  });
+  if (creator == members.end()) {
+    return "creator_not_member";
+  }
+  const std::optional<Role> role = parseRole(creator->role);
+  if (!role || !allowed(*role, Action::CreateKey)) {
+    return "creator_role";
+  }
+  return std::nullopt;
+}
+
+void writeKey(json::Writer& w, const store::ApiKey& k,
+              const std::optional<std::string>& inactive_reason) {
   w.startObject();
   w.field("name", k.name);
   w.field("public_id", k.public_id);
@@ -68,7 +90,8 @@ void writeKey(json::Writer& w, const store::ApiKey& k) {
   textField(w, "created_by", k.created_by);
   timeField(w, "created_at", k.created_at);
   timeField(w, "last_used_at", k.last_used_at);
-  w.field("state", k.revoked_at ? "revoked" : "active");
+  w.field("state", k.revoked_at ? "revoked" : inactive_reason ? "inactive" : "active");
+  textField(w, "inactive_reason", inactive_reason);
   timeField(w, "revoked_at", k.revoked_at);
   w.endObject();
 }
@@ -147,7 +170,7 @@ std::string spendCsv(const std::vector<store::SpendRow>& rows) {
   std::string out =
       "request_id,created_at,team,key,endpoint,model,provider,episode_id,prompt_tokens,"
       "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated,uncollected,user_id,"
-      "cache_hit\n";
+      "cache_hit,key_name\n";
   for (const store::SpendRow& s : rows) {
     out += csv(s.request_id) + "," + csv(text::utcTimestamp(s.created_at)) + "," + csv(s.team) +
            "," + csv(s.key_public_id) + "," + csv(s.endpoint) + "," + csv(s.model) + "," +
@@ -156,7 +179,7 @@ std::string spendCsv(const std::vector<store::SpendRow>& rows) {
            csv(s.tags_json) + "," + std::to_string(s.status) + "," + std::to_string(s.upstream_ms) +
            "," + (s.streamed ? "true" : "false") + "," + (s.estimated ? "true" : "false") + "," +
            money::formatUsd(s.uncollected) + "," + csv(s.user_id) + "," +
-           (s.cache_hit ? "true" : "false") + "\n";
+           (s.cache_hit ? "true" : "false") + "," + csv(s.key_name) + "\n";
   }
   return out;
 }

@@ -28,7 +28,17 @@ void textField(json::Writer& w, std::string_view key, const std::optional<std::s
 /// "pending", "accepted", "revoked" or "expired".
 std::string inviteState(const store::Invite& i);
 
-void writeKey(json::Writer& w, const store::ApiKey& k);
+/// Why key `k` does not work though not revoked, given its team's `members`:
+/// "creator_not_member" (its creator left the team) or "creator_role" (their role may no longer
+/// create keys); nullopt when it works or is revoked. The operator's keys have no creator and
+/// always work.
+std::optional<std::string> keyInactiveReason(const store::ApiKey& k,
+                                             const std::vector<store::Member>& members);
+
+/// A key: its state "revoked", else "inactive" with `inactive_reason` (keyInactiveReason), else
+/// "active"; `inactive_reason` is null unless inactive.
+void writeKey(json::Writer& w, const store::ApiKey& k,
+              const std::optional<std::string>& inactive_reason = std::nullopt);
 void writeMember(json::Writer& w, const store::Member& m);
 void writeInvite(json::Writer& w, const store::Invite& i);
 void writeSpendRow(json::Writer& w, const store::SpendRow& s);

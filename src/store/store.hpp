@@ -143,6 +143,7 @@ struct SpendRow {
   std::string team_id;
   std::string team;           ///< Read only.
   std::string key_public_id;  ///< Empty in open mode and for the playground.
+  std::string key_name;       ///< The key's name; read only, empty without a key.
   std::string user_id;        ///< The playground's user, or the key's creator; empty for neither.
   std::string endpoint;
   std::string model;
@@ -199,6 +200,7 @@ struct SpendFilter {
   std::optional<std::pair<std::string, std::string>> tag = {};
   std::optional<std::string> key_public_id = {};
   std::optional<std::string> user_id = {};
+  std::optional<std::string> request_id = {};  ///< Only that request's row.
   /// Newest first, from before this (created_at, request_id) on: the console's pages.
   bool newest_first = false;
   std::optional<std::pair<std::int64_t, std::string>> before = {};

@@ -17,9 +17,9 @@ namespace {
 constexpr std::string_view kSpendColumns =
     "SELECT s.request_id, s.created_at, s.team_id, t.name, s.key_public_id, s.endpoint, s.model, "
     "s.provider, s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags, "
-    "s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit, s.uncollected, s.user_id "
-    "FROM spend s "
-    "JOIN teams t ON t.id = s.team_id ";
+    "s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit, s.uncollected, s.user_id, "
+    "COALESCE(k.name, '') FROM spend s "
+    "JOIN teams t ON t.id = s.team_id LEFT JOIN api_keys k ON k.public_id = s.key_public_id ";
 
 SpendRow spendRow(const Row& r) {
   SpendRow s;
@@ -44,6 +44,7 @@ SpendRow spendRow(const Row& r) {
   s.cache_hit = r.integer(18) != 0;
   s.uncollected = r.integer(19);
   s.user_id = r.text(20);
+  s.key_name = r.text(21);
   return s;
 }
 
@@ -392,6 +393,9 @@ std::vector<SpendRow> Store::listSpend(const SpendFilter& f) {
   }
   if (f.user_id) {
     sql += " AND s.user_id = " + param(*f.user_id);
+  }
+  if (f.request_id) {
+    sql += " AND s.request_id = " + param(*f.request_id);
   }
   if (f.before) {
     const std::string at = param(f.before->first);

@@ -63,6 +63,7 @@ void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& given) {
   add(Method::Get, "/console/api/teams", listTeams);
   add(Method::Post, "/console/api/teams", createTeam, json);
   add(Method::Post, "/console/api/invitations/accept", acceptInvitation, json);
+  add(Method::Post, "/console/api/invitations/preview", previewInvitation, json);
   add(Method::Get, team, showTeam);
   add(Method::Post, team + "/suspend", [](auto& s, auto& ctx, auto& req, auto& out) {
     return setTeamActive(s, ctx, req, out, false);

@@ -28,16 +28,17 @@ TOLLGATE_CONSOLE_HANDLER(oidcStart);     ///< GET /console/api/auth/oidc/start?r
 TOLLGATE_CONSOLE_HANDLER(oidcCallback);  ///< GET /console/api/auth/oidc/callback?code&state&iss
 
 // Teams, members, invitations (teams.cpp).
-TOLLGATE_CONSOLE_HANDLER(listTeams);         ///< GET /console/api/teams
-TOLLGATE_CONSOLE_HANDLER(createTeam);        ///< POST /console/api/teams
-TOLLGATE_CONSOLE_HANDLER(showTeam);          ///< GET /console/api/teams/{team}
-TOLLGATE_CONSOLE_HANDLER(listMembers);       ///< GET …/{team}/members
-TOLLGATE_CONSOLE_HANDLER(changeMember);      ///< PATCH …/{team}/members/{user}
-TOLLGATE_CONSOLE_HANDLER(removeMember);      ///< DELETE …/{team}/members/{user}
-TOLLGATE_CONSOLE_HANDLER(listInvitations);   ///< GET …/{team}/invitations
-TOLLGATE_CONSOLE_HANDLER(createInvitation);  ///< POST …/{team}/invitations
-TOLLGATE_CONSOLE_HANDLER(revokeInvitation);  ///< DELETE …/{team}/invitations/{invitation}
-TOLLGATE_CONSOLE_HANDLER(acceptInvitation);  ///< POST /console/api/invitations/accept
+TOLLGATE_CONSOLE_HANDLER(listTeams);          ///< GET /console/api/teams
+TOLLGATE_CONSOLE_HANDLER(createTeam);         ///< POST /console/api/teams
+TOLLGATE_CONSOLE_HANDLER(showTeam);           ///< GET /console/api/teams/{team}
+TOLLGATE_CONSOLE_HANDLER(listMembers);        ///< GET …/{team}/members
+TOLLGATE_CONSOLE_HANDLER(changeMember);       ///< PATCH …/{team}/members/{user}
+TOLLGATE_CONSOLE_HANDLER(removeMember);       ///< DELETE …/{team}/members/{user}
+TOLLGATE_CONSOLE_HANDLER(listInvitations);    ///< GET …/{team}/invitations
+TOLLGATE_CONSOLE_HANDLER(createInvitation);   ///< POST …/{team}/invitations
+TOLLGATE_CONSOLE_HANDLER(revokeInvitation);   ///< DELETE …/{team}/invitations/{invitation}
+TOLLGATE_CONSOLE_HANDLER(acceptInvitation);   ///< POST /console/api/invitations/accept
+TOLLGATE_CONSOLE_HANDLER(previewInvitation);  ///< POST /console/api/invitations/preview
 /// POST …/{team}/suspend and …/{team}/resume.
 Awaitable<void> setTeamActive(const ConsoleServices& s, exchange::RequestContext& ctx,
                               http::Request& req, http::ResponseWriter& out, bool active);

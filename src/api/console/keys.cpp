@@ -1,5 +1,6 @@
 // API keys through the console: created by a signed-in member (the secret shown once), listed
-// without secrets, revoked (at once on every gateway on the store).
+// without secrets (with why one that is not revoked does not work), revoked (at once on every
+// gateway on the store).
 #include "api/console/handlers.hpp"
 
 namespace tollgate::api::console {
@@ -11,7 +12,16 @@ Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx
     co_return;
   }
   const auto all = co_await s.accounts.listKeys(m->who.actor, m->member.team.name);
-  co_await answerList(ctx, out, all, accounts::writeKey);
+  // A key that is not revoked works while its creator is a member who may create keys.
+  const auto members = co_await s.accounts.listMembers(m->who.actor, m->member.team.name);
+  if (!members) {
+    const Error refused = refusalError(members.error());
+    co_return co_await fail(ctx, out, refused);
+  }
+  const auto write = [&members](json::Writer& w, const store::ApiKey& k) {
+    accounts::writeKey(w, k, accounts::keyInactiveReason(k, *members));
+  };
+  co_await answerList(ctx, out, all, write);
 }
 
 Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ctx,

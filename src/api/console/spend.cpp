@@ -1,5 +1,6 @@
 // A team's money through the console: its spend summed by day, model, key, tag or user (from the
 // daily aggregates), its spend rows a page at a time or as CSV, and its audit log.
+#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -15,6 +16,8 @@ constexpr std::int64_t kMaxPage = 500;
 constexpr std::int64_t kMaxCsvRows = 100'000;
 constexpr std::int64_t kDayMs = 24LL * 3600 * 1000;
 constexpr std::int64_t kDefaultDays = 30;
+/// A request id filter is at most this long (the gateway's ids are far shorter).
+constexpr std::size_t kMaxRequestId = 128;
 
 /// The query's parameters of a spend listing, read and checked.
 struct SpendQuery {
@@ -64,6 +67,23 @@ std::string cursorOf(const store::SpendRow& r) {
   return std::to_string(r.created_at) + "." + r.request_id;
 }
 
+/// The `request_id` parameter: 1 to kMaxRequestId bytes of visible ASCII (no space or control).
+Result<std::optional<std::string>> requestIdParam(const http::Request& req) {
+  auto id = param(req, "request_id");
+  if (!id || !*id) {
+    return id;
+  }
+  const std::string_view v = **id;
+  const bool visible = std::all_of(v.begin(), v.end(), [](char c) { return c > ' ' && c < 0x7f; });
+  if (v.empty() || v.size() > kMaxRequestId || !visible) {
+    return Error{
+        ErrorKind::InvalidValue,
+        "request_id must be 1 to " + std::to_string(kMaxRequestId) + " printable ASCII characters",
+        "request_id"};
+  }
+  return id;
+}
+
 Result<SpendQuery> spendQuery(const http::Request& req, const std::string& team_id,
                               std::int64_t max_limit) {
   SpendQuery q;
@@ -91,6 +111,11 @@ Result<SpendQuery> spendQuery(const http::Request& req, const std::string& team_
     }
     q.filter.*field = *v;
   }
+  auto request_id = requestIdParam(req);
+  if (!request_id) {
+    return request_id.error();
+  }
+  q.filter.request_id = *request_id;
   auto tag = param(req, "tag");
   if (!tag) {
     return tag.error();

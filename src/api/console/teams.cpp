@@ -278,4 +278,26 @@ Awaitable<void> acceptInvitation(const ConsoleServices& s, exchange::RequestCont
   });
 }
 
+Awaitable<void> previewInvitation(const ConsoleServices& s, exchange::RequestContext& ctx,
+                                  http::Request& req, http::ResponseWriter& out) {
+  // A change's checks (Origin, CSRF token), though it writes nothing: the token is a secret.
+  auto who = co_await signedIn(s, ctx, req, out, Intent::Change);
+  if (!who) {
+    co_return;
+  }
+  auto body = jsonBody(req, {.required = {"token"}});
+  if (!body) {
+    co_return co_await fail(ctx, out, body.error());
+  }
+  const std::string token = *stringOf(*body, "token");
+  const auto found = co_await s.accounts.previewInvite(token, who->user.email);
+  co_await answer(ctx, out, found, [](json::Writer& w, const accounts::InvitePreview& p) {
+    w.startObject();
+    w.field("team", p.team);
+    w.field("role", p.role);
+    w.field("invited_by", p.invited_by);
+    w.endObject();
+  });
+}
+
 }  // namespace tollgate::api::console

@@ -124,6 +124,31 @@ TEST_F(AccountsTest, InvitationsAreSingleUseBoundAndMayExpire) {
                       "this invitation has expired"));
 }
 
+TEST_F(AccountsTest, APreviewShowsOnlyAnInvitationMeantForTheCaller) {
+  const CreatedInvite bound = value(
+      acc_->createInvite(as("adm@x.io"), "acme", "member", "Guest@x.io", std::chrono::hours(1)));
+  const InvitePreview shown = value(acc_->previewInvite(bound.token, "guest@x.io"));
+  EXPECT_EQ(shown.team, "acme");
+  EXPECT_EQ(shown.role, "member");
+  EXPECT_EQ(shown.invited_by, "adm@x.io");
+  const CreatedInvite open =
+      value(acc_->createInvite(op_, "acme", "viewer", {}, std::chrono::hours(1)));
+  EXPECT_EQ(value(acc_->previewInvite(open.token, "any@x.io")).invited_by, "operator");
+  // Another's, a malformed token, a used, a revoked and an expired one: all "unknown".
+  EXPECT_TRUE(refused(acc_->previewInvite(bound.token, "other@x.io"), RefusalKind::NotFound,
+                      "unknown invitation"));
+  EXPECT_TRUE(refused(acc_->previewInvite("inv-tollgate-short", "guest@x.io"),
+                      RefusalKind::NotFound, "unknown invitation"));
+  EXPECT_TRUE(acc_->acceptInvite(bound.token, "guest@x.io"));
+  EXPECT_TRUE(refused(acc_->previewInvite(bound.token, "guest@x.io"), RefusalKind::NotFound));
+  value(acc_->revokeInvite(op_, open.invite.id));
+  EXPECT_TRUE(refused(acc_->previewInvite(open.token, "any@x.io"), RefusalKind::NotFound));
+  const CreatedInvite old =
+      value(acc_->createInvite(op_, "acme", "viewer", {}, std::chrono::milliseconds(1)));
+  ::usleep(5'000);
+  EXPECT_TRUE(refused(acc_->previewInvite(old.token, "late@x.io"), RefusalKind::NotFound));
+}
+
 TEST_F(AccountsTest, AnInvitationHoldsOnlyWhileItsMakerMayMakeIt) {
   const auto invite = [&](const Actor& who, const char* role) {
     return value(acc_->createInvite(who, "acme", role, {}, std::chrono::hours(1))).token;

@@ -257,9 +257,8 @@ std::optional<std::chrono::seconds> AccountService::signInThrottled(std::string_
   return wait > std::chrono::seconds::zero() ? std::optional(wait) : std::nullopt;
 }
 
-AccountService::Awaitable<bool> AccountService::signInFailed(std::string source) {
-  co_await counted(false, std::move(source));
-  co_return true;
+AccountService::Awaitable<void> AccountService::signInFailed(std::string source) {
+  return counted(false, std::move(source));
 }
 
 AccountService::Awaitable<void> AccountService::counted(bool succeeded, std::string source) {

@@ -91,7 +91,7 @@ class AccountService {
   /// before any store access.
   std::optional<std::chrono::seconds> signInThrottled(std::string_view source);
   /// Counts an anonymous sign-in that failed from `source`; writes the summary row when due.
-  Awaitable<bool> signInFailed(std::string source);
+  Awaitable<void> signInFailed(std::string source);
   Awaitable<Outcome<NewSession>> openWithProvider(ProviderIdentity who, bool allow_signup,
                                                   std::string source);
   Awaitable<bool> recordSignInFailure(std::string who, std::string reason, std::string source);

@@ -18,7 +18,8 @@ struct Migration {
   std::int64_t version;
   std::string_view name;
   std::string_view sql;
-  /// What SQL cannot do, run after `sql` (in C++: ICU's skeletons of names); none when null.
+  /// What SQL alone cannot do, run after `sql` in the same transaction (the skeletons of names
+  /// ICU computes; invitations revoked, each with its audit row); none when null.
   void (*fill)(Connection&) = nullptr;
   /// Statements run after `fill` (the unique indexes on what it filled).
   std::string_view then = {};

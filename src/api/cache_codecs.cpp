@@ -86,7 +86,7 @@ std::vector<Kept> ChatAnswerCodec::keep(const std::string& key, const exchange::
   counts.AddMember("prompt_tokens", usage.prompt_tokens, a);
   counts.AddMember("completion_tokens", usage.completion_tokens, a);
   counts.AddMember("total_tokens",
-                   openai::usageOf(usage.prompt_tokens, usage.completion_tokens).total_tokens, a);
+                   usage::total(usage), a);
   setMember(*doc, *doc, "usage", std::move(counts));
   doc->RemoveMember("tollgate::raw_usage");
   doc->RemoveMember("tollgate::raw_response");

@@ -103,7 +103,7 @@ std::optional<money::Pricing> Charge::pricingFor(const config::Model& model) con
   if (ledger_ == nullptr || ctx_->dryrun) {
     return std::nullopt;
   }
-  return money::Pricing{model.input_cost_per_token, model.output_cost_per_token, hold_.amount};
+  return money::Pricing{&model.prices, hold_.amount};
 }
 
 void Charge::completeClaim(std::string key, std::string claim_id,
@@ -156,15 +156,13 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
     // The answer reached the client (in part) without its final usage: estimate it, never below
     // the counts reported so far, and say so in the row. A model priced per audio second is
     // charged for its seconds below, not for guessed tokens.
+    // The kinds reported so far (an Anthropic stream's cache reads and writes) are kept.
     estimated = true;
-    usage.prompt_tokens = estimateTokens(facts_.body_bytes);
+    usage = produced.interim_usage.value_or(exchange::TokenUsage{});
+    usage.prompt_tokens = std::max(usage.prompt_tokens, estimateTokens(facts_.body_bytes));
     usage.completion_tokens =
-        produced.chunks > 0 ? produced.chunks : estimateTokens(produced.answer_bytes);
-    if (produced.interim_usage) {
-      usage.prompt_tokens = std::max(usage.prompt_tokens, produced.interim_usage->prompt_tokens);
-      usage.completion_tokens =
-          std::max(usage.completion_tokens, produced.interim_usage->completion_tokens);
-    }
+        std::max(usage.completion_tokens,
+                 produced.chunks > 0 ? produced.chunks : estimateTokens(produced.answer_bytes));
   }
   // Counts above what the request could use are not what it used, whether an upstream reported
   // them or they were estimated from chunks it sent past its limit: clamped, and flagged.
@@ -174,13 +172,16 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
     usage.completion_tokens = std::min(usage.completion_tokens, facts_.bound.completion);
     estimated = true;
   }
+  // Kinds that do not fit in their totals are priced at the most they could cost
+  // (money::charge), and flagged.
+  estimated = estimated || !usage::consistent(usage);
   // A client that hung up cancels the handler; what it was sent is still charged, and the row
   // says that the client left.
   const bool left =
       (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-  ctx_->usage = {usage.prompt_tokens, usage.completion_tokens};
+  ctx_->usage = usage;
   store::SpendRow row = spendRow(*ctx_, hold_.team_id, model, facts_);
-  row.cost = money::charge(*pricingFor(model), usage.prompt_tokens, usage.completion_tokens);
+  row.cost = money::charge(*pricingFor(model), usage);
   if (model.cost_per_audio_second > 0 && produced.status == kStatusOk) {
     std::int64_t audio_ms = produced.audio_ms;
     if (audio_ms == 0) {

@@ -52,12 +52,26 @@ std::optional<money::Pico> audioCost(std::int64_t ms, money::Pico per_second) {
 }
 
 std::optional<money::Pico> maxCost(const TokenBound& bound, const config::Model& model) {
-  const auto input = money::times(bound.prompt, model.input_cost_per_token);
-  const auto output = money::times(bound.completion, model.output_cost_per_token);
-  if (!input || !output) {
-    return std::nullopt;
+  return money::maxCharge(model.prices, bound.prompt, bound.completion);
+}
+
+std::optional<Error> unpricedAudio(std::int64_t audio_parts, bool audio_output,
+                                   const config::Model& model) {
+  if (audio_parts > 0 && !model.prices.input_audio) {
+    return Error{ErrorKind::InvalidValue,
+                 "model \"" + model.id +
+                     "\" has no price for audio input (input_audio_cost_per_token), so it does "
+                     "not take input_audio content parts",
+                 "messages"};
   }
-  return money::plus(*input, *output);
+  if (audio_output && !model.prices.has_output_audio) {
+    return Error{ErrorKind::InvalidValue,
+                 "model \"" + model.id +
+                     "\" has no price for audio output (output_audio_cost_per_token), so it "
+                     "does not answer with audio",
+                 "modalities"};
+  }
+  return std::nullopt;
 }
 
 std::int64_t estimateTokens(std::size_t bytes) {

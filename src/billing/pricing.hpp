@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "config/config.hpp"
+#include "core/error.hpp"
 #include "core/money.hpp"
 
 namespace tollgate::billing {
@@ -60,6 +61,13 @@ std::optional<money::Pico> audioCost(std::int64_t ms, money::Pico per_second);
 /// The most a request within `bound` can cost at `model`'s prices; nullopt when it does not fit
 /// in an int64 (no balance covers it).
 std::optional<money::Pico> maxCost(const TokenBound& bound, const config::Model& model);
+
+/// 400 invalid_value when a chat request carries audio `model` has no price for: `input_audio`
+/// content parts (param messages) without input_audio_cost_per_token, or `modalities` asking
+/// for audio (param modalities) without output_audio_cost_per_token. Checked before anything is
+/// sent: audio priced as text would be charged far below the provider's price.
+std::optional<Error> unpricedAudio(std::int64_t audio_parts, bool audio_output,
+                                   const config::Model& model);
 
 /// Estimated tokens of a request body, or of a whole answer's body, of `bytes` bytes.
 std::int64_t estimateTokens(std::size_t bytes);

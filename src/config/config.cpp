@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "config/console_config.hpp"
+#include "config/price_config.hpp"
 #include "config/routing_config.hpp"
 #include "config/table_reader.hpp"
 #include "core/json.hpp"
@@ -393,26 +394,26 @@ std::string tableToJson(const toml::table& table) {
 }
 
 Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& env) {
-  r.allowOnly({"display_name",
-               "owned_by",
-               "created",
-               "endpoint",
-               "is_active",
-               "security",
-               "input_cost_per_token",
-               "output_cost_per_token",
-               "cost_per_audio_second",
-               "max_audio_seconds",
-               "max_input_tokens",
-               "max_output_tokens",
-               "default_max_tokens",
-               "input_modalities",
-               "output_modalities",
-               "model_info",
-               "routing",
-               "providers",
-               "retries",
-               "timeouts"});
+  std::vector<std::string_view> keys{"display_name",
+                                     "owned_by",
+                                     "created",
+                                     "endpoint",
+                                     "is_active",
+                                     "security",
+                                     "cost_per_audio_second",
+                                     "max_audio_seconds",
+                                     "max_input_tokens",
+                                     "max_output_tokens",
+                                     "default_max_tokens",
+                                     "input_modalities",
+                                     "output_modalities",
+                                     "model_info",
+                                     "routing",
+                                     "providers",
+                                     "retries",
+                                     "timeouts"};
+  keys.insert(keys.end(), kPriceKeys.begin(), kPriceKeys.end());
+  r.allowOnly(keys);
   Model m;
   m.id = id;
   m.display_name = r.string("display_name").value_or(id);
@@ -438,8 +439,7 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
       r.fail("security", "tags must be \"tee\" or \"zdr\", not \"" + tag + "\"");
     }
   }
-  m.input_cost_per_token = r.usd("input_cost_per_token").value_or(0);
-  m.output_cost_per_token = r.usd("output_cost_per_token").value_or(0);
+  m.prices = parsePrices(r);
   m.cost_per_audio_second = r.usd("cost_per_audio_second").value_or(0);
   if (m.cost_per_audio_second != 0 && m.endpoint != Endpoint::Transcription) {
     r.fail("cost_per_audio_second", "applies only to endpoint = \"transcription\"");

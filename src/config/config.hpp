@@ -12,6 +12,7 @@
 
 #include "core/address.hpp"
 #include "core/money.hpp"
+#include "core/prices.hpp"
 
 namespace tollgate::config {
 
@@ -102,8 +103,9 @@ struct Model {
   bool is_active = true;
   bool tee = false;
   bool zdr = false;
-  money::Pico input_cost_per_token = 0;  ///< USD per token, exact.
-  money::Pico output_cost_per_token = 0;
+  /// USD per token of each kind, exact: input_cost_per_token and output_cost_per_token, cache,
+  /// audio and long-context tiers (config/price_config.hpp).
+  money::Prices prices;
   money::Pico cost_per_audio_second = 0;  ///< Transcription models: USD per second of audio.
   /// Transcription models: the most seconds a file is held for when the gateway cannot read its
   /// duration (anything but plain PCM WAV).

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,9 @@ class TableReader {
   }
 
   void allowOnly(std::initializer_list<std::string_view> keys) const {
+    allowOnly(std::span<const std::string_view>(keys.begin(), keys.size()));
+  }
+  void allowOnly(std::span<const std::string_view> keys) const {
     for (const auto& [k, _] : table_) {
       if (std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
         fail(k.str(), "unknown key");

@@ -128,11 +128,4 @@ std::optional<Pico> plus(Pico a, Pico b) {
   return out;
 }
 
-Pico charge(const Pricing& p, std::int64_t prompt_tokens, std::int64_t completion_tokens) {
-  const auto input = times(prompt_tokens, p.input);
-  const auto output = times(completion_tokens, p.output);
-  const auto sum = input && output ? plus(*input, *output) : std::nullopt;
-  return sum && *sum < p.cap ? *sum : p.cap;
-}
-
 }  // namespace tollgate::money

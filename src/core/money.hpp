@@ -29,15 +29,4 @@ std::optional<Pico> times(std::int64_t count, Pico unit_price);
 /// a + b, or nullopt on overflow.
 std::optional<Pico> plus(Pico a, Pico b);
 
-/// What a billed request pays per token, and the most it may be charged (its hold).
-struct Pricing {
-  Pico input = 0;
-  Pico output = 0;
-  Pico cap = 0;
-};
-
-/// prompt x input + completion x output, at most `p.cap` (also when the product overflows): the
-/// charge of a request, and the cost its response reports.
-Pico charge(const Pricing& p, std::int64_t prompt_tokens, std::int64_t completion_tokens);
-
 }  // namespace tollgate::money

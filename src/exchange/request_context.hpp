@@ -14,6 +14,7 @@
 #include "config/config.hpp"
 #include "core/lease.hpp"
 #include "core/money.hpp"
+#include "core/usage.hpp"
 
 namespace tollgate::exchange {
 
@@ -32,11 +33,8 @@ struct Caller {
   std::optional<std::uint64_t> lease_epoch;
 };
 
-/// Token counts of an answer.
-struct TokenUsage {
-  std::int64_t prompt_tokens = 0;
-  std::int64_t completion_tokens = 0;
-};
+/// Token counts of an answer, of every kind (core/usage.hpp).
+using TokenUsage = usage::Counts;
 
 struct RequestContext {
   using Clock = std::chrono::steady_clock;

@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "core/money.hpp"
+#include "core/prices.hpp"
 #include "core/result.hpp"
 
 namespace tollgate::inference {

@@ -19,14 +19,6 @@ constexpr std::size_t kMaxUpstreamBodyBytes = 64 * 1024 * 1024;
 /// must not wait.
 constexpr std::chrono::milliseconds kDrainBudget{5};
 
-/// The counts an answer's usage gives, for its settlement.
-std::optional<exchange::TokenUsage> tokens(const std::optional<openai::Usage>& usage) {
-  if (!usage) {
-    return std::nullopt;
-  }
-  return exchange::TokenUsage{usage->prompt_tokens, usage->completion_tokens};
-}
-
 Error chargeNotRecorded() {
   return Error{ErrorKind::BillingUnavailable,
                "the answer's charge could not be recorded, so the answer is withheld; try again",
@@ -47,8 +39,8 @@ asio::awaitable<Result<int>> relayStream(const exchange::RequestContext& ctx,
   std::int64_t batch_chunks = 0;  // Of those, the ones in the batch not yet written.
   bool relayed = false;           // Whether content has reached the client.
   const auto produced = [&](int status) {
-    exchange::Produced p{status, tokens(exchange.usage()),       chunks, 0,
-                         0,      tokens(exchange.interimUsage())};
+    exchange::Produced p{status, exchange.usage(),       chunks, 0,
+                         0,      exchange.interimUsage()};
     p.relayed = relayed;
     return p;
   };
@@ -170,7 +162,7 @@ asio::awaitable<Result<int>> relayAnswer(const exchange::RequestContext& ctx,
   if (!body) {
     co_return std::move(body).error();
   }
-  exchange::Produced complete{kStatusOk,    tokens(exchange.usage()), 0,
+  exchange::Produced complete{kStatusOk,    exchange.usage(), 0,
                               body->size(), exchange.audioMs(),       std::nullopt,
                               *body,        exchange.contentType()};
   if (ctx.fenced()) {

@@ -108,8 +108,9 @@ std::optional<Error> checkMessages(const rapidjson::Value& v) {
 }
 
 /// The content parts of validated `messages` whose type is not "text".
-std::int64_t countMediaParts(const rapidjson::Value& messages) {
-  std::int64_t n = 0;
+/// Counts the content parts that are not text into req.media_parts, and the audio ones of them
+/// into req.audio_parts.
+void countMediaParts(const rapidjson::Value& messages, ChatRequest& req) {
   for (const auto& message : messages.GetArray()) {
     const rapidjson::Value* content = json::member(message, "content");
     if (content == nullptr || !content->IsArray()) {
@@ -117,12 +118,11 @@ std::int64_t countMediaParts(const rapidjson::Value& messages) {
     }
     for (const auto& part : content->GetArray()) {
       const rapidjson::Value* type = part.IsObject() ? json::member(part, "type") : nullptr;
-      if (type == nullptr || !type->IsString() || std::string_view(type->GetString()) != "text") {
-        ++n;
-      }
+      const std::string_view name = type != nullptr && type->IsString() ? type->GetString() : "";
+      req.media_parts += name != "text" ? 1 : 0;
+      req.audio_parts += name == "input_audio" ? 1 : 0;
     }
   }
-  return n;
 }
 
 std::optional<Error> checkStop(const rapidjson::Value& v) {
@@ -302,7 +302,13 @@ Result<ChatRequest> decodeChatRequest(std::string& body) {
                         "tollgate::include_raw_usage requires stream_options.include_usage "
                         "when streaming");
   }
-  req.media_parts = countMediaParts(req.body["messages"]);
+  countMediaParts(req.body["messages"], req);
+  if (const rapidjson::Value* modalities = json::member(req.body, "modalities");
+      modalities != nullptr && modalities->IsArray()) {
+    for (const auto& m : modalities->GetArray()) {
+      req.audio_output = req.audio_output || (m.IsString() && std::string_view(m.GetString()) == "audio");
+    }
+  }
   if (max_tokens && max_completion_tokens) {
     req.max_completion_tokens = std::min(*max_tokens, *max_completion_tokens);
   } else {

@@ -35,6 +35,10 @@ struct ChatRequest {
   /// Content parts of the messages that are not text (images, audio, files): their tokens are
   /// not bounded by their bytes (an image URL of 50 bytes can cost thousands of tokens).
   std::int64_t media_parts = 0;
+  /// Of media_parts, the `input_audio` ones: only a model with an input audio price takes them.
+  std::int64_t audio_parts = 0;
+  /// `modalities` asks for audio: only a model with an output audio price answers it.
+  bool audio_output = false;
   bool include_raw_usage = false;
   bool include_raw_response = false;
 };

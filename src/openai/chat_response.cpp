@@ -54,6 +54,30 @@ void writeExtras(json::Writer& w, const ResponseMeta& meta, const std::string& r
   }
 }
 
+/// The kinds of `u` in OpenAI's details objects, and cache writes in our members.
+void writeUsageDetails(json::Writer& w, const Usage& u) {
+  if (u.prompt_details || u.cached_tokens != 0 || u.audio_prompt_tokens != 0) {
+    w.key("prompt_tokens_details");
+    w.startObject();
+    w.field("cached_tokens", u.cached_tokens);
+    w.field("audio_tokens", u.audio_prompt_tokens);
+    w.endObject();
+  }
+  if (u.completion_details || u.reasoning_tokens != 0 || u.audio_completion_tokens != 0) {
+    w.key("completion_tokens_details");
+    w.startObject();
+    w.field("reasoning_tokens", u.reasoning_tokens);
+    w.field("audio_tokens", u.audio_completion_tokens);
+    w.endObject();
+  }
+  if (u.cache_write_tokens != 0) {
+    w.field(kCacheWriteMember, u.cache_write_tokens);
+  }
+  if (u.cache_write_1h_tokens != 0) {
+    w.field(kCacheWrite1hMember, u.cache_write_1h_tokens);
+  }
+}
+
 }  // namespace
 
 void writeUsage(json::Writer& w, const Usage& u, bool completion,
@@ -64,7 +88,10 @@ void writeUsage(json::Writer& w, const Usage& u, bool completion,
   if (completion) {
     w.field("completion_tokens", u.completion_tokens);
   }
-  w.field("total_tokens", u.total_tokens);
+  w.field("total_tokens", usage::total(u));
+  if (completion) {
+    writeUsageDetails(w, u);
+  }
   if (pricing) {
     w.key(kCostMember);
     w.rawNumber(costText(*pricing, u));
@@ -90,7 +117,7 @@ void writeToolCalls(json::Writer& w, std::span<const ToolCall> calls) {
 }
 
 std::string costText(const money::Pricing& pricing, const Usage& u) {
-  return money::formatUsd(money::charge(pricing, u.prompt_tokens, u.completion_tokens));
+  return money::formatUsd(money::charge(pricing, u));
 }
 
 std::string encodeCompletion(const Completion& c, const ResponseMeta& meta) {
@@ -179,14 +206,6 @@ std::string encodeChunk(const Chunk& c, const ResponseMeta& meta) {
   writeExtras(w, meta, c.raw_usage_json, c.raw_chunk_json);
   w.endObject();
   return w.take();
-}
-
-Usage usageOf(std::int64_t prompt_tokens, std::int64_t completion_tokens) {
-  std::int64_t total = 0;
-  if (__builtin_add_overflow(prompt_tokens, completion_tokens, &total)) {
-    total = std::numeric_limits<std::int64_t>::max();
-  }
-  return Usage{prompt_tokens, completion_tokens, total};
 }
 
 }  // namespace tollgate::openai

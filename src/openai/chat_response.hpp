@@ -10,17 +10,13 @@
 
 #include "core/json.hpp"
 #include "core/money.hpp"
+#include "core/prices.hpp"
+#include "core/usage.hpp"
 
 namespace tollgate::openai {
 
-struct Usage {
-  std::int64_t prompt_tokens = 0;
-  std::int64_t completion_tokens = 0;
-  std::int64_t total_tokens = 0;
-};
-
-/// Usage of two counts (not negative), whose total saturates rather than overflows.
-Usage usageOf(std::int64_t prompt_tokens, std::int64_t completion_tokens);
+/// The gateway's one usage model (core/usage.hpp); total_tokens is derived when written.
+using Usage = usage::Counts;
 
 struct ToolCall {
   std::string id;
@@ -95,11 +91,17 @@ inline constexpr std::string_view kVariantMember = "variant_name";
 /// The member of `usage` that says what the request cost, in USD.
 inline constexpr std::string_view kCostMember = "tollgate::cost";
 
+/// The members of `usage` counting the prompt's tokens written to the provider's cache (every
+/// duration), and those of them written to its 1-hour cache.
+inline constexpr std::string_view kCacheWriteMember = "tollgate::cache_write_tokens";
+inline constexpr std::string_view kCacheWrite1hMember = "tollgate::cache_write_1h_tokens";
+
 /// The cost of `u` at `pricing`, as decimal USD text (a JSON number).
 std::string costText(const money::Pricing& pricing, const Usage& u);
 
 /// Writes the `usage` member of an answer on our wire: prompt_tokens, completion_tokens (when
-/// `completion`: chat, not embeddings), total_tokens, and kCostMember when `pricing` is set.
+/// `completion`: chat, not embeddings), total_tokens, for chat the details objects and cache
+/// writes (writeUsageDetails), and kCostMember when `pricing` is set.
 void writeUsage(json::Writer& w, const Usage& u, bool completion,
                 const std::optional<money::Pricing>& pricing);
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/money.hpp"
+#include "core/prices.hpp"
 #include "core/result.hpp"
 #include "openai/fields.hpp"
 

@@ -245,7 +245,7 @@ class EmbeddingListReader {
       };
       const auto tokens = count(prompt_tokens_) ? count(prompt_tokens_) : count(total_tokens_);
       if (tokens) {
-        usage_ = Usage{*tokens, 0, count(total_tokens_).value_or(*tokens)};
+        usage_ = usage::of(*tokens, 0);
       } else {
         usage_.reset();
       }

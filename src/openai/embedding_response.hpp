@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/money.hpp"
+#include "core/prices.hpp"
 #include "core/result.hpp"
 #include "openai/chat_response.hpp"
 

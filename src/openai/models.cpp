@@ -30,6 +30,48 @@ Result<bool> allowFlag(std::string_view query, std::string_view name) {
                std::string(name)};
 }
 
+void writeUsd(json::Writer& w, std::string_view key, money::Pico amount) {
+  w.key(key);
+  w.rawNumber(money::formatUsd(amount));
+}
+
+/// The prices beyond the spec's two, each only when configured: cache, audio, tiers (each
+/// tier's rates resolved).
+void writeMorePrices(json::Writer& w, const money::Prices& p) {
+  const auto cache = [&w](const money::Rates& r, bool cached, bool write, bool write_1h) {
+    if (cached) {
+      writeUsd(w, "cached_input_cost_per_token", r.cached_input);
+    }
+    if (write) {
+      writeUsd(w, "cache_write_cost_per_token", r.cache_write);
+    }
+    if (write_1h) {
+      writeUsd(w, "cache_write_1h_cost_per_token", r.cache_write_1h);
+    }
+  };
+  cache(p.base, p.has_cached_input, p.has_cache_write, p.has_cache_write_1h);
+  if (p.input_audio) {
+    writeUsd(w, "input_audio_cost_per_token", p.base.input_audio);
+  }
+  if (p.has_output_audio) {
+    writeUsd(w, "output_audio_cost_per_token", p.base.output_audio);
+  }
+  if (p.tiers.empty()) {
+    return;
+  }
+  w.key("price_tiers");
+  w.startArray();
+  for (const money::Tier& t : p.tiers) {
+    w.startObject();
+    w.field("above_input_tokens", t.above_input_tokens);
+    writeUsd(w, "input_cost_per_token", t.rates.input);
+    writeUsd(w, "output_cost_per_token", t.rates.output);
+    cache(t.rates, true, true, true);
+    w.endObject();
+  }
+  w.endArray();
+}
+
 /// One item of the list (spec §2.2).
 void writeModel(json::Writer& w, const config::Model& m) {
   w.startObject();
@@ -39,10 +81,9 @@ void writeModel(json::Writer& w, const config::Model& m) {
   w.field("owned_by", m.owned_by);
   w.field("is_active", m.is_active);
   // Prices as the exact decimals configured (0.00000015, not 1.5e-07 or a float's neighbour).
-  w.key("input_cost_per_token");
-  w.rawNumber(money::formatUsd(m.input_cost_per_token));
-  w.key("output_cost_per_token");
-  w.rawNumber(money::formatUsd(m.output_cost_per_token));
+  writeUsd(w, "input_cost_per_token", m.prices.base.input);
+  writeUsd(w, "output_cost_per_token", m.prices.base.output);
+  writeMorePrices(w, m.prices);
   w.field("max_input_tokens", m.max_input_tokens);
   w.field("max_output_tokens", m.max_output_tokens);
   w.field("input_modalities", m.input_modalities);

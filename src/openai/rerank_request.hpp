@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/money.hpp"
+#include "core/prices.hpp"
 #include "core/result.hpp"
 #include "openai/fields.hpp"
 

@@ -119,7 +119,7 @@ Result<std::string> rewriteRerank(std::string& body, const RerankRequest& reques
     results.push_back(RerankResult{*index, score->GetDouble()});
   }
   if (const auto tokens = reportedTokens(doc)) {
-    usage = Usage{*tokens, 0, *tokens};
+    usage = usage::of(*tokens, 0);
   }
   const std::string id(json::stringMember(doc, "id").value_or(""));
   return encodeRerank(id.empty() ? ids::uuidV7() : id, std::move(results), request, usage, pricing);

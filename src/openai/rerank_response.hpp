@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/money.hpp"
+#include "core/prices.hpp"
 #include "core/result.hpp"
 #include "openai/chat_response.hpp"
 #include "openai/rerank_request.hpp"

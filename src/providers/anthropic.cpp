@@ -105,7 +105,7 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
     const auto prompt = promptTokens(*u);
     const auto output = json::countMember(*u, "output_tokens");
     if (prompt && output) {
-      c.usage = openai::usageOf(*prompt, *output);
+      c.usage = usage::of(*prompt, *output);
     }
     if (keep.usage) {
       c.raw_usage_json = json::serialize(*u);

@@ -77,7 +77,7 @@ std::optional<openai::Usage> StreamDecoder::reportedUsage() const {
   if (!reported_ || untrusted_ || !input_known_) {
     return std::nullopt;
   }
-  return openai::usageOf(input_, output_);
+  return usage::of(input_, output_);
 }
 
 Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std::string& out,
@@ -231,7 +231,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
       }
       reported_ = true;
       if (!untrusted_ && input_known_) {
-        usage = openai::usageOf(input_, output_);
+        usage = usage::of(input_, output_);
       }
       if (meta_.include_raw_usage) {
         raw_usage_ = json::serialize(*u);
@@ -249,7 +249,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     if (untrusted_ || !input_known_) {
       usage.reset();  // Missing, not zero: the charge is estimated, and flagged.
     } else {
-      usage = openai::usageOf(input_, output_);
+      usage = usage::of(input_, output_);
     }
     if (meta_.include_usage && usage) {
       openai::Chunk c;

@@ -80,7 +80,6 @@ Echo echo(const openai::ChatRequest& request, const config::Provider& provider) 
     e.finish_reason = "length";
   }
   e.usage.completion_tokens = static_cast<std::int64_t>(e.pieces.size());
-  e.usage.total_tokens = e.usage.prompt_tokens + e.usage.completion_tokens;
   return e;
 }
 

@@ -37,7 +37,29 @@ std::optional<openai::Usage> parseUsage(const Value& root) {
   if (!prompt || !completion) {
     return std::nullopt;
   }
-  return openai::usageOf(*prompt, *completion);
+  openai::Usage usage = usage::of(*prompt, *completion);
+  // A detail that is there must be a count too; one left out (or null) is 0.
+  const auto detail = [&](const char* object, const char* name, std::int64_t& into, bool& seen) {
+    const Value* d = json::member(*u, object);
+    if (d == nullptr || !d->IsObject()) {
+      return true;
+    }
+    seen = true;
+    const Value* n = json::member(*d, name);
+    const auto count = n == nullptr || n->IsNull() ? std::optional<std::int64_t>(0)
+                                                   : json::countMember(*d, name);
+    into = count.value_or(0);
+    return count.has_value();
+  };
+  const bool counts =
+      detail("prompt_tokens_details", "cached_tokens", usage.cached_tokens, usage.prompt_details) &&
+      detail("prompt_tokens_details", "audio_tokens", usage.audio_prompt_tokens,
+             usage.prompt_details) &&
+      detail("completion_tokens_details", "reasoning_tokens", usage.reasoning_tokens,
+             usage.completion_details) &&
+      detail("completion_tokens_details", "audio_tokens", usage.audio_completion_tokens,
+             usage.completion_details);
+  return counts ? std::optional(usage) : std::nullopt;
 }
 
 void parseHead(const Value& root, std::string& id, std::int64_t& created,

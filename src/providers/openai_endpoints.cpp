@@ -153,7 +153,7 @@ class TranscriptionExchange final : public WholeExchange {
         const auto in = json::countMember(*u, "input_tokens");
         const auto out = json::countMember(*u, "output_tokens");
         if (in && out) {
-          usage_ = openai::usageOf(*in, *out);
+          usage_ = usage::of(*in, *out);
         }
       }
       if (const rapidjson::Value* s = json::member(*u, "seconds")) {

@@ -52,7 +52,8 @@ class Scanner {
  public:
   Scanner(std::string_view text, const ViewStream& in) : text_(text), in_(in) {}
 
-  bool Null() { return notACount() && scalar(Type::OtherScalar); }
+  // A null detail is 0, as one left out; a null total is not a count.
+  bool Null() { return (depth_ == 3 || notACount()) && scalar(Type::OtherScalar); }
   bool Bool(bool) { return notACount() && scalar(Type::OtherScalar); }
   bool Int(int i) { return integer(i); }
   bool Uint(unsigned i) { return integer(i); }
@@ -86,7 +87,20 @@ class Scanner {
       }
       value_begin_ = at;
     } else if (depth_ == 2 && field_ == kUsage) {
-      usage_key_ = key == "prompt_tokens" ? 0 : key == "completion_tokens" ? 1 : -1;
+      usage_key_ = key == "prompt_tokens" ? kPrompt : key == "completion_tokens" ? kCompletion : -1;
+      details_ = key == "prompt_tokens_details"       ? kPromptDetails
+                 : key == "completion_tokens_details" ? kCompletionDetails
+                                                      : kNoDetails;
+      (details_ == kPromptDetails ? counts_.prompt_details : counts_.completion_details) |=
+          details_ != kNoDetails;
+    } else if (depth_ == 3 && field_ == kUsage) {
+      usage_key_ = details_ == kPromptDetails
+                       ? (key == "cached_tokens" ? kCached : key == "audio_tokens" ? kAudioIn : -1)
+                   : details_ == kCompletionDetails
+                       ? (key == "reasoning_tokens" ? kReasoning
+                          : key == "audio_tokens"   ? kAudioOut
+                                                    : -1)
+                       : -1;
     }
     return true;
   }
@@ -104,12 +118,14 @@ class Scanner {
   bool hasError() const { return error_; }
   SizeType choices() const { return choices_; }
   bool sawUsage() const { return spans_[kUsage].type == Type::Object; }
-  /// The usage object's counts, when both are there and each is a count (json::countMember).
+  /// The usage object's counts, when both totals are there and each count is one
+  /// (json::countMember); a detail left out is 0.
   std::optional<openai::Usage> usage() const {
-    if (bad_count_ || !prompt_ || !completion_) {
+    constexpr unsigned kTotals = (1U << kPrompt) | (1U << kCompletion);
+    if (bad_count_ || (seen_ & kTotals) != kTotals) {
       return std::nullopt;
     }
-    return openai::usageOf(*prompt_, *completion_);
+    return counts_;
   }
 
  private:
@@ -122,8 +138,27 @@ class Scanner {
     return kFieldCount;
   }
 
-  /// Whether the value now read is one of the usage object's two counts.
-  bool atCount() const { return depth_ == 2 && field_ == kUsage && usage_key_ >= 0; }
+  /// The counts the usage object gives, and where in it they lie.
+  enum Count { kPrompt, kCompletion, kCached, kAudioIn, kReasoning, kAudioOut };
+  enum Details { kNoDetails, kPromptDetails, kCompletionDetails };
+
+  std::int64_t& count(int which) {
+    switch (which) {
+      case kPrompt: return counts_.prompt_tokens;
+      case kCompletion: return counts_.completion_tokens;
+      case kCached: return counts_.cached_tokens;
+      case kAudioIn: return counts_.audio_prompt_tokens;
+      case kReasoning: return counts_.reasoning_tokens;
+      default: return counts_.audio_completion_tokens;
+    }
+  }
+
+  /// Whether the value now read is one of the usage object's counts (a total, or a detail in
+  /// one of its details objects).
+  bool atCount() const {
+    return (depth_ == 2 || (depth_ == 3 && details_ != kNoDetails)) && field_ == kUsage &&
+           usage_key_ >= 0;
+  }
 
   /// Notes a usage count that is not a count (a string, a float, an object, ...); always true.
   bool notACount() {
@@ -136,7 +171,8 @@ class Scanner {
       if (v < 0) {
         bad_count_ = true;
       } else {
-        (usage_key_ == 0 ? prompt_ : completion_) = v;
+        count(usage_key_) = v;
+        seen_ |= 1U << usage_key_;
       }
     }
     return scalar(Type::Integer);
@@ -189,10 +225,11 @@ class Scanner {
   Type opened_ = Type::None;
   std::array<Span, kFieldCount> spans_{};
   bool error_ = false;
-  int usage_key_ = -1;  ///< 0: prompt_tokens, 1: completion_tokens, -1: neither.
+  int usage_key_ = -1;  ///< The Count the value read next is, -1: none.
+  Details details_ = kNoDetails;
   SizeType choices_ = 0;
-  std::optional<std::int64_t> prompt_;
-  std::optional<std::int64_t> completion_;
+  usage::Counts counts_;
+  unsigned seen_ = 0;  ///< The Counts read, a bit each.
   bool bad_count_ = false;
 };
 

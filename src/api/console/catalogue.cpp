@@ -50,8 +50,8 @@ Awaitable<void> listModels(const ConsoleServices& s, exchange::RequestContext& c
     w.field("endpoint", config::endpointName(m.endpoint));
     w.field("tee", m.tee);
     w.field("zdr", m.zdr);
-    accounts::usdField(w, "input_cost_per_token", m.input_cost_per_token);
-    accounts::usdField(w, "output_cost_per_token", m.output_cost_per_token);
+    accounts::usdField(w, "input_cost_per_token", m.prices.base.input);
+    accounts::usdField(w, "output_cost_per_token", m.prices.base.output);
     accounts::usdField(w, "cost_per_audio_second", m.cost_per_audio_second);
     w.field("max_input_tokens", m.max_input_tokens);
     w.field("max_output_tokens", m.max_output_tokens);

@@ -10,8 +10,7 @@ namespace {
 config::Model priced(const char* input, const char* output) {
   config::Model m;
   m.id = "m";
-  m.input_cost_per_token = *money::parseUsd(input);
-  m.output_cost_per_token = *money::parseUsd(output);
+  m.prices = money::flatPrices(*money::parseUsd(input), *money::parseUsd(output));
   return m;
 }
 
@@ -64,12 +63,30 @@ TEST(EstimateTokens, OnePerFourBytesRoundedUp) {
   EXPECT_EQ(estimateTokens(5), 2);
 }
 
-TEST(Charge, PricesTimesUsageCappedAtTheHold) {
-  const money::Pricing p{*money::parseUsd("0.00000015"), *money::parseUsd("0.0000006"), 1'000'000};
-  EXPECT_EQ(money::charge(p, 2, 1), 2 * 150'000 + 600'000);
-  EXPECT_EQ(money::charge(p, 10, 10), 1'000'000);  // 7,500,000 capped
-  EXPECT_EQ(money::charge(p, 0, 0), 0);
-  EXPECT_EQ(money::charge(p, std::numeric_limits<std::int64_t>::max(), 1), 1'000'000);
+TEST(UnpricedAudio, InputAudioNeedsAnInputAudioPrice) {
+  config::Model m = priced("1", "1");
+  EXPECT_FALSE(unpricedAudio(0, false, m).has_value());
+  const auto refused = unpricedAudio(1, false, m);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->kind, ErrorKind::InvalidValue);
+  EXPECT_EQ(refused->param, "messages");
+  m.prices.input_audio = true;
+  EXPECT_FALSE(unpricedAudio(3, false, m).has_value());
+}
+
+TEST(UnpricedAudio, AudioOutputNeedsAnOutputAudioPrice) {
+  config::Model m = priced("1", "1");
+  const auto refused = unpricedAudio(0, true, m);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->param, "modalities");
+  m.prices.has_output_audio = true;
+  EXPECT_FALSE(unpricedAudio(0, true, m).has_value());
+}
+
+TEST(MaxCost, TheDearestInputKindBoundsEveryPromptToken) {
+  config::Model m = priced("0.000003", "0.000015");
+  m.prices.base.cache_write_1h = *money::parseUsd("0.000006");  // 2x input
+  EXPECT_EQ(maxCost({1000, 10}, m), std::int64_t{1000} * 6'000'000 + 10 * 15'000'000);
 }
 
 TEST(EmbeddingBound, TheBodyCappedByTheInputLimitOfEachInput) {

@@ -41,7 +41,8 @@ ResponseMeta richMeta() {
   m.service_tier = "flex";
   m.include_raw_usage = true;
   // 41 pUSD a prompt token: a cost of 0.000000000123 for 3, whose text a double would not keep.
-  m.pricing = money::Pricing{41, 0, std::numeric_limits<money::Pico>::max()};
+  static const money::Prices kPrices = money::flatPrices(41, 0);
+  m.pricing = money::Pricing{&kPrices, std::numeric_limits<money::Pico>::max()};
   return m;
 }
 

@@ -69,8 +69,8 @@ TEST(Config, ParsesAValidFile) {
   ASSERT_NE(m, nullptr);
   EXPECT_TRUE(m->tee);
   EXPECT_TRUE(m->zdr);
-  EXPECT_EQ(m->input_cost_per_token, 150'000);  // pico-USD, exact
-  EXPECT_EQ(m->output_cost_per_token, 600'000);
+  EXPECT_EQ(m->prices.base.input, 150'000);  // pico-USD, exact
+  EXPECT_EQ(m->prices.base.output, 600'000);
   EXPECT_EQ(m->input_modalities, (std::vector<std::string>{"text", "image"}));
   EXPECT_EQ(m->output_modalities, (std::vector<std::string>{"text"}));
   EXPECT_NE(m->model_info_json.find("\"family\":\"gpt-4o\""), std::string::npos);
@@ -430,6 +430,93 @@ TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
   }
 }
 
+/// A model priced $3 in and $15 out per million tokens, with `more` after its prices.
+std::string withPrices(const std::string& more) {
+  return "[models.echo]\ninput_cost_per_token=0.000003\noutput_cost_per_token=0.000015\n"
+         "routing=[\"l\"]\n[models.echo.providers.l]\ntype=\"dummy\"\n" +
+         more;
+}
+
+TEST(ConfigValues, CachePricesDefaultToTheInputPriceAndAudioInputToNone) {
+  const Config c = parseConfig(withPrices(""), "t.toml", fakeEnv);
+  const money::Prices& p = c.findModel("echo")->prices;
+  EXPECT_EQ(p.base.cached_input, 3'000'000);
+  EXPECT_EQ(p.base.cache_write, 3'000'000);
+  EXPECT_EQ(p.base.cache_write_1h, 3'000'000);
+  EXPECT_EQ(p.base.output_audio, 15'000'000);
+  EXPECT_FALSE(p.input_audio);
+  EXPECT_FALSE(p.has_cached_input || p.has_cache_write || p.has_cache_write_1h);
+  EXPECT_TRUE(p.tiers.empty());
+}
+
+TEST(ConfigValues, ReadsCacheAudioPricesAndTiers) {
+  const Config c = parseConfig(
+      "[models.echo]\ninput_cost_per_token=0.000003\noutput_cost_per_token=0.000015\n"
+      "cached_input_cost_per_token=0.0000003\ncache_write_cost_per_token=0.00000375\n"
+      "input_audio_cost_per_token=0.00004\nrouting=[\"l\"]\n"
+      "[[models.echo.price_tiers]]\nabove_input_tokens=200000\ninput_cost_per_token=0.000006\n"
+      "[[models.echo.price_tiers]]\nabove_input_tokens=1000000\noutput_cost_per_token=0.00003\n"
+      "cache_write_1h_cost_per_token=0.00002\n"
+      "[models.echo.providers.l]\ntype=\"dummy\"\n",
+      "t.toml", fakeEnv);
+  const money::Prices& p = c.findModel("echo")->prices;
+  EXPECT_EQ(p.base.cached_input, 300'000);
+  EXPECT_EQ(p.base.cache_write, 3'750'000);
+  EXPECT_EQ(p.base.cache_write_1h, 3'750'000);  // The 5-minute price when left out.
+  EXPECT_TRUE(p.input_audio);
+  EXPECT_EQ(p.base.input_audio, 40'000'000);
+  ASSERT_EQ(p.tiers.size(), 2U);
+  // A tier's input kinds default to its own input price, its output to the model's.
+  EXPECT_EQ(p.tiers[0].above_input_tokens, 200'000);
+  EXPECT_EQ(p.tiers[0].rates.input, 6'000'000);
+  EXPECT_EQ(p.tiers[0].rates.cached_input, 6'000'000);
+  EXPECT_EQ(p.tiers[0].rates.cache_write_1h, 6'000'000);
+  EXPECT_EQ(p.tiers[0].rates.output, 15'000'000);
+  EXPECT_EQ(p.tiers[1].rates.input, 3'000'000);  // The model's, when the tier leaves it out.
+  EXPECT_EQ(p.tiers[1].rates.output, 30'000'000);
+  EXPECT_EQ(p.tiers[1].rates.cache_write_1h, 20'000'000);
+  EXPECT_EQ(p.tiers[1].rates.input_audio, 40'000'000);  // Audio is the model's in every tier.
+}
+
+TEST(ConfigValues, RefusesNonsensePrices) {
+  const std::vector<RefusedValue> cases{
+      {withCost("cached_input_cost_per_token", "-1"), "models.echo.cached_input_cost_per_token",
+       ">= 0"},
+      {withCost("cache_write_1h_cost_per_token", "\"2x\""),
+       "models.echo.cache_write_1h_cost_per_token", "number"},
+      {withCost("input_audio_cost_per_token", "1e-13"), "models.echo.input_audio_cost_per_token",
+       "pico-USD"},
+      {withPrices("[[models.echo.price_tiers]]\nabove_input_tokens=0\n"),
+       "models.echo.price_tiers[0].above_input_tokens", "between 1"},
+      {withPrices("[[models.echo.price_tiers]]\ninput_cost_per_token=0.1\n"),
+       "models.echo.price_tiers[0].above_input_tokens", "required"},
+      {withPrices("[[models.echo.price_tiers]]\nabove_input_tokens=10\n"
+                  "output_cost_per_token=-1\n"),
+       "models.echo.price_tiers[0].output_cost_per_token", ">= 0"},
+      {withPrices("[[models.echo.price_tiers]]\nabove_input_tokens=10\nlong=1\n"),
+       "models.echo.price_tiers[0].long", "unknown key"},
+      {withPrices("[[models.echo.price_tiers]]\nabove_input_tokens=10\n"
+                  "input_audio_cost_per_token=1\n"),
+       "models.echo.price_tiers[0].input_audio_cost_per_token", "unknown key"},
+      {withPrices("[[models.echo.price_tiers]]\nabove_input_tokens=10\n"
+                  "[[models.echo.price_tiers]]\nabove_input_tokens=10\n"),
+       "models.echo.price_tiers[1].above_input_tokens", "greater than the tier before it (10)"},
+      {withPrices("[[models.echo.price_tiers]]\nabove_input_tokens=20\n"
+                  "[[models.echo.price_tiers]]\nabove_input_tokens=10\n"),
+       "models.echo.price_tiers[1].above_input_tokens", "increasing order"},
+      {withCost("price_tiers", "1"), "models.echo.price_tiers", "array of tables"},
+  };
+  for (const RefusedValue& c : cases) {
+    try {
+      parseConfig(c.toml, "bad.toml", fakeEnv);
+      ADD_FAILURE() << "accepted: " << c.toml;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), c.key) << e.what();
+      EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ConfigValues, PricesAreReadExactly) {
   struct Price {
     std::string text;
@@ -446,7 +533,7 @@ TEST(ConfigValues, PricesAreReadExactly) {
                                            {"+0.0", 0},
                                            {"2", 2'000'000'000'000}}) {
     const Config c = parseConfig(withCost("input_cost_per_token", p.text), "t.toml", fakeEnv);
-    EXPECT_EQ(c.findModel("echo")->input_cost_per_token, p.pico) << p.text;
+    EXPECT_EQ(c.findModel("echo")->prices.base.input, p.pico) << p.text;
   }
 }
 

@@ -522,8 +522,9 @@ TEST_F(Execute, AFunctionSendsItsVariantsDefaultsAndFallsBackToItsFallbackVarian
 TEST_F(Execute, EachRouteIsCostedAtThePricesItWasPlannedWith) {
   transport_.scripts["x"] = kAnswer;
   // 3 prompt tokens at 2 pico-USD and 1 completion token at 5: 11 pico-USD.
+  const money::Prices prices = money::flatPrices(2, 5);
   auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})", true,
-               money::Pricing{2, 5, 1'000});
+               money::Pricing{&prices, 1'000});
   EXPECT_EQ(r->out.status, 200);
   EXPECT_NE(r->out.body.find(R"("tollgate::cost":0.000000000011)"), std::string::npos)
       << r->out.body;

@@ -235,8 +235,9 @@ TEST(EncodeRerank, DocumentTextOnlyWhenAsked) {
 }
 
 TEST(EncodeRerank, MetaHasVersionSearchUnitsTokensAndCost) {
-  const money::Pricing pricing{*money::parseUsd("0.000002"), 0, *money::parseUsd("1")};
-  const auto d = parse(encodeRerank("x", {{0, 1.0}}, requestFor({"a"}), Usage{12, 0, 12}, pricing));
+  const money::Prices prices = money::flatPrices(*money::parseUsd("0.000002"), 0);
+  const money::Pricing pricing{&prices, *money::parseUsd("1")};
+  const auto d = parse(encodeRerank("x", {{0, 1.0}}, requestFor({"a"}), usage::of(12, 0), pricing));
   const auto& meta = d["meta"];
   EXPECT_STREQ(meta["api_version"]["version"].GetString(), "2");
   EXPECT_EQ(meta["billed_units"]["search_units"].GetInt(), 1);
@@ -246,7 +247,8 @@ TEST(EncodeRerank, MetaHasVersionSearchUnitsTokensAndCost) {
 }
 
 TEST(EncodeRerank, NoTokensOrCostWithoutUsage) {
-  const money::Pricing pricing{1, 0, 100};
+  const money::Prices prices = money::flatPrices(1, 0);
+  const money::Pricing pricing{&prices, 100};
   const auto d = parse(encodeRerank("x", {}, requestFor({"a"}), std::nullopt, pricing));
   EXPECT_FALSE(d["meta"].HasMember("tokens"));
   EXPECT_FALSE(d["meta"].HasMember("tollgate::cost"));
@@ -328,7 +330,8 @@ class RerankTokens : public testing::TestWithParam<ReportedTokens> {};
 
 TEST_P(RerankTokens, AreReadFromWhereEachUpstreamPutsThem) {
   const ReportedTokens& c = GetParam();
-  const money::Pricing pricing{*money::parseUsd("0.000001"), 0, *money::parseUsd("1")};
+  const money::Prices prices = money::flatPrices(*money::parseUsd("0.000001"), 0);
+  const money::Pricing pricing{&prices, *money::parseUsd("1")};
   const Rewritten r = rewrite(R"({"results":[{"index":0,"relevance_score":1}])" + c.extra + "}",
                               requestFor({"a"}), pricing);
   ASSERT_TRUE(r.body.ok()) << r.body.error().message;
@@ -342,7 +345,7 @@ TEST_P(RerankTokens, AreReadFromWhereEachUpstreamPutsThem) {
   ASSERT_TRUE(r.usage.has_value());
   EXPECT_EQ(r.usage->prompt_tokens, *c.tokens);
   EXPECT_EQ(r.usage->completion_tokens, 0);
-  EXPECT_EQ(r.usage->total_tokens, *c.tokens);
+  EXPECT_EQ(usage::total(*r.usage), *c.tokens);
   EXPECT_EQ(d["meta"]["tokens"]["input_tokens"].GetInt64(), *c.tokens);
   EXPECT_DOUBLE_EQ(d["meta"]["tollgate::cost"].GetDouble(),
                    static_cast<double>(*c.tokens) * 0.000001);

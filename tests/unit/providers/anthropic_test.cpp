@@ -260,7 +260,7 @@ TEST(AnthropicResponse, TextAndUsageWithCacheTokens) {
   ASSERT_TRUE(c->usage.has_value());
   EXPECT_EQ(c->usage->prompt_tokens, 20);
   EXPECT_EQ(c->usage->completion_tokens, 7);
-  EXPECT_EQ(c->usage->total_tokens, 27);
+  EXPECT_EQ(usage::total(*c->usage), 27);
 }
 
 TEST(AnthropicResponse, ToolUseBecomesToolCalls) {
@@ -452,7 +452,7 @@ TEST(AnthropicStream, TextAnswer) {
   expectJson(s.chunks[4]["usage"],
              R"({"prompt_tokens":30,"completion_tokens":15,"total_tokens":45})");
   ASSERT_TRUE(s.usage);
-  EXPECT_EQ(s.usage->total_tokens, 45);
+  EXPECT_EQ(usage::total(*s.usage), 45);
 }
 
 TEST(AnthropicStream, FastContentChunksEqualEncodedOnes) {

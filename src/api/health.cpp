@@ -6,7 +6,7 @@ awaitable<void> health(exchange::RequestContext&, http::Request&, http::Response
   co_await out.send(http::Response::json(200, R"({"status":"ok"})"));
 }
 
-awaitable<void> ready(const Services& s, exchange::RequestContext&, http::Request&,
+awaitable<void> ready(const Services& s, exchange::RequestContext& ctx, http::Request&,
                       http::ResponseWriter& out) {
   if (s.draining.load()) {
     const Error draining{ErrorKind::ServiceUnavailable, "shutting down", ""};
@@ -17,10 +17,11 @@ awaitable<void> ready(const Services& s, exchange::RequestContext&, http::Reques
     co_await out.sendError(fencedError());
     co_return;
   }
-  // Each provider's circuit breaker, so that an operator sees which upstreams are being skipped.
+  // Which configuration serves (docs/operating.md: reload), and each provider's circuit breaker,
+  // so that an operator sees which upstreams are being skipped.
   http::Response answer = http::Response::json(
-      200, R"({"status":"ready","providers":)" +
-               s.upstreams.breakers.statusJson(std::chrono::steady_clock::now()) + "}");
+      200, R"({"status":"ready","config":")" + ctx.config.hash + R"(","providers":)" +
+               s.upstreams.breakers.statusJson(ctx.config, std::chrono::steady_clock::now()) + "}");
   co_await out.send(std::move(answer));
 }
 

@@ -16,7 +16,6 @@
 #include "core/ids.hpp"
 #include "net/server.hpp"
 #include "providers/adapter.hpp"
-#include "providers/secret_redactor.hpp"
 #include "routing/breaker.hpp"
 #include "store/migrations.hpp"
 
@@ -73,16 +72,50 @@ void bootstrap(store::Store& st, const config::Config& config, const StoreSetup&
   std::fflush(stdout);
 }
 
-/// Serves `config` until SIGINT or SIGTERM; returns the process exit code. Routes that need an
-/// API key ask `authenticator`; with none (open mode) every route is public. Requests are billed
-/// through `ledger` (nullptr: nothing is billed), in open mode to `open_team_id` if not empty.
-/// Nothing is served past `lease` (nullptr: no store is followed, nothing to fence).
-int runGateway(const config::Config& config, const StoreSetup& setup,
+/// SIGHUP: reads the configuration file again and serves it to the requests that start from
+/// now on, keeping what needs a restart (config::keepRestartOnly) and saying what was kept; a
+/// file check-config refuses is refused with its message, the running configuration staying.
+void reload(config::LiveConfig& live, routing::Breakers& breakers) {
+  const std::shared_ptr<const config::Config> running = live.pin();
+  if (running->source_file.empty()) {
+    std::fprintf(stderr,
+                 "tollgate: SIGHUP: serving the embedded default; there is no configuration file "
+                 "to reload\n");
+    return;
+  }
+  config::Config next;
+  try {
+    next = config::loadConfigFile(running->source_file);
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "tollgate: reload refused, configuration %s stays: %s\n",
+                 running->hash.c_str(), e.what());
+    return;
+  }
+  for (const std::string& key : config::keepRestartOnly(next, *running)) {
+    std::fprintf(stderr, "tollgate: reload: %s changed and needs a restart; kept as it was\n",
+                 key.c_str());
+  }
+  breakers.adopt(next);
+  const std::string hash = next.hash;
+  live.swap(std::make_shared<const config::Config>(std::move(next)));
+  std::fprintf(stderr, "tollgate: reloaded configuration %s (was %s)\n", hash.c_str(),
+               running->hash.c_str());
+}
+
+/// Serves `live`'s configuration until SIGINT or SIGTERM, reloading it on SIGHUP; returns the
+/// process exit code. Routes that need an API key ask `authenticator`; with none (open mode)
+/// every route is public. Requests are billed through `ledger` (nullptr: nothing is billed), in
+/// open mode to `open_team_id` if not empty. Nothing is served past `lease` (nullptr: no store
+/// is followed, nothing to fence).
+int runGateway(config::LiveConfig& live, const StoreSetup& setup,
                const http::Authenticator* authenticator, billing::Ledger* ledger,
                const std::string& open_team_id, cache::AnswerCache& cache,
                const std::string& gateway_id, const Lease* lease) {
-  const providers::SecretRedactor redactor(config);
-  const routing::Breakers breakers(config);
+  // What needs a restart (listeners, limits of the route table, the console) is read from the
+  // configuration served first.
+  const std::shared_ptr<const config::Config> first = live.pin();
+  const config::Config& config = *first;
+  routing::Breakers breakers(config);
   std::unique_ptr<accounts::AccountService> accounts;
   if (config.console.enabled) {
     try {
@@ -94,10 +127,10 @@ int runGateway(const config::Config& config, const StoreSetup& setup,
       return 1;
     }
   }
-  return net::serve(config, [&](providers::Transport& network, http::OutboundHttp& outbound,
+  const auto router = [&](providers::Transport& network, http::OutboundHttp& outbound,
                                 const std::atomic<bool>& draining, net::Listener listener) {
     const api::Services services{
-        config,   {network, providers::builtinAdapters(), redactor, breakers},
+        config,   {network, providers::builtinAdapters(), breakers},
         outbound, draining,
         ledger,   open_team_id,
         cache,    gateway_id,
@@ -114,7 +147,8 @@ int runGateway(const config::Config& config, const StoreSetup& setup,
       return api::makeProbedRouter(services, std::move(console));
     }
     return api::makeRouter(services, authenticator, std::move(console));
-  });
+  };
+  return net::serve(live, router, [&] { reload(live, breakers); });
 }
 
 }  // namespace
@@ -152,7 +186,8 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   if (!required && open_team_id.empty()) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
     cache::AnswerCache cache(cache_options, nullptr);
-    return runGateway(config, setup, nullptr, nullptr, "", cache, "", nullptr);
+    config::LiveConfig live(config);
+    return runGateway(live, setup, nullptr, nullptr, "", cache, "", nullptr);
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
@@ -181,7 +216,8 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     return 1;
   }
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret, &lease);
-  return runGateway(config, setup, required ? &authenticator : nullptr, ledger.get(), open_team_id,
+  config::LiveConfig live(config);
+  return runGateway(live, setup, required ? &authenticator : nullptr, ledger.get(), open_team_id,
                     *cache, gateway_id, &lease);
 }
 

@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include <arpa/inet.h>
+#include <openssl/sha.h>
 #include <rapidjson/document.h>
 #include <toml++/toml.h>
 
@@ -507,12 +508,41 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
   return m;
 }
 
+/// The first 16 hex digits of the SHA-256 of `bytes`.
+std::string sha256Prefix(std::string_view bytes) {
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest.data());
+  constexpr std::size_t kHexDigits = 16;
+  constexpr std::string_view kHex = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < kHexDigits / 2; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0xf];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::int64_t outputTokenLimit(std::optional<std::int64_t> requested, std::int64_t max_output_tokens,
                               std::int64_t default_max_tokens) {
   const std::int64_t limit = requested.value_or(default_max_tokens);
   return max_output_tokens > 0 ? std::min(limit, max_output_tokens) : limit;
+}
+
+std::vector<std::string> providerSecrets(const std::vector<Model>& models) {
+  std::vector<std::string> secrets;
+  for (const Model& m : models) {
+    for (const Provider& p : m.providers) {
+      if (p.api_key.size() >= kMinSecretBytes &&
+          std::find(secrets.begin(), secrets.end(), p.api_key) == secrets.end()) {
+        secrets.push_back(p.api_key);
+      }
+    }
+  }
+  std::sort(secrets.begin(), secrets.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  return secrets;
 }
 
 ConfigError::ConfigError(std::string file, std::string key, std::string reason)
@@ -621,6 +651,7 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
   if (const toml::table* functions = r.table("functions")) {
     config.functions = parseFunctions(TableReader(*functions, "functions", source), config.models);
   }
+  config.provider_secrets = providerSecrets(config.models);
   return config;
 }
 
@@ -632,6 +663,8 @@ Config loadConfigFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   Config config = parseConfig(text.str(), path);
+  config.source_file = path;
+  config.hash = sha256Prefix(text.str());
   const std::size_t slash = path.rfind('/');
   config.source_dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   return config;

@@ -1,4 +1,5 @@
-// Typed, validated gateway configuration, loaded once from TOML and shared read-only.
+// Typed, validated gateway configuration, loaded from TOML and shared read-only; a reload
+// (live_config.hpp) swaps in a new one rather than changing one in place.
 #pragma once
 
 #include <chrono>
@@ -36,6 +37,8 @@ struct UpstreamUrl {
   std::string host;
   std::string port;  ///< Decimal, 1 to 65535, e.g. "443".
   std::string path;  ///< Without a trailing slash, e.g. "/v1"; may be empty.
+
+  bool operator==(const UpstreamUrl&) const = default;
 };
 
 /// When a provider is skipped: after `failures` consecutive failed attempts it is left alone for
@@ -247,7 +250,14 @@ struct Config {
   Storage storage;
   Cache cache;
   Console console;
-  std::string source_dir;           ///< The config file's folder; empty for the embedded default.
+  std::string source_file;  ///< The config file; empty for the embedded default.
+  std::string source_dir;   ///< The config file's folder; empty for the embedded default.
+  /// Which configuration this is: the first 16 hex digits of the SHA-256 of the file's bytes
+  /// (`sha256sum FILE`), "embedded" for the embedded default.
+  std::string hash = "embedded";
+  /// Every provider's api_key of at least kMinSecretBytes, longest first: what is kept out of
+  /// everything relayed (providers::SecretRedactor).
+  std::vector<std::string> provider_secrets;
   std::vector<Model> models;        ///< Sorted by id.
   std::vector<Function> functions;  ///< Sorted by name.
 
@@ -256,6 +266,14 @@ struct Config {
   /// The function with this exact name, or nullptr.
   const Function* findFunction(std::string_view name) const;
 };
+
+/// Secrets shorter than this are not searched for in relayed text: they would match ordinary
+/// text.
+inline constexpr std::size_t kMinSecretBytes = 8;
+
+/// Every provider's api_key of at least kMinSecretBytes, once each, longest first (so that no
+/// secret is masked half-way): Config::provider_secrets.
+std::vector<std::string> providerSecrets(const std::vector<Model>& models);
 
 /// A configuration problem, located by file and key.
 class ConfigError : public std::runtime_error {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,11 +40,21 @@ using TokenUsage = usage::Counts;
 struct RequestContext {
   using Clock = std::chrono::steady_clock;
 
-  RequestContext(const config::Config& pinned, std::string id)
-      : request_id(std::move(id)), config(pinned) {}
+  /// An exchange served under `pinned`, which it keeps alive to its end (a reload swaps the
+  /// configuration for the exchanges that start after it).
+  RequestContext(std::shared_ptr<const config::Config> pinned, std::string id)
+      : request_id(std::move(id)), pin_(std::move(pinned)), config(*pin_) {}
+  /// An exchange served under `config`, which outlives it.
+  RequestContext(const config::Config& config, std::string id)
+      : request_id(std::move(id)), config(config) {}
 
   std::string request_id;  ///< Sent to the client and the upstream as x-request-id.
   Clock::time_point started = Clock::now();
+
+ private:
+  std::shared_ptr<const config::Config> pin_;
+
+ public:
   const config::Config& config;  ///< The configuration this exchange is served under.
   /// This gateway's lease on serving (core/lease.hpp); nullptr: never fenced (nothing to follow).
   const Lease* lease = nullptr;

@@ -110,7 +110,7 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
         routing::parseRetryAfter(c.header("Retry-After"), std::chrono::system_clock::now());
     auto detail = co_await c.readAll(kMaxUpstreamErrorBytes);
     std::string text = detail ? std::move(detail).value() : std::string();
-    up.redactor.redact(text);
+    providers::SecretRedactor(ctx.config).redact(text);
     co_return Attempt{exchange->error(c.status(), text), retry_after};
   }
   if (stream && !text::isMediaType(c.contentType(), "text/event-stream")) {
@@ -122,7 +122,8 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
                             ""},
                       std::nullopt};
   }
-  auto relayed = co_await relayAnswer(ctx, c, *exchange, stream, up.redactor, settlement, out);
+  const providers::SecretRedactor redactor(ctx.config);
+  auto relayed = co_await relayAnswer(ctx, c, *exchange, stream, redactor, settlement, out);
   // A billed answer's settlement has recorded the counts it charged (validated, clamped); an
   // unbilled one logs what the upstream reported.
   const auto& usage = exchange->usage();
@@ -193,7 +194,8 @@ enum class Next { Answered, Provider, Stop };
 /// `provider`'s first attempt and its retries.
 asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Provider& provider) {
   exchange::RequestContext& ctx = run.ctx;
-  routing::CircuitBreaker& breaker = run.up.breakers.of(provider);
+  const std::shared_ptr<routing::CircuitBreaker> held = run.up.breakers.of(*route.model, provider);
+  routing::CircuitBreaker& breaker = *held;
   for (int retry = 0;; ++retry) {
     if (co_await clientLeft()) {
       co_return Next::Stop;

@@ -17,7 +17,6 @@
 #include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
 #include "providers/adapter.hpp"
-#include "providers/secret_redactor.hpp"
 #include "providers/transport.hpp"
 #include "routing/breaker.hpp"
 
@@ -27,7 +26,6 @@ namespace tollgate::inference {
 struct Upstreams {
   providers::Transport& network;  ///< This worker's pooled HTTP(S) client.
   const providers::Registry& adapters;
-  const providers::SecretRedactor& redactor;
   const routing::Breakers& breakers;  ///< Shared by every worker.
 };
 

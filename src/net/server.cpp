@@ -45,14 +45,14 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 /// Members are destroyed in reverse order: the io_context (and with it every coroutine frame,
 /// which may hold upstream calls, handlers' state and session guards) goes first.
 struct Worker {
-  Worker(const config::Config& config, const RouterFactory& make_router,
+  Worker(const config::LiveConfig& live, const RouterFactory& make_router,
          const std::atomic<bool>& draining, std::span<const Listener> listeners) {
     upstream = makeUpstreamPool(ioc);
     outbound = makeOutbound(*upstream);
     for (const Listener l : listeners) {
       routers.push_back(
           std::make_unique<http::Router>(make_router(*upstream, *outbound, draining, l)));
-      shared.emplace_back(new SessionShared{config, *routers.back(), draining, access_log, {}, {}});
+      shared.emplace_back(new SessionShared{live, *routers.back(), draining, access_log, {}, {}});
     }
   }
   ~Worker() {
@@ -183,11 +183,25 @@ std::string endpointText(const tcp::endpoint& e) {
   return (e.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(e.port());
 }
 
+/// Waits for the next signal: SIGHUP reloads and waits again; SIGINT and SIGTERM end the wait
+/// (and so main_ioc.run()).
+void awaitSignal(asio::signal_set& signals, const std::function<void()>& reload) {
+  signals.async_wait([&signals, &reload](const error_code& ec, int signal) {
+    if (!ec && signal == SIGHUP) {
+      reload();
+      awaitSignal(signals, reload);
+    }
+  });
+}
+
 }  // namespace
 
-int serve(const config::Config& config, const RouterFactory& make_router) {
+int serve(const config::LiveConfig& live, const RouterFactory& make_router,
+          const std::function<void()>& reload) {
   std::signal(SIGPIPE, SIG_IGN);
   raiseOpenFileLimit();
+  const std::shared_ptr<const config::Config> first = live.pin();
+  const config::Config& config = *first;
   const config::Gateway& g = config.gateway;
   std::atomic<bool> draining{false};
   // The gateway's listener, and the console's when it has one of its own.
@@ -199,7 +213,7 @@ int serve(const config::Config& config, const RouterFactory& make_router) {
   }
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned i = workerCount(g.workers); i > 0; --i) {
-    workers.push_back(std::make_unique<Worker>(config, make_router, draining, kinds));
+    workers.push_back(std::make_unique<Worker>(live, make_router, draining, kinds));
   }
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<tcp::endpoint> endpoints;
@@ -216,8 +230,8 @@ int serve(const config::Config& config, const RouterFactory& make_router) {
   }
 
   asio::io_context main_ioc{1};
-  asio::signal_set signals(main_ioc, SIGINT, SIGTERM);
-  signals.async_wait([](const error_code&, int) {});
+  asio::signal_set signals(main_ioc, SIGINT, SIGTERM, SIGHUP);
+  awaitSignal(signals, reload);
 
   std::mutex mu;
   std::condition_variable cv;

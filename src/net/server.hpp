@@ -6,7 +6,7 @@
 #include <atomic>
 #include <functional>
 
-#include "config/config.hpp"
+#include "config/live_config.hpp"
 #include "http/outbound.hpp"
 #include "http/router.hpp"
 #include "providers/transport.hpp"
@@ -23,9 +23,12 @@ using RouterFactory =
     std::function<http::Router(providers::Transport& network, http::OutboundHttp& outbound,
                                const std::atomic<bool>& draining, Listener listener)>;
 
-/// Serves until SIGINT or SIGTERM, then drains within gateway.shutdown_timeout. Prints
-/// `tollgate listening on HOST:PORT` on stdout once accepting (and `tollgate console listening
-/// on HOST:PORT` when the console has a listener of its own). Returns the process exit code.
-int serve(const config::Config& config, const RouterFactory& make_router);
+/// Serves `live`'s configuration until SIGINT or SIGTERM, then drains within
+/// gateway.shutdown_timeout; on SIGHUP calls `reload` (on the thread that waits for signals).
+/// Prints `tollgate listening on HOST:PORT` on stdout once accepting (and `tollgate console
+/// listening on HOST:PORT` when the console has a listener of its own). Returns the process
+/// exit code. Listeners and workers are those of the configuration served first.
+int serve(const config::LiveConfig& live, const RouterFactory& make_router,
+          const std::function<void()>& reload);
 
 }  // namespace tollgate::net

@@ -325,7 +325,9 @@ asio::awaitable<void> refuse(SessionShared& shared, exchange::RequestContext& ct
 }  // namespace
 
 asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
-  const config::Gateway& g = shared.config.gateway;
+  // The connection's limits are those of the configuration it was accepted under.
+  const std::shared_ptr<const config::Config> accepted = shared.live.pin();
+  const config::Gateway& g = accepted->gateway;
   beast::tcp_stream stream(std::move(socket));
   const Registered open(shared.open, stream.socket());
   beast::error_code no_peer;
@@ -346,7 +348,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
       }
       buffer.commit(n);
     }
-    exchange::RequestContext ctx(shared.config, ids::uuidV7());
+    exchange::RequestContext ctx(shared.live.pin(), ids::uuidV7());
     RequestReader reader(g.max_header_bytes, shared.router.maxBodyLimit());
     const ReadResult head = co_await readPart(stream, buffer, reader, RequestReader::Step::HeadDone,
                                               g.header_timeout, "headers");

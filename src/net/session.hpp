@@ -8,7 +8,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <unordered_set>
 
-#include "config/config.hpp"
+#include "config/live_config.hpp"
 #include "http/router.hpp"
 #include "net/access_log.hpp"
 
@@ -16,7 +16,7 @@ namespace tollgate::net {
 
 /// What the sessions of one worker thread share.
 struct SessionShared {
-  const config::Config& config;
+  const config::LiveConfig& live;  ///< Each request pins the configuration it starts with.
   const http::Router& router;
   const std::atomic<bool>& draining;
   AccessLog& access_log;

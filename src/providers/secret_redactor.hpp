@@ -11,18 +11,18 @@ namespace tollgate::providers {
 
 class SecretRedactor {
  public:
-  /// Secrets shorter than this are not searched for: they would match ordinary text.
-  static constexpr std::size_t kMinSecretBytes = 8;
   static constexpr std::string_view kMask = "[redacted]";
 
-  /// Collects every configured provider's api_key.
-  explicit SecretRedactor(const config::Config& config);
+  /// Every api_key of `config`'s providers (config::Config::provider_secrets), which must
+  /// outlive the redactor: one is made for each exchange from the configuration it pinned.
+  explicit SecretRedactor(const config::Config& config) : secrets_(config.provider_secrets) {}
+  explicit SecretRedactor(const config::Config&& config) = delete;
 
   /// Replaces every occurrence of a secret in `text` by kMask.
   void redact(std::string& text) const;
 
  private:
-  std::vector<std::string> secrets_;  ///< Longest first, so no secret is masked half-way.
+  const std::vector<std::string>& secrets_;  ///< Longest first.
 };
 
 }  // namespace tollgate::providers

@@ -4,6 +4,11 @@
 
 namespace tollgate::routing {
 
+void CircuitBreaker::setPolicy(config::BreakerPolicy policy) {
+  const std::lock_guard lock(mutex_);
+  policy_ = policy;
+}
+
 bool CircuitBreaker::allow(Clock::time_point now) {
   const std::lock_guard lock(mutex_);
   switch (state_) {
@@ -71,24 +76,57 @@ std::string_view stateName(CircuitBreaker::State s) {
   return "closed";
 }
 
-Breakers::Breakers(const config::Config& config) : config_(config) {
+Breakers::Breakers(const config::Config& config) { adopt(config); }
+
+void Breakers::adopt(const config::Config& config) {
+  decltype(breakers_) next;
+  const std::unique_lock lock(mutex_);
   for (const config::Model& m : config.models) {
+    ByProvider& providers = next[m.id];
+    const auto model = breakers_.find(m.id);
     for (const config::Provider& p : m.providers) {
-      breakers_.emplace(&p, std::make_unique<CircuitBreaker>(p.breaker));
+      Entry e{p.type, p.api_base, p.model, nullptr};
+      const Entry* kept = nullptr;
+      if (model != breakers_.end()) {
+        const auto found = model->second.find(p.name);
+        kept = found != model->second.end() && found->second.reaches(p) ? &found->second : nullptr;
+      }
+      if (kept != nullptr) {
+        e.breaker = kept->breaker;
+        e.breaker->setPolicy(p.breaker);
+      } else {
+        e.breaker = std::make_shared<CircuitBreaker>(p.breaker);
+      }
+      providers.emplace(p.name, std::move(e));
     }
   }
+  breakers_ = std::move(next);
 }
 
-CircuitBreaker& Breakers::of(const config::Provider& provider) const {
-  return *breakers_.at(&provider);
+std::shared_ptr<CircuitBreaker> Breakers::of(const config::Model& model,
+                                             const config::Provider& provider) const {
+  {
+    const std::shared_lock lock(mutex_);
+    const auto m = breakers_.find(model.id);
+    if (m != breakers_.end()) {
+      const auto found = m->second.find(provider.name);
+      if (found != m->second.end() && found->second.reaches(provider)) {
+        return found->second.breaker;
+      }
+    }
+  }
+  // A request pinned to a configuration a reload replaced, whose provider changed since: a
+  // breaker of its own, as the old upstream's history is not the new one's.
+  return std::make_shared<CircuitBreaker>(provider.breaker);
 }
 
-std::string Breakers::statusJson(CircuitBreaker::Clock::time_point now) const {
+std::string Breakers::statusJson(const config::Config& config,
+                                 CircuitBreaker::Clock::time_point now) const {
   json::Writer w;
   w.startArray();
-  for (const config::Model& m : config_.models) {
+  for (const config::Model& m : config.models) {
     for (const config::Provider& p : m.providers) {
-      const auto s = of(p).snapshot(now);
+      const auto s = of(m, p)->snapshot(now);
       w.startObject();
       w.field("model", m.id);
       w.field("provider", p.name);

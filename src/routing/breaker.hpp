@@ -1,4 +1,4 @@
-// Circuit breakers, one per configured provider (per gateway process): after a number of
+// Circuit breakers, one per provider of each model (per gateway process): after a number of
 // consecutive failed attempts the provider is skipped for a cooldown, so a provider that is down
 // gets no retry storm; then a single probe request is let through (half-open) and its outcome
 // closes the breaker or opens it for another cooldown. Thread-safe: workers share them.
@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 
 #include "config/config.hpp"
@@ -21,6 +22,9 @@ class CircuitBreaker {
   enum class State { Closed, Open, HalfOpen };
 
   explicit CircuitBreaker(config::BreakerPolicy policy) : policy_(policy) {}
+
+  /// Takes a reloaded configuration's policy, keeping the state.
+  void setPolicy(config::BreakerPolicy policy);
 
   /// Whether an attempt may go to the provider at `now`. Once the cooldown is over, the first
   /// caller becomes the probe and the others are refused until its outcome is known.
@@ -40,8 +44,8 @@ class CircuitBreaker {
   Snapshot snapshot(Clock::time_point now) const;
 
  private:
-  const config::BreakerPolicy policy_;
   mutable std::mutex mutex_;
+  config::BreakerPolicy policy_;
   State state_ = State::Closed;
   std::int64_t failures_ = 0;
   Clock::time_point open_until_{};
@@ -51,21 +55,42 @@ class CircuitBreaker {
 /// The name of a state: "closed", "open", "half_open".
 std::string_view stateName(CircuitBreaker::State s);
 
-/// Every provider's breaker, made once from the configuration, which outlives it.
+/// Every provider's breaker, keyed by (model id, provider name) rather than by a configuration,
+/// so that their state outlives a reload: a provider that is still configured keeps its breaker,
+/// one whose type, api_base or upstream model changed is another upstream and starts afresh.
 class Breakers {
  public:
+  /// Makes the breakers of `config`'s providers.
   explicit Breakers(const config::Config& config);
 
-  /// The breaker of `provider`, which must be one of the configuration's.
-  CircuitBreaker& of(const config::Provider& provider) const;
+  /// Makes those of a reloaded configuration's new or changed providers, gives those kept their
+  /// new policy, and forgets those no longer configured (a request still holding one keeps it).
+  void adopt(const config::Config& config);
 
-  /// `[{"model":…,"provider":…,"state":…,"consecutive_failures":N,"open_for_ms":N}…]`, in the
-  /// configuration's order.
-  std::string statusJson(CircuitBreaker::Clock::time_point now) const;
+  /// The breaker of `model`'s `provider`, of a configuration adopted.
+  std::shared_ptr<CircuitBreaker> of(const config::Model& model,
+                                     const config::Provider& provider) const;
+
+  /// `[{"model":…,"provider":…,"state":…,"consecutive_failures":N,"open_for_ms":N}…]`, in
+  /// `config`'s order.
+  std::string statusJson(const config::Config& config,
+                         CircuitBreaker::Clock::time_point now) const;
 
  private:
-  const config::Config& config_;
-  std::map<const config::Provider*, std::unique_ptr<CircuitBreaker>> breakers_;
+  /// A breaker and the upstream its history is of (the provider's type, api_base and model).
+  struct Entry {
+    config::ProviderType type;
+    config::UpstreamUrl api_base;
+    std::string model;
+    std::shared_ptr<CircuitBreaker> breaker;
+
+    bool reaches(const config::Provider& p) const {
+      return type == p.type && api_base == p.api_base && model == p.model;
+    }
+  };
+  using ByProvider = std::map<std::string, Entry, std::less<>>;
+  mutable std::shared_mutex mutex_;
+  std::map<std::string, ByProvider, std::less<>> breakers_;  ///< By model id, provider name.
 };
 
 }  // namespace tollgate::routing

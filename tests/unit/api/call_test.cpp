@@ -66,12 +66,11 @@ class Call : public test::SqliteLedgerTest {
   /// Serves `body` through the call step, on a gateway that takes dryruns or not.
   test::MemoryWriter call(std::string body, bool allow_dryrun = true) {
     const config::Config config = catalogue(allow_dryrun);
-    const providers::SecretRedactor redactor(config);
     const routing::Breakers breakers(config);
     NoOutbound outbound;
     const std::atomic<bool> draining{false};
     cache::AnswerCache cache({1 << 20, 0}, ledger_.get());
-    const Services s{config,        {transport_, adapters_, redactor, breakers},
+    const Services s{config,        {transport_, adapters_, breakers},
                      outbound,      draining,
                      ledger_.get(), "",
                      cache,         "gw",

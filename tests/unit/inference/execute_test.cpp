@@ -114,7 +114,7 @@ struct Outcome {
 
 class Execute : public ::testing::Test {
  protected:
-  Execute() : config_(catalogue()), redactor_(config_), breakers_(config_) {
+  Execute() : config_(catalogue()), breakers_(config_) {
     adapters_.add(config::ProviderType::OpenAI, providers::openAiAdapter());
     adapters_.add(config::ProviderType::Dummy, providers::dummyAdapter());
   }
@@ -133,7 +133,7 @@ class Execute : public ::testing::Test {
     }
     const openai::ResponseMeta meta{request->model,         "ep",         "auto", false, false,
                                     request->include_usage, std::nullopt, ""};
-    const Upstreams up{transport_, adapters_, redactor_, breakers_};
+    const Upstreams up{transport_, adapters_, breakers_};
     asio::io_context ioc;
     const StartExchange start = chatExchanges(*request, meta);
     asio::co_spawn(ioc, execute(r->ctx, *p, start, request->stream, up, r->settled, r->out),
@@ -156,7 +156,6 @@ class Execute : public ::testing::Test {
       R"({"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]})";
 
   config::Config config_;
-  providers::SecretRedactor redactor_;
   routing::Breakers breakers_;
   providers::Registry adapters_;
   FakeTransport transport_;
@@ -469,7 +468,7 @@ TEST_F(Execute, AnOpenBreakerSkipsItsProviderUntilTheCooldown) {
   EXPECT_EQ(tried(), (std::vector<std::string>{"y"}));
   EXPECT_EQ(r->out.status, 200);
   const auto x =
-      breakers_.of(config_.findModel("r")->providers[0]).snapshot(std::chrono::steady_clock::now());
+      breakers_.of(*config_.findModel("r"), config_.findModel("r")->providers[0])->snapshot(std::chrono::steady_clock::now());
   EXPECT_EQ(x.state, routing::CircuitBreaker::State::Open);
 }
 

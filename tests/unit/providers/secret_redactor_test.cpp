@@ -15,11 +15,13 @@ config::Config withKeys(std::initializer_list<std::string> keys) {
     m.providers.push_back(p);
   }
   c.models.push_back(m);
+  c.provider_secrets = config::providerSecrets(c.models);
   return c;
 }
 
 TEST(SecretRedactor, MasksEveryOccurrenceOfEveryKey) {
-  const SecretRedactor r(withKeys({"sk-live-0123456789", "other-secret-key"}));
+  const config::Config c = withKeys({"sk-live-0123456789", "other-secret-key"});
+  const SecretRedactor r(c);
   std::string text =
       R"({"error":{"message":"Authorization: Bearer sk-live-0123456789 and sk-live-0123456789, )"
       R"(other-secret-key"}})";
@@ -30,14 +32,16 @@ TEST(SecretRedactor, MasksEveryOccurrenceOfEveryKey) {
 }
 
 TEST(SecretRedactor, MasksTheLongerOfOverlappingKeysWhole) {
-  const SecretRedactor r(withKeys({"abcdefgh", "abcdefgh-longer"}));
+  const config::Config c = withKeys({"abcdefgh", "abcdefgh-longer"});
+  const SecretRedactor r(c);
   std::string text = "x abcdefgh-longer y abcdefgh";
   r.redact(text);
   EXPECT_EQ(text, "x [redacted] y [redacted]");
 }
 
 TEST(SecretRedactor, IgnoresKeysTooShortToSearchFor) {
-  const SecretRedactor r(withKeys({"", "short"}));
+  const config::Config c = withKeys({"", "short"});
+  const SecretRedactor r(c);
   std::string text = "a short text";
   r.redact(text);
   EXPECT_EQ(text, "a short text");

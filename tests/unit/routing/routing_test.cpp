@@ -173,8 +173,8 @@ type = "dummy"
                                      "t.toml");
   const Breakers breakers(c);
   const auto now = CircuitBreaker::Clock::now();
-  breakers.of(c.models[0].providers[0]).failed(now);
-  EXPECT_EQ(breakers.statusJson(now),
+  breakers.of(c.models[0], c.models[0].providers[0])->failed(now);
+  EXPECT_EQ(breakers.statusJson(c, now),
             R"([{"model":"m","provider":"a","state":"open","consecutive_failures":1,)"
             R"("open_for_ms":5000},{"model":"m","provider":"b","state":"closed",)"
             R"("consecutive_failures":0,"open_for_ms":0}])");

@@ -79,7 +79,8 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
   test('sign in by the link\'s button, make a key, use it with the SDK, revoke it on the page: the SDK gets 401', T, async () => {
     const page = await newPage();
     await page.goto(`${gw.baseURL}/console/keys`);
-    await page.waitForURL(/\/console\/signin$/);  // Not signed in: sent to the sign-in page.
+    // Not signed in: sent to the sign-in page, which keeps the page to return to.
+    await page.waitForURL(/\/console\/signin\?return_to=%2Fconsole%2Fkeys$/);
     await assertAccessible(page, 'sign-in page (no link)');
     await page.goto(`${gw.baseURL}/console/signin?token=${linkToken(gw.stdout)}`);
     await assertAccessible(page, 'sign-in page');
@@ -235,10 +236,14 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
     // The invitee opens the link before signing in: sent to sign in, then back to the invitation.
     const guest = await newPage(375);
     await guest.goto(link);
-    await guest.waitForURL(/\/console\/signin$/);
+    await guest.waitForURL(/\/console\/signin\?return_to=%2Fconsole%2Finvite$/);
+    // Told to sign in first: the invitation itself signs no one in.
+    await guest.getByText('An invitation does not sign you in').waitFor();
     await guest.goto(`${gw.baseURL}/console/signin?token=${inviteeToken}`);
     await guest.getByRole('button', { name: 'Sign in' }).click();
-    await guest.getByRole('heading', { name: 'Join a team', level: 1 }).waitFor();
+    await guest.getByRole('heading', { name: 'Join team default', level: 1 }).waitFor();
+    assert.equal((await guest.locator('[data-invitation-summary]').textContent()).trim(),
+      'owner@pages.test invited you to team default as a member.');
     assert.equal(new URL(guest.url()).pathname, '/console/invite');
     await assertAccessible(guest, 'invitation page');
     await screenshots(guest, 'invite', 375);
@@ -256,9 +261,11 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
     await row.waitFor();
     await owner.locator('table.invitations tbody tr', { hasText: invitee }).getByText('accepted').waitFor();
     assert.equal(await row.getByRole('combobox').inputValue(), 'member');
+    await row.getByRole('combobox').selectOption('viewer');
+    await row.getByRole('button', { name: `Save the role of ${invitee}` }).click();
     await Promise.all([
       owner.waitForResponse((r) => r.request().method() === 'PATCH' && r.ok()),
-      row.getByRole('combobox').selectOption('viewer'),
+      owner.getByRole('dialog', { name: `Make ${invitee} a viewer?` }).getByRole('button', { name: 'Make a viewer' }).click(),
     ]);
     await owner.reload();
     await owner.locator('table.members tbody tr', { hasText: invitee }).waitFor();

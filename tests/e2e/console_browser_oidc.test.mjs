@@ -77,7 +77,8 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
   test('sign in with the identity provider: its login form, then signed in on the console', T, async () => {
     const page = await newPage();
     await page.goto(`${base}/console/keys`);
-    await page.waitForURL(/\/console\/signin$/);  // Not signed in: sent to the sign-in page.
+    // Not signed in: sent to the sign-in page, which keeps the page to return to.
+    await page.waitForURL(/\/console\/signin\?return_to=%2Fconsole%2Fkeys$/);
     await assertAccessible(page, 'sign-in page (identity provider)');
     await screenshots(page, 'signin-oidc');
     await page.getByRole('link', { name: 'Sign in with your identity provider' }).click();
@@ -86,7 +87,7 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
     await page.locator('input[name="login"]').fill('ann');
     await page.locator('input[name="password"]').fill('any password');
     await page.locator('button[type="submit"]').click();
-    await page.waitForURL(`${base}/console/`);
+    await page.waitForURL(`${base}/console/keys`);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     await page.getByText('ann@acme.example.com').waitFor();
     assert.match(await page.locator('header select option:checked').textContent(), /default \(owner\)/);

@@ -62,15 +62,19 @@ export class ApiError extends Error {
 let csrfToken = '';
 
 export const SIGN_IN = '/console/signin';
-/** Set while this browser has a session: a 401 then means the session ended. */
+/** Set once this browser has signed in, until it signs out: a 401 then means the session ended. */
 const SIGNED_IN = 'tollgate.signed_in';
 /** The page to go back to once signed in again. */
 export const RETURN_TO = 'tollgate.return_to';
 
-/** Sends the browser to the sign-in page, keeping the page it is on to come back to. */
+let leaving = false;
+
+/** Sends the browser to the sign-in page, keeping the page it is on to come back to (once: the
+ * calls in flight that fail too change nothing). */
 function toSignIn() {
+  if (leaving) return;
+  leaving = true;
   const ended = localStorage.getItem(SIGNED_IN) !== null;
-  localStorage.removeItem(SIGNED_IN);
   localStorage.setItem(RETURN_TO, location.pathname);
   const back = `return_to=${encodeURIComponent(location.pathname)}`;
   window.location.assign(`${SIGN_IN}?${ended ? `ended=1&${back}` : back}`);

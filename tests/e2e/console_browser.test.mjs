@@ -23,7 +23,9 @@ import {
   startGateway, standardConfig, unpriced, closedPort, adminOf, sdkError,
 } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
-import { BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, screenshots } from '../fixtures/browser.mjs';
+import {
+  BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, newPage as contextPage, screenshots, signInByLink,
+} from '../fixtures/browser.mjs';
 
 const T = { timeout: 60_000 };
 
@@ -56,20 +58,11 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
   });
 
   /** A new browser context and page; every CSP violation it reports is collected. */
-  async function newPage(width = 1440) {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
-    page.cspViolations = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) page.cspViolations.push(m.text());
-    });
-    return page;
-  }
+  const newPage = (width = 1440) => contextPage(browser, width);
 
   /** Signs `page` in through the sign-in link's page, by its button; lands on the console. */
   async function signIn(page, token) {
-    await page.goto(`${gw.baseURL}/console/signin?token=${token}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInByLink(page, gw.baseURL, token);
     await page.waitForURL(`${gw.baseURL}/console/`);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
   }

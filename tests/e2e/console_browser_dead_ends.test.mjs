@@ -11,67 +11,37 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { startMock } from '../fixtures/mock_upstream.mjs';
-import { startGateway, standardConfig, closedPort, adminOf, waitFor } from '../fixtures/gateway.mjs';
+import { waitFor } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
-import { BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, screenshots } from '../fixtures/browser.mjs';
+import {
+  BROWSER_SKIP, assertAccessible, consoleRig, closeClean, newPage, screenshots, signInByLink,
+} from '../fixtures/browser.mjs';
 
 const T = { timeout: 90_000 };
 const OWNER = 'owner@ends.test';
 
 describe('ways out of the console\'s dead ends in Chromium', { skip: BROWSER_SKIP }, () => {
-  let mock;
-  let gw;
-  let browser;
-  const { ok, spend } = adminOf(() => ({ configPath: gw.configPath, env: { XDG_DATA_HOME: gw.dataHome } }));
+  const rig = consoleRig(OWNER);
+  const { ok, spend } = rig;
 
   before(async () => {
-    const { chromium } = await import('playwright-core');
-    mock = await startMock();
-    const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-    const config = standardConfig(mock.url, dead, { gateway: { auth: 'required' } });
-    config.console = { owner_email: OWNER };
-    gw = await startGateway({ config });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
-    fs.mkdirSync(SHOTS, { recursive: true });
+    await rig.start();
     await ok('teams', 'topup', 'default', '5');
     // A team with nothing to spend, of which the owner is an owner too.
     await ok('teams', 'create', 'research');
     await ok('members', 'add', 'research', OWNER, '--role', 'owner');
   });
-  after(async () => {
-    await browser?.close();
-    await gw?.stop();
-    await mock?.close();
-  });
-
-  /** A new page `width` px wide; CSP violations are collected. */
-  async function newPage(width) {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
-    page.cspViolations = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) page.cspViolations.push(m.text());
-    });
-    return page;
-  }
+  after(() => rig.stop());
 
   /** Signs `page` in as `email` with a fresh sign-in link; lands on the console. */
   async function signIn(page, email = OWNER) {
-    await page.goto(`${gw.baseURL}/console/signin?token=${linkToken((await ok('login-link', email)).stdout)}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInByLink(page, rig.gw.baseURL, linkToken((await ok('login-link', email)).stdout));
     await page.waitForURL((u) => u.pathname.startsWith('/console/') && u.pathname !== '/console/signin');
-  }
-
-  async function done(page) {
-    assert.deepEqual(page.cspViolations, [], 'no CSP violation');
-    await page.context().close();
   }
 
   for (const width of [1440, 375]) {
     test(`at ${width} px: Stop keeps the answers and shows the billed cost; a zero balance in words`, T, async () => {
-      const page = await newPage(width);
+      const page = await newPage(rig.browser, width);
       await signIn(page);
       await page.getByRole('link', { name: 'Playground' }).click();
       await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
@@ -130,11 +100,11 @@ describe('ways out of the console\'s dead ends in Chromium', { skip: BROWSER_SKI
       await assertAccessible(page, `playground refused for want of balance at ${width} px`);
       await screenshots(page, 'playground-no-balance', width);
       await page.locator('header select').selectOption({ label: 'default (owner)' });
-      await done(page);
+      await closeClean(page);
     });
 
     test(`at ${width} px: a panel that failed to load offers Retry; an ended session returns to its page; another's invitation`, T, async () => {
-      const page = await newPage(width);
+      const page = await newPage(rig.browser, width);
       await signIn(page);
       await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
 
@@ -160,7 +130,7 @@ describe('ways out of the console\'s dead ends in Chromium', { skip: BROWSER_SKI
       await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
       await ok('users', 'sessions-end', OWNER);
       await page.getByRole('link', { name: 'Audit log' }).click();
-      await page.waitForURL(`${gw.baseURL}/console/signin?ended=1&return_to=%2Fconsole%2Faudit`);
+      await page.waitForURL(`${rig.gw.baseURL}/console/signin?ended=1&return_to=%2Fconsole%2Faudit`);
       await page.getByRole('heading', { name: 'Your session ended', level: 1 }).waitFor();
       await page.getByText('Sign in with a sign-in link from your operator').waitFor();
       assert.equal(await page.getByRole('link', { name: /identity provider/ }).count(), 0, 'no provider is configured');
@@ -168,19 +138,19 @@ describe('ways out of the console\'s dead ends in Chromium', { skip: BROWSER_SKI
       await screenshots(page, 'session-ended', width);
       // Signed in again with a new link: back on the page the session ended on.
       await signIn(page);
-      await page.waitForURL(`${gw.baseURL}/console/audit`);
+      await page.waitForURL(`${rig.gw.baseURL}/console/audit`);
       await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
 
       // An invitation for someone else: nothing of it is shown, and nothing is joined.
       const token = (await ok('invites', 'create', 'research', '--role', 'admin', '--email', 'someone@else.test')).stdout.trim();
-      await page.goto(`${gw.baseURL}/console/invite?token=${token}`);
+      await page.goto(`${rig.gw.baseURL}/console/invite?token=${token}`);
       await page.getByRole('heading', { name: 'Invitation', level: 1 }).waitFor();
       const refused = page.getByRole('alert').filter({ hasText: 'This invitation cannot be used by' });
       await refused.waitFor();
       assert.doesNotMatch(await page.locator('main').textContent(), /research|admin/, 'the preview reveals nothing');
       assert.equal(await page.getByRole('button', { name: 'Accept the invitation' }).count(), 0);
       await assertAccessible(page, `another's invitation at ${width} px`);
-      await done(page);
+      await closeClean(page);
     });
   }
 });

@@ -8,27 +8,24 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { startMock } from '../fixtures/mock_upstream.mjs';
-import { startGateway, standardConfig, closedPort, adminOf } from '../fixtures/gateway.mjs';
 import { consoleSession, linkToken } from '../fixtures/console.mjs';
-import { BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, screenshots } from '../fixtures/browser.mjs';
+import {
+  BROWSER_SKIP, assertAccessible, consoleRig, closeClean, newPage, screenshots, signInByLink,
+} from '../fixtures/browser.mjs';
 
 const T = { timeout: 90_000 };
 const OWNER = 'owner@roles.test';
 
 describe('role changes and inactive keys in Chromium', { skip: BROWSER_SKIP }, () => {
-  let mock;
-  let gw;
-  let browser;
-  const { ok } = adminOf(() => ({ configPath: gw.configPath, env: { XDG_DATA_HOME: gw.dataHome } }));
+  const rig = consoleRig(OWNER);
+  const { ok } = rig;
 
   /** A member of team default named `name`, with `keys` keys of their own made in the console
    * (`PREFIX-key-0`, …). */
   async function memberWithKeys(email, name, keys, keyPrefix = name) {
     await ok('users', 'add', email, '--name', name);
     await ok('members', 'add', 'default', email, '--role', 'member');
-    const s = await consoleSession(gw).signIn(linkToken((await ok('login-link', email)).stdout));
+    const s = await consoleSession(rig.gw).signIn(linkToken((await ok('login-link', email)).stdout));
     const team = await s.teamId('default');
     for (let i = 0; i < keys; i++) {
       const r = await s.call('POST', `/console/api/teams/${team}/keys`, { name: `${keyPrefix}-key-${i}` });
@@ -37,34 +34,17 @@ describe('role changes and inactive keys in Chromium', { skip: BROWSER_SKIP }, (
   }
 
   before(async () => {
-    const { chromium } = await import('playwright-core');
-    mock = await startMock();
-    const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-    const config = standardConfig(mock.url, dead, { gateway: { auth: 'required' } });
-    config.console = { owner_email: OWNER };
-    gw = await startGateway({ config });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
-    fs.mkdirSync(SHOTS, { recursive: true });
+    await rig.start();
     // erin made a key, then left the team.
     await memberWithKeys('erin@roles.test', 'erin', 1);
     await ok('members', 'remove', 'default', 'erin@roles.test');
   });
-  after(async () => {
-    await browser?.close();
-    await gw?.stop();
-    await mock?.close();
-  });
+  after(() => rig.stop());
 
   /** A page signed in as the owner, on the console's first page. */
   async function ownerPage(width) {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
-    page.cspViolations = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) page.cspViolations.push(m.text());
-    });
-    await page.goto(`${gw.baseURL}/console/signin?token=${linkToken((await ok('login-link', OWNER)).stdout)}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const page = await newPage(rig.browser, width);
+    await signInByLink(page, rig.gw.baseURL, linkToken((await ok('login-link', OWNER)).stdout));
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     return page;
   }
@@ -127,8 +107,7 @@ describe('role changes and inactive keys in Chromium', { skip: BROWSER_SKIP }, (
       assert.equal((await erin.locator('[data-inactive-reason]').textContent()).trim(), '(its creator is no longer a member of the team)');
       await assertAccessible(page, `keys page with inactive keys at ${width} px`);
       await screenshots(page, 'keys-inactive', width);
-      assert.deepEqual(page.cspViolations, [], 'no CSP violation');
-      await page.context().close();
+      await closeClean(page);
     });
   }
 });

@@ -235,8 +235,14 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
     await guest.goto(`${gw.baseURL}/console/signin?token=${inviteeToken}`);
     await guest.getByRole('button', { name: 'Sign in' }).click();
     await guest.getByRole('heading', { name: 'Join team default', level: 1 }).waitFor();
-    assert.equal((await guest.locator('[data-invitation-summary]').textContent()).trim(),
-      'owner@pages.test invited you to team default as a member.');
+    // The team, the role and who invited, at 375 and at 1440 px.
+    for (const width of [375, 1440]) {
+      await guest.setViewportSize({ width, height: 900 });
+      assert.equal((await guest.locator('[data-invitation-summary]').textContent()).trim(),
+        'owner@pages.test invited you to team default as a member.');
+      assert.ok(await guest.locator('[data-invitation-summary]').isVisible());
+    }
+    await guest.setViewportSize({ width: 375, height: 900 });
     assert.equal(new URL(guest.url()).pathname, '/console/invite');
     await assertAccessible(guest, 'invitation page');
     await screenshots(guest, 'invite', 375);

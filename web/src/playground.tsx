@@ -58,6 +58,8 @@ export function PlaygroundPage({ team }: { team: Team }) {
   // would send).
   const [lastRun, setLastRun] = useState<Record<string, unknown> | null>(null);
   const abort = useRef<AbortController | null>(null);
+  // Counts runs: a cost looked up late is shown only while its run is still the last.
+  const runs = useRef(0);
 
   useEffect(() => {
     if (choices) setModel((cur) => cur || choices.models[0]?.value || choices.functions[0]?.value || '');
@@ -94,12 +96,14 @@ export function PlaygroundPage({ team }: { team: Team }) {
     let firstTokenMs: number | null = null;
     let text = '';
     let usage: Record<string, number> | null = null;
+    const thisRun = ++runs.current;
     let requestId: string | null = null;
     let stopped = false;
     let failed = false;
     try {
       const r = await playgroundFetch(team.id, body, controller.signal);
-      requestId = r.headers.get('x-request-id');
+      // A run refused is not billed: only an accepted one has a spend row to look for.
+      if (r.ok) requestId = r.headers.get('x-request-id');
       if (!r.ok || !r.body) {
         const data = await r.json().catch(() => null);
         throw new ApiError(r.status, data?.error?.message ?? `HTTP ${r.status}`, data?.error?.code ?? null);
@@ -140,7 +144,7 @@ export function PlaygroundPage({ team }: { team: Team }) {
     // A run cut short has no usage in its stream: what it was billed is in its spend row.
     if (stats.cost === null && requestId) {
       const billed = await billedRun(team.id, requestId);
-      if (billed) setStats({ ...stats, ...billed });
+      if (billed && runs.current === thisRun) setStats({ ...stats, ...billed });
     }
   };
 

@@ -101,6 +101,8 @@ describe('role changes and inactive keys in Chromium', { skip: BROWSER_SKIP }, (
         const key = page.locator('table.keys tbody tr', { hasText: name });
         await key.getByText('inactive', { exact: true }).waitFor();
         assert.equal((await key.locator('[data-inactive-reason]').textContent()).trim(), "(its creator's role may no longer use keys)");
+        // Not revoked: it may still be, before it works again.
+        await key.getByRole('button', { name: `Revoke ${name}` }).waitFor();
       }
       const erin = page.locator('table.keys tbody tr', { hasText: 'erin-key-0' });
       await erin.getByText('inactive', { exact: true }).waitFor();

@@ -28,7 +28,7 @@ export function KeysPage({ team, me }: Props) {
   const canCreate = team.actions.includes('create_key');
   const canRevokeAny = team.actions.includes('revoke_any_key');
   const mayRevoke = (k: Key) =>
-    k.state === 'active' && (canRevokeAny || (canCreate && k.created_by === me.user.email));
+    k.state !== 'revoked' && (canRevokeAny || (canCreate && k.created_by === me.user.email));
 
   const refresh = keys.reload;
 
@@ -115,8 +115,11 @@ export function KeysPage({ team, me }: Props) {
           onDone={onRevoked}
           onCancel={() => setRevoking(null)}
         >
-          The key <code>sk-tollgate-{revoking.public_id}-…</code> stops working at once, on every
-          gateway. This cannot be undone.
+          The key <code>sk-tollgate-{revoking.public_id}-…</code>{' '}
+          {revoking.state === 'inactive'
+            ? 'never works again, even once its creator may use keys again.'
+            : 'stops working at once, on every gateway.'}{' '}
+          This cannot be undone.
         </ConfirmDialog>
       )}
     </>

@@ -79,8 +79,8 @@ export function UsagePage({ team }: { team: Team }) {
   const [by, setBy] = useState<Exclude<SpendGroup, 'day'>>('model');
   const [keys, setKeys] = useState<KeyNames>(new Map());
   const since = daysAgo(range - 1);
-  const team_ = useLoad<TeamDetail>(() => getTeam(team.id), [team.id]);
-  const detail = team_.data;
+  const summary = useLoad<TeamDetail>(() => getTeam(team.id), [team.id]);
+  const detail = summary.data;
   const daily = useLoad(() => spendSummary(team.id, 'day', since).then((r) => r.data), [team.id, since]);
   const breakdown = useLoad(() => spendSummary(team.id, by, since).then((r) => r.data), [team.id, by, since]);
 
@@ -95,7 +95,7 @@ export function UsagePage({ team }: { team: Team }) {
   return (
     <>
       <h1>Usage</h1>
-      {team_.error !== null && <Failed what="the balance" error={team_.error} onRetry={team_.reload} />}
+      {summary.error !== null && <Failed what="the balance" error={summary.error} onRetry={summary.reload} />}
       <dl class="stats balance" aria-label="Balance">
         <div>
           <dt>Balance</dt>

@@ -23,7 +23,9 @@ import {
   startGateway, standardConfig, unpriced, closedPort, adminOf, sdkError,
 } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
-import { BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, screenshots } from '../fixtures/browser.mjs';
+import {
+  BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, newPage as contextPage, screenshots, signInByLink,
+} from '../fixtures/browser.mjs';
 
 const T = { timeout: 60_000 };
 
@@ -56,20 +58,11 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
   });
 
   /** A new browser context and page; every CSP violation it reports is collected. */
-  async function newPage(width = 1440) {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
-    page.cspViolations = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) page.cspViolations.push(m.text());
-    });
-    return page;
-  }
+  const newPage = (width = 1440) => contextPage(browser, width);
 
   /** Signs `page` in through the sign-in link's page, by its button; lands on the console. */
   async function signIn(page, token) {
-    await page.goto(`${gw.baseURL}/console/signin?token=${token}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInByLink(page, gw.baseURL, token);
     await page.waitForURL(`${gw.baseURL}/console/`);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
   }
@@ -79,7 +72,8 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
   test('sign in by the link\'s button, make a key, use it with the SDK, revoke it on the page: the SDK gets 401', T, async () => {
     const page = await newPage();
     await page.goto(`${gw.baseURL}/console/keys`);
-    await page.waitForURL(/\/console\/signin$/);  // Not signed in: sent to the sign-in page.
+    // Not signed in: sent to the sign-in page, which keeps the page to return to.
+    await page.waitForURL(/\/console\/signin\?return_to=%2Fconsole%2Fkeys$/);
     await assertAccessible(page, 'sign-in page (no link)');
     await page.goto(`${gw.baseURL}/console/signin?token=${linkToken(gw.stdout)}`);
     await assertAccessible(page, 'sign-in page');
@@ -235,10 +229,20 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
     // The invitee opens the link before signing in: sent to sign in, then back to the invitation.
     const guest = await newPage(375);
     await guest.goto(link);
-    await guest.waitForURL(/\/console\/signin$/);
+    await guest.waitForURL(/\/console\/signin\?return_to=%2Fconsole%2Finvite$/);
+    // Told to sign in first: the invitation itself signs no one in.
+    await guest.getByText('An invitation does not sign you in').waitFor();
     await guest.goto(`${gw.baseURL}/console/signin?token=${inviteeToken}`);
     await guest.getByRole('button', { name: 'Sign in' }).click();
-    await guest.getByRole('heading', { name: 'Join a team', level: 1 }).waitFor();
+    await guest.getByRole('heading', { name: 'Join team default', level: 1 }).waitFor();
+    // The team, the role and who invited, at 375 and at 1440 px.
+    for (const width of [375, 1440]) {
+      await guest.setViewportSize({ width, height: 900 });
+      assert.equal((await guest.locator('[data-invitation-summary]').textContent()).trim(),
+        'owner@pages.test invited you to team default as a member.');
+      assert.ok(await guest.locator('[data-invitation-summary]').isVisible());
+    }
+    await guest.setViewportSize({ width: 375, height: 900 });
     assert.equal(new URL(guest.url()).pathname, '/console/invite');
     await assertAccessible(guest, 'invitation page');
     await screenshots(guest, 'invite', 375);
@@ -256,9 +260,11 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
     await row.waitFor();
     await owner.locator('table.invitations tbody tr', { hasText: invitee }).getByText('accepted').waitFor();
     assert.equal(await row.getByRole('combobox').inputValue(), 'member');
+    await row.getByRole('combobox').selectOption('viewer');
+    await row.getByRole('button', { name: `Save the role of ${invitee}` }).click();
     await Promise.all([
       owner.waitForResponse((r) => r.request().method() === 'PATCH' && r.ok()),
-      row.getByRole('combobox').selectOption('viewer'),
+      owner.getByRole('dialog', { name: `Make ${invitee} a viewer?` }).getByRole('button', { name: 'Make a viewer' }).click(),
     ]);
     await owner.reload();
     await owner.locator('table.members tbody tr', { hasText: invitee }).waitFor();

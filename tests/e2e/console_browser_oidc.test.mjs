@@ -77,7 +77,8 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
   test('sign in with the identity provider: its login form, then signed in on the console', T, async () => {
     const page = await newPage();
     await page.goto(`${base}/console/keys`);
-    await page.waitForURL(/\/console\/signin$/);  // Not signed in: sent to the sign-in page.
+    // Not signed in: sent to the sign-in page, which keeps the page to return to.
+    await page.waitForURL(/\/console\/signin\?return_to=%2Fconsole%2Fkeys$/);
     await assertAccessible(page, 'sign-in page (identity provider)');
     await screenshots(page, 'signin-oidc');
     await page.getByRole('link', { name: 'Sign in with your identity provider' }).click();
@@ -86,7 +87,7 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
     await page.locator('input[name="login"]').fill('ann');
     await page.locator('input[name="password"]').fill('any password');
     await page.locator('button[type="submit"]').click();
-    await page.waitForURL(`${base}/console/`);
+    await page.waitForURL(`${base}/console/keys`);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     await page.getByText('ann@acme.example.com').waitFor();
     assert.match(await page.locator('header select option:checked').textContent(), /default \(owner\)/);
@@ -98,6 +99,35 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
     assert.deepEqual(page.cspViolations, [], 'no CSP violation');
     await page.context().close();
   });
+
+  for (const width of [1440, 375]) {
+    test(`at ${width} px: a session that ended offers the provider's sign-in, which returns to the page it was on`, T, async () => {
+      const page = await newPage(width);
+      await page.goto(`${base}/console/signin?token=${linkToken((await ok('login-link', 'ann@acme.example.com')).stdout)}`);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+      await ok('users', 'sessions-end', 'ann@acme.example.com');
+      await page.getByRole('link', { name: 'Team', exact: true }).click();
+      await page.waitForURL(`${base}/console/signin?ended=1&return_to=%2Fconsole%2Fteam`);
+      await page.getByRole('heading', { name: 'Your session ended', level: 1 }).waitFor();
+      const offered = page.getByRole('link', { name: 'Sign in with your identity provider' });
+      assert.equal(await offered.getAttribute('href'), '/console/api/auth/oidc/start?return_to=%2Fconsole%2Fteam');
+      await assertAccessible(page, `session ended (identity provider) at ${width} px`);
+      await screenshots(page, 'session-ended-oidc', width);
+      await offered.click();
+      // The provider's login form, unless it still remembers ann from an earlier test's sign-in.
+      await page.waitForURL((u) => u.href.startsWith(`${provider.issuer}/interaction/`) || u.href === `${base}/console/team`);
+      if (page.url().startsWith(provider.issuer)) {
+        await page.locator('input[name="login"]').fill('ann');
+        await page.locator('input[name="password"]').fill('any password');
+        await page.locator('button[type="submit"]').click();
+      }
+      await page.waitForURL(`${base}/console/team`);
+      await page.getByRole('heading', { name: 'Team default', level: 1 }).waitFor();
+      assert.deepEqual(page.cspViolations, [], 'no CSP violation');
+      await page.context().close();
+    });
+  }
 
   test('a sign-in link used twice: the second time the sign-in page says it has expired or been used', T, async () => {
     const token = linkToken((await ok('login-link', 'ann@acme.example.com')).stdout);

@@ -16,7 +16,9 @@ import {
   startGateway, standardConfig, closedPort, adminOf, postJson, waitFor,
 } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
-import { BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, screenshots } from '../fixtures/browser.mjs';
+import {
+  BROWSER_SKIP, CHROMIUM, SHOTS, assertAccessible, newPage, screenshots, signInByLink,
+} from '../fixtures/browser.mjs';
 
 const T = { timeout: 90_000 };
 const dollars = (s) => Number(s.replace(/[$,]/g, ''));
@@ -72,15 +74,8 @@ describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
 
   /** A page signed in as the owner, its browser in New York's zone, on the Usage page. */
   async function usagePage(width) {
-    const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: 'America/New_York' });
-    const page = await context.newPage();
-    page.cspViolations = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) page.cspViolations.push(m.text());
-    });
-    const token = linkToken((await ok('login-link', 'owner@usage.test')).stdout);
-    await page.goto(`${gw.baseURL}/console/signin?token=${token}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const page = await newPage(browser, width, { timezoneId: 'America/New_York' });
+    await signInByLink(page, gw.baseURL, linkToken((await ok('login-link', 'owner@usage.test')).stdout));
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     await page.goto(`${gw.baseURL}/console/usage`);
     await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();

@@ -1,7 +1,8 @@
 // The console API's additions for the console's pages: why a key that is not revoked does not
 // work, the spend row of one request, a preview of an invitation that reveals nothing of one not
 // meant for the caller (and writes nothing), the key's name in the spend CSV; and no invitation
-// token ever turns into a session.
+// token ever turns into a session. Also: `me` names the roles whose keys work, and the sign-in page
+// says a session ended and keeps the page to return to, escaped, never another site.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -181,5 +182,32 @@ describe('console API of issue 33', () => {
     const link = await request(gw.baseURL, 'POST', '/console/api/auth/link', { headers: { origin: gw.baseURL }, body: { token } });
     assertError(link, { status: 401, code: 'sign_in_failed' });
     assert.deepEqual(link.setCookies, []);
+  });
+
+  test('me names the roles whose keys work', async () => {
+    const s = await signedIn('founder@api33.test');
+    assert.deepEqual(s.me.key_roles, ['owner', 'admin', 'member']);
+  });
+
+  test('the sign-in page: a session that ended, the page to return to (escaped; another site is dropped), an invitation', async () => {
+    const page = async (query) => {
+      const r = await request(gw.baseURL, 'GET', `/console/signin${query}`);
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.setCookies, []);
+      return r.text;
+    };
+    const plain = await page('');
+    assert.match(plain, /<h1>Tollgate<\/h1>/);
+    assert.match(plain, /You are not signed in/);
+    const ended = await page('?ended=1&return_to=%2Fconsole%2Fusage');
+    assert.match(ended, /<h1>Your session ended<\/h1>/);
+    assert.match(ended, /Sign in with a sign-in link from your operator/);
+    assert.doesNotMatch(ended, /You are not signed in/);
+    // Without an identity provider no link carries the path; a hostile one is never written raw.
+    const hostile = await page(`?ended=1&return_to=${encodeURIComponent('/console/"><script>x</script>')}`);
+    assert.doesNotMatch(hostile, /<script>/);
+    const invited = await page('?return_to=%2Fconsole%2Finvite');
+    assert.match(invited, /An invitation does not sign you in/);
+    assert.match(invited, /Sign in with a sign-in link from your operator/);
   });
 });

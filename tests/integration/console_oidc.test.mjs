@@ -223,6 +223,18 @@ describe('console sign-in with a real OpenID provider', { timeout: 60_000 }, () 
     const odd = await step(`${gw.baseURL}/console/signin?error=%3Cscript%3E`);
     assert.ok(!odd.text.includes('<script>') && !odd.text.includes('class="error"'));
   });
+
+  test('a session that ended: the provider\'s link carries the page to return to, percent-encoded; another site is dropped', async () => {
+    const ended = await step(`${gw.baseURL}/console/signin?ended=1&return_to=%2Fconsole%2Fusage`);
+    assert.match(ended.text, /<h1>Your session ended<\/h1>/);
+    assert.match(ended.text, /<a href="\/console\/api\/auth\/oidc\/start\?return_to=%2Fconsole%2Fusage">Sign in with your identity provider<\/a>/);
+    assert.doesNotMatch(ended.text, /sign-in link from your operator/);
+    const hostile = await step(`${gw.baseURL}/console/signin?ended=1&return_to=${encodeURIComponent('/console/"><script>x</script>')}`);
+    assert.ok(!hostile.text.includes('<script>'));
+    assert.match(hostile.text, /return_to=%2Fconsole%2F%22%3E%3Cscript%3Ex%3C%2Fscript%3E"/);
+    const away = await step(`${gw.baseURL}/console/signin?ended=1&return_to=https%3A%2F%2Fevil.example%2F`);
+    assert.match(away.text, /<a href="\/console\/api\/auth\/oidc\/start">/);
+  });
 });
 
 describe('console sign-in with forged ID tokens', { timeout: 60_000 }, () => {

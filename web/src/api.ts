@@ -1,6 +1,7 @@
 // The console's JSON API (docs/console-api.md), as the pages call it: same-origin fetches with the
 // session cookie, the CSRF token from `me` on every change, and a 401 sends the browser to the
-// sign-in page.
+// sign-in page (saying the session ended when this browser was signed in), the page it was on kept
+// to return to after signing in.
 
 export interface Team {
   id: string;
@@ -15,6 +16,8 @@ export interface Me {
   csrf_token: string;
   session_expires_at: string;
   teams: Team[];
+  /** The roles whose keys work: a key stops when its creator's role is not one of them. */
+  key_roles: string[];
 }
 
 export interface Key {
@@ -24,6 +27,8 @@ export interface Key {
   created_at: string;
   last_used_at: string | null;
   state: string;
+  /** Why a key that is not revoked does not work (`state` "inactive"). */
+  inactive_reason: string | null;
   revoked_at: string | null;
 }
 
@@ -57,22 +62,51 @@ export class ApiError extends Error {
 let csrfToken = '';
 
 export const SIGN_IN = '/console/signin';
+/** Set once this browser has signed in, until it signs out: a 401 then means the session ended. */
+const SIGNED_IN = 'tollgate.signed_in';
+/** The page to go back to once signed in again. */
+export const RETURN_TO = 'tollgate.return_to';
+
+let leaving = false;
+
+/** Sends the browser to the sign-in page, keeping the page it is on to come back to (once: the
+ * calls in flight that fail too change nothing). */
+function toSignIn() {
+  if (leaving) return;
+  leaving = true;
+  const ended = localStorage.getItem(SIGNED_IN) !== null;
+  localStorage.setItem(RETURN_TO, location.pathname);
+  const back = `return_to=${encodeURIComponent(location.pathname)}`;
+  window.location.assign(`${SIGN_IN}?${ended ? `ended=1&${back}` : back}`);
+}
+
+/** The page kept by a sign-in that interrupted the console, once (then forgotten). */
+export function takeReturnTo(): string | null {
+  const path = localStorage.getItem(RETURN_TO);
+  localStorage.removeItem(RETURN_TO);
+  return path && path.startsWith('/console/') ? path : null;
+}
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const r = await fetch(`/console/api${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'same-origin',
-    // The pages' policy is no-referrer, under which a browser sends `Origin: null`; this keeps the
-    // real Origin on the console's own calls (the CSRF check wants it).
-    referrerPolicy: 'same-origin',
-  });
+  let r: Response;
+  try {
+    r = await fetch(`/console/api${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+      // The pages' policy is no-referrer, under which a browser sends `Origin: null`; this keeps
+      // the real Origin on the console's own calls (the CSRF check wants it).
+      referrerPolicy: 'same-origin',
+    });
+  } catch {
+    throw new ApiError(0, 'the gateway could not be reached (a network failure)', 'network_failure');
+  }
   if (r.status === 401 && path !== '/auth/logout') {
-    window.location.assign(SIGN_IN);
+    toSignIn();
     throw new ApiError(401, 'not signed in', 'not_signed_in');
   }
   const data = await r.json().catch(() => null);
@@ -86,10 +120,14 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
 export async function loadMe(): Promise<Me> {
   const me = await call<Me>('GET', '/me');
   csrfToken = me.csrf_token;
+  localStorage.setItem(SIGNED_IN, '1');
   return me;
 }
 
-export const signOut = () => call<unknown>('POST', '/auth/logout');
+export const signOut = () => {
+  localStorage.removeItem(SIGNED_IN);
+  return call<unknown>('POST', '/auth/logout');
+};
 
 const team = (id: string) => `/teams/${encodeURIComponent(id)}`;
 
@@ -215,6 +253,16 @@ export const revokeInvitation = (teamId: string, id: string) =>
   call<{ revoked: boolean }>('DELETE', `${team(teamId)}/invitations/${encodeURIComponent(id)}`);
 
 export const acceptInvitation = (token: string) => call<unknown>('POST', '/invitations/accept', { token });
+
+/** What an invitation offers: the team's name, the role, and who made it (an email, or `operator`). */
+export interface InvitationPreview {
+  team: string;
+  role: string;
+  invited_by: string;
+}
+
+export const previewInvitation = (token: string) =>
+  call<InvitationPreview>('POST', '/invitations/preview', { token });
 
 export const listFunctions = () => call<{ data: FunctionInfo[] }>('GET', '/functions');
 

@@ -2,14 +2,15 @@
 // pages the team's role may use, from `me`'s actions), and the page the path names. Pages are
 // client-side routes under /console/; the gateway answers each with the same HTML shell. An
 // invitation link (/console/invite?token=…) opened before signing in is kept in localStorage
-// across the sign-in and opened again once signed in.
+// across the sign-in and opened again once signed in; so is the page a session that ended was on.
 import { useEffect, useState } from 'preact/hooks';
-import { loadMe, signOut, SIGN_IN, type Me, type Team } from './api';
+import { loadMe, signOut, SIGN_IN, takeReturnTo, type Me, type Team } from './api';
 import { AuditPage } from './audit';
 import { CreateTeam } from './create_team';
 import { shownName } from './format';
 import { InvitePage, PENDING_INVITE, rememberInvite } from './invite';
 import { KeysPage } from './keys';
+import { Failed } from './load';
 import { MODEL_PREFIX, ModelPage, modelPath } from './model';
 import { ModelsPage } from './models';
 import { PlaygroundPage } from './playground';
@@ -68,19 +69,26 @@ export function App() {
   const [teamId, setTeamId] = useState<string>(() => sessionStorage.getItem(TEAM_KEY) ?? '');
   const [page, setPage] = useState(() => pageOf(location.pathname));
 
+  const start = () => {
+    setFailure(null);
+    loadMe().then(
+      (m) => {
+        setMe(m);
+        const back = takeReturnTo();
+        // Signed in with an invitation opened before: open it now; else the page a session that
+        // ended was on.
+        if (location.pathname !== INVITE && localStorage.getItem(PENDING_INVITE)) navigate(INVITE, true);
+        else if (back && pageOf(location.pathname) === PAGES[0].path && pageOf(back) !== PAGES[0].path) navigate(back, true);
+      },
+      (e: Error) => setFailure(e.message),
+    );
+  };
   useEffect(() => {
     if (location.pathname === INVITE && location.search) {
       rememberInvite(new URLSearchParams(location.search).get('token'));
       history.replaceState(null, '', INVITE);
     }
-    loadMe().then(
-      (m) => {
-        setMe(m);
-        // Signed in with an invitation opened before: open it now.
-        if (location.pathname !== INVITE && localStorage.getItem(PENDING_INVITE)) navigate(INVITE, true);
-      },
-      (e: Error) => setFailure(e.message),
-    );
+    start();
     const onPop = () => setPage(pageOf(location.pathname));
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
@@ -96,9 +104,7 @@ export function App() {
     return (
       <main id="main" class="page">
         <h1>Tollgate</h1>
-        <p role="alert" class="error">
-          The console could not load: {failure}
-        </p>
+        <Failed what="the console" error={failure} onRetry={start} />
       </main>
     );
   }

@@ -1,19 +1,14 @@
 // The team's audit log, newest first, a page of 50 at a time (for owners and admins: read_audit).
-import { useEffect, useState } from 'preact/hooks';
-import { auditLog, type AuditEntry, type Team } from './api';
+import { useState } from 'preact/hooks';
+import { auditLog, type Team } from './api';
 import { shownName, when } from './format';
+import { Loading, useLoad } from './load';
 import { Pager } from './pager';
 
 export function AuditPage({ team }: { team: Team }) {
   const [cursors, setCursors] = useState<string[]>([]);
-  const [page, setPage] = useState<{ data: AuditEntry[]; next_cursor: string | null } | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const cursor = cursors[cursors.length - 1];
-
-  useEffect(() => {
-    setPage(null);
-    auditLog(team.id, cursor).then(setPage, (e: Error) => setError(e.message));
-  }, [team.id, cursor]);
+  const log = useLoad(() => auditLog(team.id, cursor), [team.id, cursor]);
 
   return (
     <>
@@ -21,13 +16,8 @@ export function AuditPage({ team }: { team: Team }) {
       <p class="muted">
         Every change to team <strong>{shownName(team.name)}</strong>, newest first.
       </p>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {page === null && !error && <p class="muted">Loading…</p>}
-      {page && (
+      <Loading state={log} what="the audit log">
+        {(page) => (
         <div class="scroll" role="region" aria-label="Audit log" tabIndex={0}>
           <table class="audit cards">
             <thead>
@@ -63,8 +53,9 @@ export function AuditPage({ team }: { team: Team }) {
             </tbody>
           </table>
         </div>
-      )}
-      <Pager cursors={cursors} next={page?.next_cursor} onChange={setCursors} />
+        )}
+      </Loading>
+      <Pager cursors={cursors} next={log.data?.next_cursor} onChange={setCursors} />
     </>
   );
 }

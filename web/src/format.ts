@@ -69,3 +69,8 @@ export function shownName(name: string): string {
     return cp > 0xffff ? `\\U${hex.padStart(8, '0')}` : `\\u${hex.padStart(4, '0')}`;
   });
 }
+
+/** "an" before a role that starts with a vowel ("an admin"), "a" otherwise ("a viewer"). */
+export function article(role: string): string {
+  return /^[aeiou]/.test(role) ? 'an' : 'a';
+}

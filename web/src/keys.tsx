@@ -1,35 +1,36 @@
-// The team's API keys: the list (name, creator, created, last used, state), a form that creates
-// one and shows its secret once, and revocation after a confirmation that names the key. Only the
-// buttons the caller's role allows in the team are offered (`actions` from `me`).
-import { useEffect, useState } from 'preact/hooks';
+// The team's API keys: the list (name, creator, created, last used, state: a key that is not
+// revoked but does not work is inactive, with why), a form that creates one and shows its secret
+// once, and revocation after a confirmation that names the key. Only the buttons the caller's
+// role allows in the team are offered (`actions` from `me`).
+import { useState } from 'preact/hooks';
 import { createKey, listKeys, revokeKey, type Key, type Me, type Team } from './api';
 import { ConfirmDialog } from './confirm';
+import { Loading, useLoad } from './load';
 import { ShownOnce } from './shown_once';
-import { shownName, when } from './format';
+import { article, shownName, when } from './format';
 
 interface Props {
   team: Team;
   me: Me;
 }
 
+/** Why an inactive key does not work, in words (the API's `inactive_reason`). */
+const INACTIVE_REASONS: Record<string, string> = {
+  creator_not_member: 'its creator is no longer a member of the team',
+  creator_role: "its creator's role may no longer use keys",
+  expired: 'it has expired',
+};
+
 export function KeysPage({ team, me }: Props) {
-  const [keys, setKeys] = useState<Key[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const keys = useLoad(() => listKeys(team.id), [team.id]);
   const [made, setMade] = useState<{ key: Key; secret: string } | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);
   const canCreate = team.actions.includes('create_key');
   const canRevokeAny = team.actions.includes('revoke_any_key');
   const mayRevoke = (k: Key) =>
-    k.state === 'active' && (canRevokeAny || (canCreate && k.created_by === me.user.email));
+    k.state !== 'revoked' && (canRevokeAny || (canCreate && k.created_by === me.user.email));
 
-  const refresh = () =>
-    listKeys(team.id).then(
-      (ks) => setKeys(ks),
-      (e: Error) => setError(e.message),
-    );
-  useEffect(() => {
-    refresh();
-  }, [team.id]);
+  const refresh = keys.reload;
 
   const onCreated = (result: { key: Key; secret: string }) => {
     setMade(result);
@@ -49,15 +50,8 @@ export function KeysPage({ team, me }: Props) {
       </p>
       {canCreate && <CreateKey team={team} onCreated={onCreated} />}
       {made && <Secret made={made} onDone={() => setMade(null)} />}
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {keys === null && !error ? (
-        <p class="muted">Loading keys…</p>
-      ) : (
-        keys && (
+      <Loading state={keys} what="the keys">
+        {(keys) => (
           <div class="scroll" role="region" aria-label="API keys" tabIndex={0}>
             <table class="keys cards">
               <thead>
@@ -92,6 +86,12 @@ export function KeysPage({ team, me }: Props) {
                     <td data-label="Last used">{when(k.last_used_at)}</td>
                     <td data-label="State">
                       <span class={`state state-${k.state}`}>{k.state}</span>
+                      {k.state === 'inactive' && (
+                        <span class="muted small" data-inactive-reason>
+                          {' '}
+                          ({INACTIVE_REASONS[k.inactive_reason ?? ''] ?? 'it does not work'})
+                        </span>
+                      )}
                     </td>
                     <td class="actions">
                       {mayRevoke(k) && (
@@ -105,8 +105,8 @@ export function KeysPage({ team, me }: Props) {
               </tbody>
             </table>
           </div>
-        )
-      )}
+        )}
+      </Loading>
       {revoking && (
         <ConfirmDialog
           title={`Revoke “${shownName(revoking.name)}”?`}
@@ -115,16 +115,15 @@ export function KeysPage({ team, me }: Props) {
           onDone={onRevoked}
           onCancel={() => setRevoking(null)}
         >
-          The key <code>sk-tollgate-{revoking.public_id}-…</code> stops working at once, on every
-          gateway. This cannot be undone.
+          The key <code>sk-tollgate-{revoking.public_id}-…</code>{' '}
+          {revoking.state === 'inactive'
+            ? 'never works again, even once its creator may use keys again.'
+            : 'stops working at once, on every gateway.'}{' '}
+          This cannot be undone.
         </ConfirmDialog>
       )}
     </>
   );
-}
-
-function article(role: string): string {
-  return /^[aeiou]/.test(role) ? 'an' : 'a';
 }
 
 function CreateKey({ team, onCreated }: { team: Team; onCreated: (r: { key: Key; secret: string }) => void }) {

@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { listModels, type Model } from './api';
 import { count, perUnit } from './format';
+import { Loading, useLoad } from './load';
 
 const MILLION = 1_000_000;
 const TABS = ['curl', 'Python', 'Node'] as const;
@@ -16,15 +17,9 @@ export const MODEL_PREFIX = '/console/models/';
 export const modelPath = (id: string) => `${MODEL_PREFIX}${encodeURIComponent(id)}`;
 
 export function ModelPage({ id, onBack }: { id: string; onBack: (e: MouseEvent) => void }) {
-  const [model, setModel] = useState<Model | null | undefined>(undefined);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    listModels().then(
-      (r) => setModel(r.data.find((m) => m.id === id) ?? null),
-      (e: Error) => setError(e.message),
-    );
-  }, [id]);
+  // The model, or undefined when the gateway has none of that id.
+  const loaded = useLoad(() => listModels().then((r) => ({ model: r.data.find((m) => m.id === id) })), [id]);
+  const model = loaded.data?.model;
 
   useEffect(() => {
     if (model) document.title = `${model.id} · Models · Tollgate`;
@@ -40,19 +35,20 @@ export function ModelPage({ id, onBack }: { id: string; onBack: (e: MouseEvent) 
       <h1>
         Model <code>{id}</code>
       </h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {model === undefined && !error && <p class="muted">Loading the model…</p>}
-      {model === null && (
-        <p role="alert" class="error">
-          This gateway has no model named “{id}”.
-        </p>
-      )}
-      {model && <Details m={model} />}
-      {model && <Snippet m={model} />}
+      <Loading state={loaded} what="the model">
+        {({ model }) =>
+          model ? (
+            <>
+              <Details m={model} />
+              <Snippet m={model} />
+            </>
+          ) : (
+            <p role="alert" class="error">
+              This gateway has no model named “{id}”.
+            </p>
+          )
+        }
+      </Loading>
     </>
   );
 }

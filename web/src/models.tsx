@@ -1,9 +1,10 @@
 // The model catalogue as a searchable table: id and display name, endpoint kind, TEE/ZDR badges
 // (with filters), prices per million tokens (or per audio minute), and context and output limits;
 // each id links to the model's own page (model.tsx).
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { listModels, type Model } from './api';
 import { count, perUnit } from './format';
+import { Loading, useLoad } from './load';
 import { modelPath } from './model';
 
 const MILLION = 1_000_000;
@@ -11,18 +12,11 @@ const AUDIO_ENDPOINT = 'transcription';
 
 /** `onOpen(id)` gives the click handler of the link to `id`'s page. */
 export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent) => void }) {
-  const [models, setModels] = useState<Model[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const loaded = useLoad(() => listModels().then((r) => r.data), []);
+  const models = loaded.data;
   const [query, setQuery] = useState('');
   const [teeOnly, setTeeOnly] = useState(false);
   const [zdrOnly, setZdrOnly] = useState(false);
-
-  useEffect(() => {
-    listModels().then(
-      (r) => setModels(r.data),
-      (e: Error) => setError(e.message),
-    );
-  }, []);
 
   const shown = useMemo(() => {
     const q = query.trim().toLowerCase();
@@ -51,17 +45,11 @@ export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent)
           ZDR only
         </label>
       </div>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {models === null && !error ? (
-        <p class="muted">Loading models…</p>
-      ) : (
+      <Loading state={loaded} what="the models">
+        {(models) => (
         <>
           <p class="muted" aria-live="polite">
-            {shown.length} of {models?.length ?? 0} models
+            {shown.length} of {models.length} models
           </p>
           <div class="scroll" role="region" aria-label="Models" tabIndex={0}>
             <table class="models cards">
@@ -113,7 +101,8 @@ export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent)
           </div>
           <p class="muted small">Prices in US dollars per million tokens, or per audio minute.</p>
         </>
-      )}
+        )}
+      </Loading>
     </>
   );
 }

@@ -1,10 +1,14 @@
 // The playground: a chat model or a function, a system prompt, a conversation, temperature and
 // max_tokens; the answer streamed as it arrives (the console's POST …/chat/completions, which is
 // /v1/chat/completions billed to the team and tagged playground), a stop button, and after each
-// run its tokens, cost and latency. "View code" shows the same request for curl, Python and Node.
+// run its tokens, cost and latency. A stopped run keeps its partial answer in the conversation and
+// shows the cost billed for it, read from its spend row (billed_run.ts). "View code" shows the same
+// request for curl, Python and Node.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, listFunctions, listModels, playgroundFetch, type Team } from './api';
+import { billedRun, refusalText } from './billed_run';
 import { money, shownName } from './format';
+import { Failed, useLoad } from './load';
 
 interface Message {
   role: 'user' | 'assistant';
@@ -26,8 +30,19 @@ interface Choice {
 
 const FUNCTION_PREFIX = 'tollgate::function_name::';
 
+/** The chat models and functions to choose from. */
+async function loadChoices(): Promise<{ models: Choice[]; functions: Choice[] }> {
+  const [ms, fs] = await Promise.all([listModels(), listFunctions().catch(() => ({ data: [] }))]);
+  const models = ms.data
+    .filter((m) => m.endpoint === 'chat')
+    .map((m) => ({ value: m.id, label: m.display_name && m.display_name !== m.id ? `${m.id} (${m.display_name})` : m.id }));
+  const functions = fs.data.map((f) => ({ value: `${FUNCTION_PREFIX}${f.name}`, label: f.name }));
+  return { models, functions };
+}
+
 export function PlaygroundPage({ team }: { team: Team }) {
-  const [choices, setChoices] = useState<{ models: Choice[]; functions: Choice[] } | null>(null);
+  const loaded = useLoad(loadChoices, []);
+  const choices = loaded.data;
   const [model, setModel] = useState('');
   const [system, setSystem] = useState('');
   const [history, setHistory] = useState<Message[]>([]);
@@ -43,21 +58,13 @@ export function PlaygroundPage({ team }: { team: Team }) {
   // would send).
   const [lastRun, setLastRun] = useState<Record<string, unknown> | null>(null);
   const abort = useRef<AbortController | null>(null);
+  // Counts runs: a cost looked up late is shown only while its run is still the last.
+  const runs = useRef(0);
 
   useEffect(() => {
-    Promise.all([listModels(), listFunctions().catch(() => ({ data: [] }))]).then(
-      ([ms, fs]) => {
-        const models = ms.data
-          .filter((m) => m.endpoint === 'chat')
-          .map((m) => ({ value: m.id, label: m.display_name && m.display_name !== m.id ? `${m.id} (${m.display_name})` : m.id }));
-        const functions = fs.data.map((f) => ({ value: `${FUNCTION_PREFIX}${f.name}`, label: f.name }));
-        setChoices({ models, functions });
-        setModel((cur) => cur || models[0]?.value || functions[0]?.value || '');
-      },
-      (e: Error) => setError(e.message),
-    );
-    return () => abort.current?.abort();
-  }, []);
+    if (choices) setModel((cur) => cur || choices.models[0]?.value || choices.functions[0]?.value || '');
+  }, [choices]);
+  useEffect(() => () => abort.current?.abort(), []);
 
   const messages = (): { role: string; content: string }[] => [
     ...(system.trim() ? [{ role: 'system', content: system }] : []),
@@ -89,8 +96,14 @@ export function PlaygroundPage({ team }: { team: Team }) {
     let firstTokenMs: number | null = null;
     let text = '';
     let usage: Record<string, number> | null = null;
+    const thisRun = ++runs.current;
+    let requestId: string | null = null;
+    let stopped = false;
+    let failed = false;
     try {
       const r = await playgroundFetch(team.id, body, controller.signal);
+      // A run refused is not billed: only an accepted one has a spend row to look for.
+      if (r.ok) requestId = r.headers.get('x-request-id');
       if (!r.ok || !r.body) {
         const data = await r.json().catch(() => null);
         throw new ApiError(r.status, data?.error?.message ?? `HTTP ${r.status}`, data?.error?.code ?? null);
@@ -105,25 +118,33 @@ export function PlaygroundPage({ team }: { team: Team }) {
         }
         if (event.usage) usage = event.usage;
       });
+    } catch (err) {
+      failed = true;
+      stopped = (err as Error).name === 'AbortError';
+      if (stopped) setError('Stopped.');
+      else if (err instanceof ApiError && err.code === 'insufficient_balance') setError(await refusalText(team));
+      else setError((err as Error).message);
+    }
+    // The conversation keeps the answer, and the part of one that was stopped.
+    if (!failed || (stopped && text !== '')) {
       setHistory((h) => [...h, asked, { role: 'assistant', content: text }]);
       setInput('');
-    } catch (err) {
-      if ((err as Error).name === 'AbortError') {
-        setError('Stopped.');
-      } else {
-        setError((err as Error).message);
-      }
-    } finally {
-      const u = usage as Record<string, number> | null;
-      setStats({
-        prompt_tokens: u?.prompt_tokens ?? 0,
-        completion_tokens: u?.completion_tokens ?? 0,
-        cost: u ? (u['tollgate::cost'] ?? null) : null,
-        ms: performance.now() - started,
-        firstTokenMs,
-      });
-      setRunning(false);
-      abort.current = null;
+    }
+    const u = usage as Record<string, number> | null;
+    const stats: RunStats = {
+      prompt_tokens: u?.prompt_tokens ?? 0,
+      completion_tokens: u?.completion_tokens ?? 0,
+      cost: u ? (u['tollgate::cost'] ?? null) : null,
+      ms: performance.now() - started,
+      firstTokenMs,
+    };
+    setStats(stats);
+    setRunning(false);
+    abort.current = null;
+    // A run cut short has no usage in its stream: what it was billed is in its spend row.
+    if (stats.cost === null && requestId) {
+      const billed = await billedRun(team.id, requestId);
+      if (billed && runs.current === thisRun) setStats({ ...stats, ...billed });
     }
   };
 
@@ -192,6 +213,7 @@ export function PlaygroundPage({ team }: { team: Team }) {
             />
           </div>
         </div>
+        {loaded.error !== null && <Failed what="the models" error={loaded.error} onRetry={loaded.reload} />}
         <div class="field">
           <label for="pg-system">System prompt</label>
           <textarea id="pg-system" rows={2} value={system} onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)} />

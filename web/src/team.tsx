@@ -1,12 +1,14 @@
-// The team: its members with their roles (change a role, remove a member), and its invitations
+// The team: its members with their roles (change a role with Save and a confirmation,
+// role_change.tsx; remove a member), and its invitations
 // (create a link with a role and an optional email, shown once with a copy button; the list with
 // each one's state; revoke a pending one). What is offered follows the caller's actions from `me`:
 // change_roles for members, manage_owners for owners too, invite for invitations.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ConfirmDialog } from './confirm';
+import { Loading, useLoad } from './load';
+import { RoleChange } from './role_change';
 import { ShownOnce } from './shown_once';
 import {
-  changeRole,
   createInvitation,
   listInvitations,
   listMembers,
@@ -18,7 +20,7 @@ import {
   type Team,
 } from './api';
 import { CreateTeam } from './create_team';
-import { shownName, when } from './format';
+import { article, shownName, when } from './format';
 
 const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 
@@ -30,8 +32,8 @@ interface Props {
 }
 
 export function TeamPage({ team, me, onCreated }: Props) {
-  const [members, setMembers] = useState<Member[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const members = useLoad(() => listMembers(team.id), [team.id]);
+  const [notice, setNotice] = useState<string | null>(null);
   const [removing, setRemoving] = useState<Member | null>(null);
   const canChange = team.actions.includes('change_roles');
   const canOwners = team.actions.includes('manage_owners');
@@ -40,42 +42,21 @@ export function TeamPage({ team, me, onCreated }: Props) {
   const mayManage = (role: string) => canChange && (role !== 'owner' || canOwners);
   const roles = ROLES.filter((r) => mayManage(r));
 
-  const refresh = () =>
-    listMembers(team.id).then(
-      (ms) => setMembers(ms),
-      (e: Error) => setError(e.message),
-    );
-  useEffect(() => {
-    refresh();
-  }, [team.id]);
-
-  const setRole = async (m: Member, role: string) => {
-    setError(null);
-    try {
-      await changeRole(team.id, m.user_id, role);
-    } catch (e) {
-      setError(`${m.email}: ${(e as Error).message}`);
-    }
-    refresh();
-  };
+  const refresh = members.reload;
 
   return (
     <>
       <h1>Team {shownName(team.name)}</h1>
       <p class="muted">
-        You are {team.role === 'owner' || team.role === 'admin' ? 'an' : 'a'} {team.role} of this team
+        You are {article(team.role)} {team.role} of this team
         {team.state !== 'active' && <> (the team is {team.state})</>}.
       </p>
       <h2>Members</h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {members === null && !error ? (
-        <p class="muted">Loading members…</p>
-      ) : (
-        members && (
+      <p role="status" class="notice" data-notice>
+        {notice}
+      </p>
+      <Loading state={members} what="the members">
+        {(members) => (
           <div class="scroll" role="region" aria-label="Members" tabIndex={0}>
             <table class="members cards">
               <thead>
@@ -96,17 +77,17 @@ export function TeamPage({ team, me, onCreated }: Props) {
                     <td data-label="Name">{m.name ? shownName(m.name) : '—'}</td>
                     <td data-label="Role">
                       {mayManage(m.role) ? (
-                        <select
-                          aria-label={`Role of ${m.email}`}
-                          value={m.role}
-                          onChange={(e) => setRole(m, (e.target as HTMLSelectElement).value)}
-                        >
-                          {roles.map((r) => (
-                            <option key={r} value={r}>
-                              {r}
-                            </option>
-                          ))}
-                        </select>
+                        <RoleChange
+                          key={`${m.user_id}:${m.role}`}
+                          team={team}
+                          member={m}
+                          roles={roles}
+                          keyRoles={me.key_roles}
+                          onChanged={(text) => {
+                            setNotice(text);
+                            refresh();
+                          }}
+                        />
                       ) : (
                         <span class="role">{m.role}</span>
                       )}
@@ -124,8 +105,8 @@ export function TeamPage({ team, me, onCreated }: Props) {
               </tbody>
             </table>
           </div>
-        )
-      )}
+        )}
+      </Loading>
       {canInvite && <Invitations team={team} roles={ROLES.filter((r) => r !== 'owner' || canOwners)} />}
       {removing && (
         <ConfirmDialog
@@ -133,6 +114,7 @@ export function TeamPage({ team, me, onCreated }: Props) {
           action={`Remove ${removing.email}`}
           act={() => removeMember(team.id, removing.user_id)}
           onDone={() => {
+            setNotice(`${removing.email} was removed from team ${shownName(team.name)}.`);
             setRemoving(null);
             refresh();
           }}
@@ -150,21 +132,14 @@ export function TeamPage({ team, me, onCreated }: Props) {
 }
 
 function Invitations({ team, roles }: { team: Team; roles: readonly string[] }) {
-  const [list, setList] = useState<Invitation[] | null>(null);
+  const list = useLoad(() => listInvitations(team.id), [team.id]);
   const [error, setError] = useState<string | null>(null);
   const [role, setRole] = useState('member');
   const [email, setEmail] = useState('');
   const [busy, setBusy] = useState(false);
   const [link, setLink] = useState<string | null>(null);
 
-  const refresh = () =>
-    listInvitations(team.id).then(
-      (is) => setList(is),
-      (e: Error) => setError(e.message),
-    );
-  useEffect(() => {
-    refresh();
-  }, [team.id]);
+  const refresh = list.reload;
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -226,7 +201,8 @@ function Invitations({ team, roles }: { team: Team; roles: readonly string[] }) 
           {error}
         </p>
       )}
-      {list && (
+      <Loading state={list} what="the invitations">
+        {(list) => (
         <div class="scroll" role="region" aria-label="Invitations" tabIndex={0}>
           <table class="invitations cards">
             <thead>
@@ -271,7 +247,8 @@ function Invitations({ team, roles }: { team: Team; roles: readonly string[] }) 
             </tbody>
           </table>
         </div>
-      )}
+        )}
+      </Loading>
     </section>
   );
 }

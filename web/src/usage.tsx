@@ -12,12 +12,12 @@ import {
   spendSummary,
   type Key,
   type SpendGroup,
-  type SpendRow,
   type SpendTotal,
   type Team,
   type TeamDetail,
 } from './api';
 import { cents, count, exactMoney, shownName, whenUtc, whenZoned } from './format';
+import { Failed, Loading, useLoad } from './load';
 import { Pager } from './pager';
 
 const RANGES = [7, 30, 90] as const;
@@ -75,40 +75,27 @@ function daysAgo(days: number): string {
 }
 
 export function UsagePage({ team }: { team: Team }) {
-  const [detail, setDetail] = useState<TeamDetail | null>(null);
   const [range, setRange] = useState<number>(30);
-  const [daily, setDaily] = useState<SpendTotal[] | null>(null);
   const [by, setBy] = useState<Exclude<SpendGroup, 'day'>>('model');
-  const [breakdown, setBreakdown] = useState<SpendTotal[] | null>(null);
   const [keys, setKeys] = useState<KeyNames>(new Map());
-  const [error, setError] = useState<string | null>(null);
   const since = daysAgo(range - 1);
-  const fail = (e: Error) => setError(e.message);
+  const summary = useLoad<TeamDetail>(() => getTeam(team.id), [team.id]);
+  const detail = summary.data;
+  const daily = useLoad(() => spendSummary(team.id, 'day', since).then((r) => r.data), [team.id, since]);
+  const breakdown = useLoad(() => spendSummary(team.id, by, since).then((r) => r.data), [team.id, by, since]);
 
   useEffect(() => {
-    getTeam(team.id).then(setDetail, fail);
     // Names for the key ids of the tables; without them (a role that may not list keys) ids show.
     listKeys(team.id).then(
       (list) => setKeys(new Map(list.map((k) => [k.public_id, k]))),
       () => setKeys(new Map()),
     );
   }, [team.id]);
-  useEffect(() => {
-    spendSummary(team.id, 'day', since).then((r) => setDaily(r.data), fail);
-  }, [team.id, since]);
-  useEffect(() => {
-    setBreakdown(null);
-    spendSummary(team.id, by, since).then((r) => setBreakdown(r.data), fail);
-  }, [team.id, by, since]);
 
   return (
     <>
       <h1>Usage</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      {summary.error !== null && <Failed what="the balance" error={summary.error} onRetry={summary.reload} />}
       <dl class="stats balance" aria-label="Balance">
         <div>
           <dt>Balance</dt>
@@ -141,15 +128,19 @@ export function UsagePage({ team }: { team: Team }) {
         <p class="muted small" data-utc-note>
           Days are UTC days (midnight to midnight UTC); request times below are in your time zone.
         </p>
-        {daily === null ? <p class="muted">Loading…</p> : <DailyChart rows={daily} since={since} days={range} />}
-        {daily && (
-          <Totals
-            items={daily.map((r) => ({ ...r, id: String(r.day), label: String(r.day) }))}
-            by="day"
-            label="Day (UTC)"
-            title="Spend per UTC day"
-          />
-        )}
+        <Loading state={daily} what="the spend per day">
+          {(daily) => (
+            <>
+              <DailyChart rows={daily} since={since} days={range} />
+              <Totals
+                items={daily.map((r) => ({ ...r, id: String(r.day), label: String(r.day) }))}
+                by="day"
+                label="Day (UTC)"
+                title="Spend per UTC day"
+              />
+            </>
+          )}
+        </Loading>
       </section>
       <section aria-labelledby="by-title" class="section">
         <div class="row spread">
@@ -168,18 +159,22 @@ export function UsagePage({ team }: { team: Team }) {
             ))}
           </div>
         </div>
-        {breakdown === null || (by === 'tag' && daily === null) ? (
-          <p class="muted">Loading…</p>
-        ) : by === 'tag' ? (
-          <TagTotals rows={breakdown} daily={daily ?? []} />
-        ) : (
-          <Totals
-            items={breakdown.map((r, i) => ({ ...r, id: String(i), label: groupLabel(by, r[by], keys) }))}
-            by={by}
-            label={GROUPS.find((g) => g.by === by)?.label ?? by}
-            title={`Spend by ${by}`}
-          />
-        )}
+        <Loading state={breakdown} what={`the spend by ${by}`}>
+          {(breakdown) =>
+            by === 'tag' ? (
+              <Loading state={daily} what="the spend per day">
+                {(daily) => <TagTotals rows={breakdown} daily={daily} />}
+              </Loading>
+            ) : (
+              <Totals
+                items={breakdown.map((r, i) => ({ ...r, id: String(i), label: groupLabel(by, r[by], keys) }))}
+                by={by}
+                label={GROUPS.find((g) => g.by === by)?.label ?? by}
+                title={`Spend by ${by}`}
+              />
+            )
+          }
+        </Loading>
       </section>
       <Rows team={team} since={since} keys={keys} />
     </>
@@ -386,16 +381,9 @@ function Rows({ team, since, keys }: { team: Team; since: string; keys: KeyNames
   const [draft, setDraft] = useState<Filters>({ model: '', key: '', tag: '' });
   const [filters, setFilters] = useState<Filters>(draft);
   const [cursors, setCursors] = useState<string[]>([]);
-  const [page, setPage] = useState<{ data: SpendRow[]; next_cursor: string | null } | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const params = { since, model: filters.model.trim(), key: filters.key.trim(), tag: filters.tag.trim() };
   const cursor = cursors[cursors.length - 1];
-
-  useEffect(() => {
-    setPage(null);
-    setError(null);
-    spendRows(team.id, { ...params, limit: '25', cursor }).then(setPage, (e: Error) => setError(e.message));
-  }, [team.id, since, filters, cursor]);
+  const rows = useLoad(() => spendRows(team.id, { ...params, limit: '25', cursor }), [team.id, since, filters, cursor]);
 
   const apply = (e: Event) => {
     e.preventDefault();
@@ -429,13 +417,8 @@ function Rows({ team, since, keys }: { team: Team; since: string; keys: KeyNames
           Filter
         </button>
       </form>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {page === null && !error && <p class="muted">Loading…</p>}
-      {page && (
+      <Loading state={rows} what="the requests">
+        {(page) => (
         <div class="scroll" role="region" aria-label="Requests" tabIndex={0}>
           <table class="rows cards">
             <thead>
@@ -494,8 +477,9 @@ function Rows({ team, since, keys }: { team: Team; since: string; keys: KeyNames
             </tbody>
           </table>
         </div>
-      )}
-      <Pager cursors={cursors} next={page?.next_cursor} onChange={setCursors} />
+        )}
+      </Loading>
+      <Pager cursors={cursors} next={rows.data?.next_cursor} onChange={setCursors} />
     </section>
   );
 }

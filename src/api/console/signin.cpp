@@ -9,10 +9,22 @@
 namespace tollgate::api::console {
 namespace {
 
+/// The console's invitation page, where a link to accept an invitation leads.
+constexpr std::string_view kInvitePage = "/console/invite";
+
+/// What the sign-in page is asked to show besides its token.
+struct SignInPage {
+  bool oidc = false;            ///< An identity provider is configured.
+  std::string_view error_text;  ///< After a failed sign-in, what went wrong.
+  bool ended = false;           ///< The console sent here a browser whose session ended.
+  std::string return_to;        ///< A safeReturnTo path: where the provider's sign-in ends.
+};
+
 /// The sign-in page: with a sign-in link's token, one button that signs in with a POST, so that
 /// mail scanners and link previews, which only GET, never use the token up; with an identity
-/// provider, a link that starts signing in with it; after a failed sign-in, what went wrong.
-std::string signInPage(std::string_view token, bool oidc, std::string_view error_text) {
+/// provider, a link that starts signing in with it (and comes back to `return_to`); after a
+/// failed sign-in, what went wrong; for a session that ended, that it did and how to sign in again.
+std::string signInPage(std::string_view token, const SignInPage& p) {
   std::string html =
       "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
       "content=\"width=device-width, initial-scale=1\"><title>Sign in to Tollgate</title>";
@@ -22,11 +34,12 @@ std::string signInPage(std::string_view token, bool oidc, std::string_view error
     html.append("<link rel=\"stylesheet\" href=\"/console/assets/").append(style->name);
     html += "\">";
   }
-  html += "</head><body><main class=\"signin\"><h1>Tollgate</h1>";
-  if (!error_text.empty()) {
+  html += "</head><body><main class=\"signin\">";
+  html += p.ended ? "<h1>Your session ended</h1>" : "<h1>Tollgate</h1>";
+  if (!p.error_text.empty()) {
     // A fixed text of oidc_flow's, chosen by a known code: nothing of the query is shown.
     html += "<p class=\"error\">";
-    html += error_text;
+    html += p.error_text;
     html += "</p>";
   }
   if (!token.empty()) {
@@ -37,10 +50,28 @@ std::string signInPage(std::string_view token, bool oidc, std::string_view error
     html += token;
     html += "\"><button type=\"submit\">Sign in</button></form>";
   }
-  if (oidc) {
+  // An invitation's page sent here someone not signed in: an invitation never signs anyone in.
+  const bool invited = p.return_to == kInvitePage;
+  if (p.ended && token.empty()) {
     html +=
-        "<p><a href=\"/console/api/auth/oidc/start\">Sign in with your identity provider</a>"
-        "</p>";
+        "<p>Signed-in sessions end after a while without use, and some time after signing in. "
+        "Sign in again to go back to the page you were on.</p>";
+  } else if (invited && token.empty()) {
+    html +=
+        "<p>You have an invitation to a team. An invitation does not sign you in: sign in first, "
+        "and the invitation opens again.</p>";
+  }
+  if (p.oidc) {
+    // Percent-encoded: nothing of the path is left to escape in the attribute.
+    html += "<p><a href=\"/console/api/auth/oidc/start";
+    if (p.return_to != kConsoleHome) {
+      html.append("?return_to=").append(percentEncode(p.return_to));
+    }
+    html += "\">Sign in with your identity provider</a></p>";
+  } else if ((p.ended || invited) && token.empty()) {
+    html +=
+        "<p>Sign in with a sign-in link from your operator (they make one with "
+        "<code>tollgate admin login-link EMAIL</code>).</p>";
   } else if (token.empty()) {
     html +=
         "<p>You are not signed in. Open a sign-in link from your operator (they make one with "
@@ -94,6 +125,13 @@ void writeMe(json::Writer& w, const Caller& who, const std::string& csrf, std::i
     w.endObject();
   }
   w.endArray();
+  // The roles whose keys work: a key stops when its creator's role is not one of them.
+  w.key("key_roles");
+  w.startArray();
+  for (const std::string& role : accounts::rolesAllowed(accounts::Action::CreateKey)) {
+    w.string(role);
+  }
+  w.endArray();
   w.key("sign_in");
   w.startObject();
   w.field("oidc", c.oidc.has_value());
@@ -109,12 +147,15 @@ Awaitable<void> signInPage(const ConsoleServices& s, exchange::RequestContext& c
   const auto token = http::formValue(req.query, "token");
   const std::string shown = token && *token && linkShaped(**token) ? **token : std::string();
   const auto error = http::formValue(req.query, "error");
-  const std::string_view error_text =
-      error && *error ? signInErrorText(**error) : std::string_view();
-  http::Response page{200,
-                      "text/html; charset=utf-8",
-                      {},
-                      signInPage(shown, s.config.console.oidc.has_value(), error_text)};
+  const auto ended = http::formValue(req.query, "ended");
+  const auto return_to = http::formValue(req.query, "return_to");
+  const SignInPage p{
+      .oidc = s.config.console.oidc.has_value(),
+      .error_text = error && *error ? signInErrorText(**error) : std::string_view(),
+      .ended = ended && *ended,
+      .return_to = safeReturnTo(return_to && *return_to ? std::string_view(**return_to) : ""),
+  };
+  http::Response page{200, "text/html; charset=utf-8", {}, signInPage(shown, p)};
   page.header("Cache-Control", "no-store");
   addPageHeaders(page);
   ctx.status = 200;

@@ -39,7 +39,7 @@ Result<Plan> functionPlan(const config::Config& config, std::string_view name,
     const config::Model* model = config.findModel(v->model);
     if (model != nullptr && model->is_active) {
       p.routes.push_back(Route{model, v, v->retries.value_or(model->retries),
-                               v->timeouts.value_or(model->timeouts)});
+                               v->timeouts.value_or(model->timeouts), std::nullopt});
     }
   }
   if (p.routes.empty()) {
@@ -75,7 +75,7 @@ Result<Plan> plan(const config::Config& config, std::string_view requested,
   if (!model->is_active) {
     return notFound("The model '" + std::string(id) + "' is not active");
   }
-  return Plan{model, {Route{model, nullptr, model->retries, model->timeouts}}, nullptr};
+  return Plan{model, {Route{model, nullptr, model->retries, model->timeouts, std::nullopt}}, nullptr};
 }
 
 }  // namespace tollgate::inference

@@ -16,6 +16,9 @@
 //   tool_calls whose arguments are not a JSON object, json_schema/json_object with tools.
 // - tool_choice without tools is not sent (Anthropic refuses it; OpenAI clients often send
 //   "none" or "auto" with no tools).
+// - cache_control ({"type":"ephemeral"}, optional ttl "5m" or "1h") on a content part, a part of
+//   a system message, or a tool is sent as cache_control on the same block; anything else, or
+//   more than 4 of them, is refused (anthropic_cache_control.hpp).
 // - Answers: thinking blocks become reasoning_content (whole and streamed); redacted_thinking
 //   blocks and signatures are dropped. The usage's cache reads and writes become the kinds of
 //   our usage (anthropic_usage.hpp).

@@ -17,6 +17,7 @@
 #include "openai/chat_request.hpp"
 #include "openai/sse.hpp"
 #include "providers/anthropic.hpp"
+#include "providers/anthropic_cache_control.hpp"
 
 namespace {
 

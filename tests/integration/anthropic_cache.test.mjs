@@ -4,13 +4,15 @@
 // usage.prompt_tokens_details.cached_tokens and usage["tollgate::cache_write_tokens"] (of them
 // the 1-hour ones as usage["tollgate::cache_write_1h_tokens"]), each kind charged at its own
 // price: usage["tollgate::cost"] and the spend row's cost are the priced usage to the pico-USD,
-// whole and streamed. A split of the writes that does not add up is estimated and flagged.
+// whole and streamed. A split of the writes that does not add up is estimated and flagged. An
+// OpenAI-compatible provider receives cache_control as the client sent it.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startAnthropicMock, anthropicModel, ANTHROPIC_USAGE, WEATHER_TOOL } from '../fixtures/anthropic_upstream.mjs';
-import { startGateway, GATEWAY_DEFAULTS, adminOf, marker, sdkError } from '../fixtures/gateway.mjs';
+import { startMock } from '../fixtures/mock_upstream.mjs';
+import { startGateway, GATEWAY_DEFAULTS, openaiProvider, adminOf, marker, sdkError } from '../fixtures/gateway.mjs';
 
 const T = { timeout: 20_000 };
 // Pico-USD per token of each kind: Anthropic's ratios (reads 0.1x, 5-minute writes 1.25x,
@@ -33,6 +35,7 @@ const WRITES = 1000;
 const HOUR = 400;
 
 let mock;
+let openai;
 let gw;
 let client;
 let cases = 0;
@@ -40,14 +43,22 @@ const { keyFor, spend } = adminOf(() => ({ configPath: gw.configPath, env: { XDG
 
 before(async () => {
   mock = await startAnthropicMock();
+  openai = await startMock();
   gw = await startGateway({
-    config: { gateway: { ...GATEWAY_DEFAULTS, auth: 'required' }, models: { claude: anthropicModel(mock.url, PRICES) } },
+    config: {
+      gateway: { ...GATEWAY_DEFAULTS, auth: 'required' },
+      models: {
+        claude: anthropicModel(mock.url, PRICES),
+        gpt: { ...PRICES, routing: ['primary'], providers: { primary: openaiProvider(openai.url) } },
+      },
+    },
   });
   client = new OpenAI({ baseURL: `${gw.baseURL}/v1`, apiKey: await keyFor('cachers', '10'), maxRetries: 0, timeout: 8000 });
 });
 after(async () => {
   await gw?.stop();
   await mock?.close();
+  await openai?.close();
 });
 
 /** Messages with the policy as a cached system part and `question` as the last user text. */
@@ -111,6 +122,16 @@ describe('cache_control reaches Anthropic on the same blocks', () => {
     assert.equal(sent.messages[0].content[1].type, 'image');
     assert.deepEqual(sent.tools[0].cache_control, { type: 'ephemeral' });
     assert.equal(sent.tools[0].name, WEATHER_TOOL.function.name);
+  });
+
+  test('an OpenAI-compatible provider receives cache_control as sent, refused or not', T, async () => {
+    const m = marker('openai');
+    const content = Array(5).fill({ type: 'ephemeral', ttl: '24h' }).map((cache_control) => ({ type: 'text', text: m, cache_control }));
+    const tools = [{ ...WEATHER_TOOL, cache_control: { type: 'ephemeral' } }];
+    await client.chat.completions.create({ model: 'gpt', messages: [{ role: 'user', content }], tools });
+    const sent = openai.requests.findLast((r) => r.rawBody.includes(m)).body;
+    assert.deepEqual(sent.messages[0].content, content);
+    assert.deepEqual(sent.tools, tools);
   });
 
   test('more than 4 breakpoints, or one Anthropic does not know, is a 400 before anything is sent', T, async () => {

@@ -133,6 +133,9 @@ std::string encodeCompletion(const Completion& c, const ResponseMeta& meta) {
     w.key("message");
     w.startObject();
     w.field("role", "assistant");
+    if (ch.reasoning_content) {
+      w.field("reasoning_content", *ch.reasoning_content);
+    }
     writeOptionalString(w, "content", ch.content);
     if (ch.refusal) {
       w.field("refusal", *ch.refusal);
@@ -164,6 +167,9 @@ std::string encodeChunk(const Chunk& c, const ResponseMeta& meta) {
     w.startObject();
     if (ch.role) {
       w.field("role", *ch.role);
+    }
+    if (ch.reasoning_content) {
+      w.field("reasoning_content", *ch.reasoning_content);
     }
     if (ch.content) {
       w.field("content", *ch.content);

@@ -31,6 +31,8 @@ struct Choice {
   std::optional<std::string> refusal;
   std::vector<ToolCall> tool_calls;
   std::string logprobs_json;  ///< The upstream's logprobs object as JSON; empty when none.
+  /// The model's thinking, written after role when present (last here: positional initialisers).
+  std::optional<std::string> reasoning_content;
 };
 
 struct Completion {
@@ -58,6 +60,7 @@ struct ChoiceDelta {
   std::vector<ToolCallDelta> tool_calls;
   std::optional<std::string> finish_reason;
   std::string logprobs_json;
+  std::optional<std::string> reasoning_content;  ///< As Choice's.
 };
 
 struct Chunk {

@@ -29,21 +29,6 @@ std::string inputText(const Value& block) {
 
 }  // namespace
 
-std::optional<std::int64_t> promptTokens(const Value& usage) {
-  auto sum = json::countMember(usage, "input_tokens");
-  for (const std::string_view cache : {"cache_creation_input_tokens", "cache_read_input_tokens"}) {
-    const Value* v = json::member(usage, cache);
-    if (v == nullptr || v->IsNull() || !sum) {
-      continue;  // Absent or null: none.
-    }
-    const auto n = json::countMember(usage, cache);
-    if (!n || __builtin_add_overflow(*sum, *n, &*sum)) {
-      sum.reset();
-    }
-  }
-  return sum;
-}
-
 std::string_view finishReason(std::string_view stop_reason, bool json) {
   if (stop_reason == "max_tokens" || stop_reason == "model_context_window_exceeded") {
     return "length";
@@ -79,10 +64,16 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
   c.created = created;
   openai::Choice choice;
   std::string text;
+  std::string reasoning;
   bool has_text = false;
+  bool has_reasoning = false;
   for (const Value& block : content->GetArray()) {
     const std::string_view type = json::stringMember(block, "type").value_or("");
-    if (type == "text") {
+    if (type == "thinking") {
+      // Its signature stays behind, as redacted_thinking blocks do: neither is text.
+      reasoning.append(json::stringMember(block, "thinking").value_or(""));
+      has_reasoning = true;
+    } else if (type == "text") {
       text.append(json::stringMember(block, "text").value_or(""));
       has_text = true;
     } else if (type == "tool_use" && json) {
@@ -93,7 +84,10 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
           std::string(json::stringMember(block, "id").value_or("")),
           std::string(json::stringMember(block, "name").value_or("")), inputText(block)});
     }
-    // thinking, redacted_thinking and server tool blocks have no place in our message.
+    // redacted_thinking and server tool blocks have no place in our message.
+  }
+  if (has_reasoning) {
+    choice.reasoning_content = std::move(reasoning);
   }
   if (has_text || choice.tool_calls.empty()) {
     choice.content = std::move(text);
@@ -102,11 +96,9 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
   c.choices.push_back(std::move(choice));
   if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
     // Counts that are not counts leave the usage missing: the charge is estimated, and flagged.
-    const auto prompt = promptTokens(*u);
-    const auto output = json::countMember(*u, "output_tokens");
-    if (prompt && output) {
-      c.usage = usage::of(*prompt, *output);
-    }
+    UsageReport report;
+    report.read(*u);
+    c.usage = report.counts();
     if (keep.usage) {
       c.raw_usage_json = json::serialize(*u);
     }

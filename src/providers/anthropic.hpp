@@ -16,6 +16,12 @@
 //   tool_calls whose arguments are not a JSON object, json_schema/json_object with tools.
 // - tool_choice without tools is not sent (Anthropic refuses it; OpenAI clients often send
 //   "none" or "auto" with no tools).
+// - cache_control ({"type":"ephemeral"}, optional ttl "5m" or "1h") on a content part, a part of
+//   a system message, or a tool is sent as cache_control on the same block; anything else, or
+//   more than 4 of them, is refused (anthropic_cache_control.hpp).
+// - Answers: thinking blocks become reasoning_content (whole and streamed); redacted_thinking
+//   blocks and signatures are dropped. The usage's cache reads and writes become the kinds of
+//   our usage (anthropic_usage.hpp).
 #pragma once
 
 #include <rapidjson/document.h>
@@ -30,6 +36,7 @@
 #include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
 #include "providers/adapter.hpp"
+#include "providers/anthropic_usage.hpp"
 #include "providers/openai_compatible.hpp"
 
 namespace tollgate::providers::anthropic {
@@ -48,10 +55,6 @@ bool wantsJson(const openai::ChatRequest& request);
 
 /// Our finish_reason for Anthropic's stop_reason; `json` when the forced JSON tool is in use.
 std::string_view finishReason(std::string_view stop_reason, bool json);
-
-/// The prompt tokens of an Anthropic usage object: input tokens plus cache writes and reads;
-/// nullopt when one of them is not a count (json::countMember) or their sum overflows.
-std::optional<std::int64_t> promptTokens(const rapidjson::Value& usage);
 
 /// A whole Messages answer, parsed in place (`body` is modified), stamped `created`.
 Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool json,
@@ -91,11 +94,7 @@ class StreamDecoder {
   bool started_ = false;
   int tools_ = 0;             ///< Tool blocks seen so far: the next one's OpenAI index.
   int tool_block_ = -1;       ///< Anthropic's index of the open tool_use block, or -1.
-  bool reported_ = false;     ///< Whether any usage has been reported.
-  bool untrusted_ = false;    ///< Whether a reported count was not a count: usage is then missing.
-  bool input_known_ = false;  ///< Whether the prompt's count has been reported (else missing).
-  std::int64_t input_ = 0;    ///< Prompt tokens, cache reads and writes included.
-  std::int64_t output_ = 0;
+  UsageReport usage_;         ///< The counts of message_start, updated by message_delta.
   std::string content_head_;  ///< A content chunk up to its escaped text (see emitContent).
   std::string content_tail_;  ///< …and after it.
   std::string raw_usage_;     ///< The last usage object, for tollgate::include_raw_usage.

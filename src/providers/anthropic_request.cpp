@@ -8,6 +8,7 @@
 #include "core/json.hpp"
 #include "openai/fields.hpp"
 #include "providers/anthropic.hpp"
+#include "providers/anthropic_cache_control.hpp"
 #include "providers/anthropic_tools.hpp"
 
 namespace tollgate::providers::anthropic {
@@ -25,19 +26,27 @@ Error refuse(std::string_view param, std::string message) {
   return openai::invalidValue(param, std::move(message));
 }
 
-/// Writes one {"type":"text","text":…} block; empty text is skipped (Anthropic refuses it).
-void textBlock(json::Writer& w, const Value& text) {
+/// Writes one {"type":"text","text":…} block with the cache_control of `part` (when a part
+/// holds it); empty text is skipped, breakpoint and all (Anthropic refuses an empty block).
+std::optional<Error> textBlock(json::Writer& w, const Value& text, const Value* part,
+                               CacheBreakpoints& breakpoints) {
   if (text.GetStringLength() == 0) {
-    return;
+    return std::nullopt;
   }
   w.startObject();
   w.field("type", "text");
   copy(w, "text", text);
+  if (part != nullptr) {
+    if (auto e = breakpoints.write(w, *part, "messages")) {
+      return e;
+    }
+  }
   w.endObject();
+  return std::nullopt;
 }
 
 /// An image_url part as an image block: a data: URL inline (base64), any other URL by reference.
-std::optional<Error> imageBlock(json::Writer& w, const Value& part) {
+std::optional<Error> imageBlock(json::Writer& w, const Value& part, CacheBreakpoints& breakpoints) {
   const Value* image = json::member(part, "image_url");
   const Value* url = image != nullptr && image->IsObject() ? json::member(*image, "url") : image;
   if (!isString(url)) {
@@ -61,18 +70,21 @@ std::optional<Error> imageBlock(json::Writer& w, const Value& part) {
     w.field("url", u);
   }
   w.endObject();
+  if (auto e = breakpoints.write(w, part, "messages")) {
+    return e;
+  }
   w.endObject();
   return std::nullopt;
 }
 
 /// A message's `content` (a string or an array of parts) as content blocks.
-std::optional<Error> contentBlocks(json::Writer& w, const Value* content, bool images) {
+std::optional<Error> contentBlocks(json::Writer& w, const Value* content, bool images,
+                                   CacheBreakpoints& breakpoints) {
   if (content == nullptr || content->IsNull()) {
     return std::nullopt;
   }
   if (content->IsString()) {
-    textBlock(w, *content);
-    return std::nullopt;
+    return textBlock(w, *content, nullptr, breakpoints);
   }
   if (!content->IsArray()) {
     return refuse("messages", "a message's content must be a string or an array of parts");
@@ -81,18 +93,20 @@ std::optional<Error> contentBlocks(json::Writer& w, const Value* content, bool i
     const Value* type = json::member(part, "type");
     const Value* text = json::member(part, "text");
     const Value* refusal = json::member(part, "refusal");
+    std::optional<Error> e;
     if (equals(type, "text") && isString(text)) {
-      textBlock(w, *text);
+      e = textBlock(w, *text, &part, breakpoints);
     } else if (equals(type, "refusal") && isString(refusal)) {
-      textBlock(w, *refusal);
+      e = textBlock(w, *refusal, &part, breakpoints);
     } else if (images && equals(type, "image_url")) {
-      if (auto e = imageBlock(w, part)) {
-        return e;
-      }
+      e = imageBlock(w, part, breakpoints);
     } else {
       return refuse("messages", "an Anthropic provider accepts text" +
                                     std::string(images ? " and image_url" : "") +
                                     " content parts only here");
+    }
+    if (e) {
+      return e;
     }
   }
   return std::nullopt;
@@ -135,7 +149,8 @@ std::optional<Error> toolUseBlocks(json::Writer& w, const Value& calls) {
 }
 
 /// A tool message as a tool_result block.
-std::optional<Error> toolResultBlock(json::Writer& w, const Value& message) {
+std::optional<Error> toolResultBlock(json::Writer& w, const Value& message,
+                                     CacheBreakpoints& breakpoints) {
   const Value* id = json::member(message, "tool_call_id");
   if (!isString(id)) {
     return refuse("messages", "a tool message needs tool_call_id, a string");
@@ -149,7 +164,7 @@ std::optional<Error> toolResultBlock(json::Writer& w, const Value& message) {
   } else if (content != nullptr && content->IsArray()) {
     w.key("content");
     w.startArray();
-    if (auto e = contentBlocks(w, content, true)) {
+    if (auto e = contentBlocks(w, content, true, breakpoints)) {
       return e;
     }
     w.endArray();
@@ -184,7 +199,8 @@ bool hasBlocks(const Value& message) {
 /// Writes `messages`, merging consecutive messages of one role (Anthropic requires turns to
 /// alternate; tool results travel in user turns). System and developer texts are collected.
 std::optional<Error> writeMessages(json::Writer& w, const Value& messages,
-                                   std::vector<const Value*>& system) {
+                                   std::vector<const Value*>& system,
+                                   CacheBreakpoints& breakpoints) {
   Role open = Role::None;
   w.key("messages");
   w.startArray();
@@ -219,12 +235,12 @@ std::optional<Error> writeMessages(json::Writer& w, const Value& messages,
       open = next;
     }
     if (role == "tool") {
-      if (auto e = toolResultBlock(w, m)) {
+      if (auto e = toolResultBlock(w, m, breakpoints)) {
         return e;
       }
       continue;
     }
-    if (auto e = contentBlocks(w, json::member(m, "content"), next == Role::User)) {
+    if (auto e = contentBlocks(w, json::member(m, "content"), next == Role::User, breakpoints)) {
       return e;
     }
     if (const Value* calls = json::member(m, "tool_calls"); calls != nullptr && !calls->IsNull()) {
@@ -242,7 +258,8 @@ std::optional<Error> writeMessages(json::Writer& w, const Value& messages,
 }
 
 /// The top-level `system`: the one system text as a string, otherwise text blocks in order.
-std::optional<Error> writeSystem(json::Writer& w, const std::vector<const Value*>& system) {
+std::optional<Error> writeSystem(json::Writer& w, const std::vector<const Value*>& system,
+                                 CacheBreakpoints& breakpoints) {
   if (system.empty()) {
     return std::nullopt;
   }
@@ -253,7 +270,7 @@ std::optional<Error> writeSystem(json::Writer& w, const std::vector<const Value*
   }
   w.startArray();
   for (const Value* content : system) {
-    if (auto e = contentBlocks(w, content, false)) {
+    if (auto e = contentBlocks(w, content, false, breakpoints)) {
       return e;
     }
   }
@@ -286,13 +303,14 @@ Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
     return refuse("messages", "messages must be an array");
   }
   std::vector<const Value*> system;
-  if (auto e = writeMessages(w, *messages, system)) {
+  CacheBreakpoints breakpoints;
+  if (auto e = writeMessages(w, *messages, system, breakpoints)) {
     return std::move(*e);
   }
-  if (auto e = writeSystem(w, system)) {
+  if (auto e = writeSystem(w, system, breakpoints)) {
     return std::move(*e);
   }
-  if (auto e = writeTools(w, body)) {
+  if (auto e = writeTools(w, body, breakpoints)) {
     return std::move(*e);
   }
   if (const Value* stop = json::member(body, "stop"); stop != nullptr && stop->IsArray()) {

@@ -50,6 +50,13 @@ openai::Chunk chunkWith(openai::ChoiceDelta delta) {
   return c;
 }
 
+/// A chunk of the model's thinking.
+openai::Chunk reasoningChunk(std::string_view thinking) {
+  openai::ChoiceDelta d;
+  d.reasoning_content = std::string(thinking);
+  return chunkWith(std::move(d));
+}
+
 }  // namespace
 
 StreamDecoder::StreamDecoder(const openai::ResponseMeta& meta, bool json, std::int64_t created)
@@ -73,12 +80,7 @@ void StreamDecoder::emitContent(std::string_view text, std::string& out) {
   out += content_tail_;
 }
 
-std::optional<openai::Usage> StreamDecoder::reportedUsage() const {
-  if (!reported_ || untrusted_ || !input_known_) {
-    return std::nullopt;
-  }
-  return usage::of(input_, output_);
-}
+std::optional<openai::Usage> StreamDecoder::reportedUsage() const { return usage_.counts(); }
 
 Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std::string& out,
                                   std::optional<openai::Usage>& usage) {
@@ -110,13 +112,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     id_ = json::stringMember(*message, "id").value_or("");
     // Not final: a stream cut before message_delta is charged at least these (reportedUsage).
     if (const Value* u = json::member(*message, "usage"); u != nullptr && u->IsObject()) {
-      reported_ = true;
-      const auto prompt = promptTokens(*u);
-      const auto output = json::countMember(*u, "output_tokens");
-      untrusted_ = !prompt || !output;
-      input_known_ = prompt.has_value();
-      input_ = prompt.value_or(0);
-      output_ = output.value_or(0);
+      usage_.read(*u);
     }
     openai::ChoiceDelta d;
     d.content = "x";
@@ -162,7 +158,14 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
       if (!text.empty()) {
         emitContent(text, out);
       }
+    } else if (kind == "thinking") {
+      const std::string_view thinking = json::stringMember(*block, "thinking").value_or("");
+      if (!thinking.empty()) {
+        openai::Chunk c = reasoningChunk(thinking);
+        emit(c, out, raw);
+      }
     }
+    // redacted_thinking blocks are never sent as text: they are dropped, as signatures are.
     return false;
   }
   if (type == "content_block_delta") {
@@ -201,8 +204,15 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
       }
       openai::Chunk c = chunkWith(std::move(d));
       emit(c, out, raw);
+    } else if (kind == "thinking_delta") {
+      const auto thinking = json::stringMember(*delta, "thinking");
+      if (!thinking) {
+        return badEvent("a thinking_delta without thinking");
+      }
+      openai::Chunk c = reasoningChunk(*thinking);
+      emit(c, out, raw);
     }
-    // thinking_delta, signature_delta and citations_delta have no place in our chunks.
+    // signature_delta and citations_delta have no place in our chunks.
     return false;
   }
   if (type == "content_block_stop") {
@@ -217,21 +227,11 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
       return badEvent("a message_delta event without a delta");
     }
     if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
-      // Cumulative counts; input counts appear here only when they changed.
-      if (json::member(*u, "input_tokens") != nullptr) {
-        const auto prompt = promptTokens(*u);
-        untrusted_ = untrusted_ || !prompt;
-        input_known_ = input_known_ || prompt.has_value();
-        input_ = prompt.value_or(input_);
-      }
-      if (json::member(*u, "output_tokens") != nullptr) {
-        const auto output = json::countMember(*u, "output_tokens");
-        untrusted_ = untrusted_ || !output;
-        output_ = output.value_or(output_);
-      }
-      reported_ = true;
-      if (!untrusted_ && input_known_) {
-        usage = usage::of(input_, output_);
+      // Cumulative counts; input counts appear here only when they changed, and the kinds of
+      // message_start's are kept through to the final usage.
+      usage_.read(*u);
+      if (auto counts = usage_.counts()) {
+        usage = counts;
       }
       if (meta_.include_raw_usage) {
         raw_usage_ = json::serialize(*u);
@@ -246,11 +246,8 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     return false;
   }
   if (type == "message_stop") {
-    if (untrusted_ || !input_known_) {
-      usage.reset();  // Missing, not zero: the charge is estimated, and flagged.
-    } else {
-      usage = usage::of(input_, output_);
-    }
+    // Missing (not zero) when untrusted or never reported: the charge is estimated, and flagged.
+    usage = usage_.counts();
     if (meta_.include_usage && usage) {
       openai::Chunk c;
       c.usage = usage;

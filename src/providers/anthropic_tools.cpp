@@ -32,7 +32,8 @@ void inputSchema(json::Writer& w, const Value* schema) {
   w.endObject();
 }
 
-std::optional<Error> writeFunctions(json::Writer& w, const Value& tools) {
+std::optional<Error> writeFunctions(json::Writer& w, const Value& tools,
+                                    CacheBreakpoints& breakpoints) {
   w.key("tools");
   w.startArray();
   for (const Value& tool : tools.GetArray()) {
@@ -47,6 +48,9 @@ std::optional<Error> writeFunctions(json::Writer& w, const Value& tools) {
       copy(w, "description", *d);
     }
     inputSchema(w, json::member(*fn, "parameters"));
+    if (auto e = breakpoints.write(w, tool, "tools")) {
+      return e;
+    }
     w.endObject();
   }
   w.endArray();
@@ -111,7 +115,7 @@ bool wantsJson(const openai::ChatRequest& request) {
   return asksForJson(json::member(request.body, "response_format"));
 }
 
-std::optional<Error> writeTools(json::Writer& w, const Value& body) {
+std::optional<Error> writeTools(json::Writer& w, const Value& body, CacheBreakpoints& breakpoints) {
   const Value* tools = json::member(body, "tools");
   const bool has_tools = tools != nullptr && tools->IsArray() && !tools->Empty();
   const Value* format = json::member(body, "response_format");
@@ -127,7 +131,7 @@ std::optional<Error> writeTools(json::Writer& w, const Value& body) {
   if (!has_tools) {
     return std::nullopt;
   }
-  if (auto e = writeFunctions(w, *tools)) {
+  if (auto e = writeFunctions(w, *tools, breakpoints)) {
     return e;
   }
   const Value* parallel = json::member(body, "parallel_tool_calls");

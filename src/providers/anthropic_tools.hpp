@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "providers/anthropic_cache_control.hpp"
 
 namespace tollgate::providers::anthropic {
 
@@ -27,8 +28,10 @@ inline void copy(json::Writer& w, std::string_view key, const rapidjson::Value& 
   w.value(v);
 }
 
-/// Writes `tools` and `tool_choice` for the request `body`: the client's function tools, or the
-/// forced tool of a JSON response_format. InvalidValue for what Anthropic cannot be asked.
-std::optional<Error> writeTools(json::Writer& w, const rapidjson::Value& body);
+/// Writes `tools` and `tool_choice` for the request `body`: the client's function tools (each
+/// with its cache_control, counted in `breakpoints`), or the forced tool of a JSON
+/// response_format. InvalidValue for what Anthropic cannot be asked.
+std::optional<Error> writeTools(json::Writer& w, const rapidjson::Value& body,
+                                CacheBreakpoints& breakpoints);
 
 }  // namespace tollgate::providers::anthropic

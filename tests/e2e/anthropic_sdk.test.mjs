@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import {
   startAnthropicMock, anthropicModel, DEFAULT_TEXT, TOOL_PREFACE, TOOL_INPUT, OPENAI_USAGE, WEATHER_TOOL,
+  THINKING_TEXT, HIDDEN_THINKING,
 } from '../fixtures/anthropic_upstream.mjs';
 import { startGateway, GATEWAY_DEFAULTS, runTollgate, sdkError } from '../fixtures/gateway.mjs';
 
@@ -109,6 +110,33 @@ describe('an Anthropic-backed model via the OpenAI SDK', () => {
       role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_mock_1', content: '18C and sunny' }],
     });
     assert.deepEqual(sent.messages[1].content.at(-1), { type: 'tool_use', id: 'toolu_mock_1', name: 'get_weather', input: TOOL_INPUT });
+  });
+
+  test('thinking is message.reasoning_content; redacted thinking and signatures never arrive', T, async () => {
+    const c = await client.chat.completions.create({ model: 'claude', messages: user('hi mock:thinking') });
+    const message = c.choices[0].message;
+    assert.equal(message.reasoning_content, THINKING_TEXT);
+    assert.equal(message.content, DEFAULT_TEXT);
+    assert.deepEqual(Object.keys(message).slice(0, 3), ['role', 'reasoning_content', 'content']);
+    const raw = JSON.stringify(c);
+    for (const hidden of Object.values(HIDDEN_THINKING)) assert.ok(!raw.includes(hidden), hidden);
+  });
+
+  test('streamed thinking is delta.reasoning_content, before the content', T, async () => {
+    const stream = await client.chat.completions.create({ model: 'claude', messages: user('hi mock:thinking'), stream: true });
+    let reasoning = '';
+    let text = '';
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta ?? {};
+      for (const hidden of Object.values(HIDDEN_THINKING)) assert.ok(!JSON.stringify(chunk).includes(hidden), hidden);
+      if (delta.reasoning_content) {
+        assert.equal(text, '', 'reasoning after content');
+        reasoning += delta.reasoning_content;
+      }
+      text += delta.content ?? '';
+    }
+    assert.equal(reasoning, THINKING_TEXT);
+    assert.equal(text, DEFAULT_TEXT);
   });
 
   test('Anthropic 529 overloaded -> an APIError 502 upstream_unavailable', T, async () => {

@@ -2,7 +2,8 @@
 // events (decoded one after the other, as one stream), as an error body, and as a client's chat
 // request translated for Anthropic. Invariants: what it accepts becomes valid JSON and UTF-8 for
 // the client (every streamed chunk too), a refusal is a valid error body, and an accepted request
-// becomes a Messages body that is valid JSON with the provider's model and alternating turns.
+// becomes a Messages body that is valid JSON with the provider's model and alternating turns (and
+// at most 4 cache breakpoints); usage read from Anthropic has its kinds within its totals.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -11,10 +12,12 @@
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "core/usage.hpp"
 #include "fuzz_check.hpp"
 #include "openai/chat_request.hpp"
 #include "openai/sse.hpp"
 #include "providers/anthropic.hpp"
+#include "providers/anthropic_cache_control.hpp"
 
 namespace {
 
@@ -33,7 +36,26 @@ void checkEvents(const std::string& out) {
   }
 }
 
-/// The request body's messages alternate between user and assistant turns.
+/// The blocks of `blocks` (an array, or anything) with a cache_control, tool results' included.
+int cacheControls(const rapidjson::Value* blocks) {
+  int n = 0;
+  if (blocks != nullptr && blocks->IsArray()) {
+    for (const rapidjson::Value& b : blocks->GetArray()) {
+      n += (tollgate::json::member(b, "cache_control") != nullptr ? 1 : 0) +
+           cacheControls(tollgate::json::member(b, "content"));
+    }
+  }
+  return n;
+}
+
+/// Usage the adapter read: valid totals, and cache reads and writes within the prompt.
+void checkAnthropicUsage(const std::optional<tollgate::openai::Usage>& usage) {
+  tollgate::fuzz::checkUsage(usage);
+  check(!usage || tollgate::usage::consistent(*usage));
+}
+
+/// The request body's messages alternate between user and assistant turns, and it has at most
+/// kMaxCacheBreakpoints blocks with a cache_control.
 void checkMessages(const std::string& body) {
   rapidjson::Document doc;
   check(!tollgate::json::parse(doc, body) && doc.IsObject());
@@ -46,6 +68,12 @@ void checkMessages(const std::string& body) {
     check((role == "user" || role == "assistant") && role != previous);
     previous = role;
   }
+  int breakpoints = cacheControls(tollgate::json::member(doc, "system")) +
+                    cacheControls(tollgate::json::member(doc, "tools"));
+  for (const rapidjson::Value& m : messages->GetArray()) {
+    breakpoints += cacheControls(tollgate::json::member(m, "content"));
+  }
+  check(breakpoints <= tollgate::providers::anthropic::kMaxCacheBreakpoints);
 }
 
 }  // namespace
@@ -58,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   std::string whole = input;
   if (auto c = anthropic::parseMessage(whole, {true, true}, (size & 1) != 0, 1)) {
-    fuzz::checkUsage(c->usage);
+    checkAnthropicUsage(c->usage);
     checkJson(openai::encodeCompletion(*c, meta));
   } else {
     checkJson(errorBody(c.error()));
@@ -73,8 +101,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (openai::SseEvent& ev : events) {
       std::string out;
       auto step = decoder.event(ev.event, ev.data, out, usage);
-      fuzz::checkUsage(usage);
-      fuzz::checkUsage(decoder.reportedUsage());
+      checkAnthropicUsage(usage);
+      checkAnthropicUsage(decoder.reportedUsage());
       checkEvents(out);
       if (!step) {
         checkJson(errorBody(step.error()));

@@ -8,6 +8,7 @@
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "core/usage.hpp"
 
 namespace tollgate::fuzz {
 
@@ -26,8 +27,7 @@ inline void checkJson(const std::string& text) {
 
 /// A usage the gateway would price: counts, never negative, and a total that is their sum or,
 /// when that overflows, the largest int64 (an upstream's own total is never believed).
-template <class Usage>
-void checkUsage(const std::optional<Usage>& usage) {
+inline void checkUsage(const std::optional<usage::Counts>& usage) {
   if (!usage) {
     return;
   }
@@ -35,7 +35,7 @@ void checkUsage(const std::optional<Usage>& usage) {
   std::int64_t sum = 0;
   const bool overflows =
       __builtin_add_overflow(usage->prompt_tokens, usage->completion_tokens, &sum);
-  check(usage->total_tokens == (overflows ? INT64_MAX : sum));
+  check(usage::total(*usage) == (overflows ? INT64_MAX : sum));
 }
 
 }  // namespace tollgate::fuzz

@@ -22,7 +22,8 @@ TEST(EncodeCompletion, HasTheSpecShape) {
   Completion c;
   c.id = "chatcmpl-1";
   c.created = 42;
-  c.choices.push_back({0, "tool_calls", std::nullopt, std::nullopt, {{"call_1", "f", "{}"}}, ""});
+  c.choices.push_back(
+      {0, "tool_calls", std::nullopt, std::nullopt, {{"call_1", "f", "{}"}}, "", std::nullopt});
   c.usage = Usage{3, 4, 7};
   const auto d = parse(encodeCompletion(c, kMeta));
   EXPECT_STREQ(d["object"].GetString(), "chat.completion");
@@ -41,7 +42,7 @@ TEST(EncodeCompletion, HasTheSpecShape) {
 
 TEST(EncodeCompletion, RawUsageAndResponseOnRequest) {
   Completion c;
-  c.choices.push_back({0, "stop", "hi", std::nullopt, {}, ""});
+  c.choices.push_back({0, "stop", "hi", std::nullopt, {}, "", std::nullopt});
   c.raw_usage_json = R"({"prompt_tokens":1,"cached":0})";
   c.raw_response_json = R"({"id":"x"})";
   ResponseMeta meta = kMeta;

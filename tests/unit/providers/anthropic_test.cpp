@@ -8,57 +8,12 @@
 
 #include "core/json.hpp"
 #include "openai/sse.hpp"
+#include "providers/anthropic_fixtures.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
 
-config::Provider provider() {
-  config::Provider p;
-  p.name = "claude";
-  p.type = config::ProviderType::Anthropic;
-  p.api_base.path = "/v1";
-  p.model = "claude-upstream";
-  p.api_key = "sk-ant-secret";
-  p.api_version = "2023-06-01";
-  p.default_max_tokens = 1234;
-  return p;
-}
-
-openai::ChatRequest decode(std::string& text) {
-  auto req = openai::decodeChatRequest(text);
-  EXPECT_TRUE(req.ok()) << req.error().message;
-  return std::move(req).value();
-}
-
-/// The upstream body for an OpenAI request, parsed.
-rapidjson::Document upstreamBody(std::string request) {
-  const openai::ChatRequest req = decode(request);
-  auto body = buildMessagesBody(req, provider());
-  EXPECT_TRUE(body.ok()) << body.error().message;
-  rapidjson::Document d;
-  d.Parse(body.ok() ? body->c_str() : "null");
-  return d;
-}
-
-rapidjson::Document parsed(std::string_view text) {
-  rapidjson::Document d;
-  d.Parse(text.data(), text.size());
-  EXPECT_FALSE(d.HasParseError()) << text;
-  return d;
-}
-
-/// Compares JSON structurally.
-void expectJson(const rapidjson::Value& actual, std::string_view expected) {
-  const auto e = parsed(expected);
-  EXPECT_TRUE(actual == e) << "actual: " << json::serialize(actual) << "\nexpected: " << expected;
-}
-
-Error refusal(std::string request) {
-  const openai::ChatRequest req = decode(request);
-  auto body = buildMessagesBody(req, provider());
-  EXPECT_FALSE(body.ok());
-  return body.ok() ? Error{ErrorKind::Internal, "", ""} : body.error();
-}
+using namespace test;  // The fixtures of these tests.
 
 TEST(AnthropicRequest, PathModelMaxTokensAndSampling) {
   EXPECT_EQ(messagesPath(provider()), "/v1/messages");
@@ -239,11 +194,6 @@ TEST(AnthropicRequest, RefusesWhatAnthropicCannotBeAsked) {
   }
 }
 
-// The parsers work in place; these take their input by value.
-Result<openai::Completion> message(std::string body, bool json = false, KeepRaw keep = {}) {
-  return parseMessage(body, keep, json, 77);
-}
-
 TEST(AnthropicResponse, TextAndUsageWithCacheTokens) {
   const auto c = message(R"({"id":"msg_01","type":"message","role":"assistant",
       "model":"claude","content":[{"type":"thinking","thinking":"hmm","signature":"s"},
@@ -257,9 +207,12 @@ TEST(AnthropicResponse, TextAndUsageWithCacheTokens) {
   EXPECT_EQ(c->choices[0].content, "Hello, world");
   EXPECT_EQ(c->choices[0].finish_reason, "stop");
   EXPECT_TRUE(c->choices[0].tool_calls.empty());
+  EXPECT_EQ(c->choices[0].reasoning_content, "hmm");
   ASSERT_TRUE(c->usage.has_value());
   EXPECT_EQ(c->usage->prompt_tokens, 20);
   EXPECT_EQ(c->usage->completion_tokens, 7);
+  EXPECT_EQ(c->usage->cached_tokens, 6);
+  EXPECT_EQ(c->usage->cache_write_tokens, 4);
   EXPECT_EQ(usage::total(*c->usage), 27);
 }
 
@@ -373,47 +326,6 @@ TEST(AnthropicErrors, CredentialsAndRawBytesAreNotEchoed) {
   EXPECT_LT(raw.message.size(), 300U);
 }
 
-/// Runs a stream through a decoder: the chunks it wrote (parsed), whether it completed, and the
-/// error that ended it, if any.
-struct Streamed {
-  std::vector<rapidjson::Document> chunks;
-  bool complete = false;
-  std::optional<Error> error;
-  std::optional<openai::Usage> usage;
-};
-
-Streamed run(const std::vector<std::pair<std::string, std::string>>& events,
-             const openai::ResponseMeta& meta, bool json = false) {
-  Streamed s;
-  StreamDecoder decoder(meta, json, 42);
-  std::string out;
-  for (const auto& [name, data] : events) {
-    std::string d = data;
-    auto r = decoder.event(name, d, out, s.usage);
-    if (!r) {
-      s.error = r.error();
-      break;
-    }
-    s.complete = *r;
-  }
-  std::vector<openai::SseEvent> parsedEvents;
-  openai::SseParser parser;
-  EXPECT_TRUE(parser.feed(out, parsedEvents));
-  for (const auto& e : parsedEvents) {
-    s.chunks.push_back(parsed(e.data));
-  }
-  return s;
-}
-
-openai::ResponseMeta meta(bool include_usage) {
-  openai::ResponseMeta m;
-  m.model = "claude";
-  m.episode_id = "ep";
-  m.service_tier = "auto";
-  m.include_usage = include_usage;
-  return m;
-}
-
 const std::vector<std::pair<std::string, std::string>> kTextStream{
     {"message_start", R"({"type":"message_start","message":{"id":"msg_s1","type":"message",
       "role":"assistant","content":[],"model":"claude","stop_reason":null,
@@ -449,8 +361,8 @@ TEST(AnthropicStream, TextAnswer) {
   expectJson(s.chunks[3]["choices"], R"([{"index":0,"delta":{},"logprobs":null,
       "finish_reason":"stop"}])");
   EXPECT_EQ(s.chunks[4]["choices"].Size(), 0U);
-  expectJson(s.chunks[4]["usage"],
-             R"({"prompt_tokens":30,"completion_tokens":15,"total_tokens":45})");
+  expectJson(s.chunks[4]["usage"], R"({"prompt_tokens":30,"completion_tokens":15,
+      "total_tokens":45,"prompt_tokens_details":{"cached_tokens":5,"audio_tokens":0}})");
   ASSERT_TRUE(s.usage);
   EXPECT_EQ(usage::total(*s.usage), 45);
 }
@@ -557,25 +469,6 @@ TEST(AnthropicStream, JsonModeStreamsTheToolInputAsContent) {
   EXPECT_STREQ(s.chunks[1]["choices"][0]["delta"]["content"].GetString(), "{\"name\":");
   EXPECT_STREQ(s.chunks[2]["choices"][0]["delta"]["content"].GetString(), "\"Ada\"}");
   EXPECT_STREQ(s.chunks[3]["choices"][0]["finish_reason"].GetString(), "stop");
-}
-
-TEST(AnthropicStream, ThinkingIsDropped) {
-  const Streamed s = run(
-      {
-          {"message_start", R"({"type":"message_start","message":{"id":"m"}})"},
-          {"content_block_start", R"({"type":"content_block_start","index":0,
-            "content_block":{"type":"thinking","thinking":""}})"},
-          {"content_block_delta", R"({"type":"content_block_delta","index":0,
-            "delta":{"type":"thinking_delta","thinking":"hmm"}})"},
-          {"content_block_delta", R"({"type":"content_block_delta","index":0,
-            "delta":{"type":"signature_delta","signature":"abc"}})"},
-          {"content_block_stop", R"({"type":"content_block_stop","index":0})"},
-          {"some_future_event", R"({"type":"some_future_event"})"},
-      },
-      meta(false));
-  ASSERT_FALSE(s.error);
-  EXPECT_FALSE(s.complete);
-  EXPECT_EQ(s.chunks.size(), 1U);
 }
 
 TEST(AnthropicStream, ErrorEvents) {

@@ -1,15 +1,15 @@
 // Tokens by kind where spend shows, on every engine: a billed request whose upstream reports
 // cache reads and reasoning records them in its spend row, whole and streamed, and `tollgate
 // admin spend` (table, --json, --csv, summary), the console's listing, CSV and breakdown per
-// model show them; a row written before they were kept reads 0; the console's catalogue has the
-// cached price.
+// model show them; a cache hit's row keeps them; a row written before they were kept reads 0;
+// the console's catalogue has the cached price.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock, reasoningUsage } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, adminOf, postJson, chatBody, openaiProvider,
+  startGateway, standardConfig, closedPort, adminOf, postJson, chatBody, openaiProvider, waitFor,
 } from '../fixtures/gateway.mjs';
 import { linkToken, consoleSession } from '../fixtures/console.mjs';
 
@@ -125,6 +125,21 @@ for (const engine of ENGINES) {
         [400, 1600, 0, 80, 2 * COST]);
       const plainModel = summary.json.data.find((g) => g.model === 'mock_model');
       assert.equal(plainModel.uncached_prompt_tokens, plainModel.prompt_tokens);
+    });
+
+    test('a cache hit\'s row keeps the kinds of the answer it replays, at cost 0', async () => {
+      const key = await keyFor('hits', '1');
+      const body = chatBody(`${PADDING} mock:cached=800 hit`, { max_tokens: 100, 'tollgate::cache_options': { enabled: 'on' } }, 'cache_priced');
+      const first = await postJson(gw.baseURL, '/v1/chat/completions', body, { headers: bearer(key) });
+      assert.equal(first.status, 200, first.text);
+      const second = await postJson(gw.baseURL, '/v1/chat/completions', body, { headers: bearer(key) });
+      assert.equal(second.headers.get('tollgate-cache'), 'hit', second.text);
+      const rows = await waitFor(async () => {
+        const r = await spend('hits');
+        return r.length === 2 ? r : null;
+      }, 5000, 50);
+      assert.deepEqual(rows.map((r) => [r.cache_hit, r.cost]), [[false, COST], [true, 0]]);
+      assert.deepEqual(kindsOf(rows[1]), EXPECTED);
     });
 
     test('a row written before the kinds were kept reads 0 for each', async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock, reasoningUsage } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, adminOf, postJson, chatBody, openaiProvider, waitFor,
+  startGateway, standardConfig, closedPort, adminOf, postJson, chatBody, openaiProvider, waitFor, runTollgate,
 } from '../fixtures/gateway.mjs';
 import { linkToken, consoleSession } from '../fixtures/console.mjs';
 
@@ -166,6 +166,30 @@ for (const engine of ENGINES) {
       assert.equal(plain.cached_input_cost_per_token, plain.input_cost_per_token);
       assert.equal(plain.cache_write_cost_per_token, undefined, 'shown only when configured');
       assert.equal(plain.price_tiers, undefined);
+    });
+
+    // Last: it takes the store back to version 10 under the running gateway, which writes no
+    // spend meanwhile.
+    test('tollgate migrate brings a store at version 10 up: its rows and aggregates read 0 for each kind', async () => {
+      await ok('teams', 'create', 'upgraded');
+      const teamId = JSON.parse((await ok('teams', 'show', 'upgraded', '--json')).stdout).id;
+      const tables = ['spend', 'spend_daily', 'spend_daily_tags', 'spend_daily_users', 'inference_cache'];
+      store.sql(tables.flatMap((t) => KINDS.map((k) => `ALTER TABLE ${t} DROP COLUMN ${k};`)).join(' ')
+        + ' DELETE FROM schema_migrations WHERE version = 11;'
+        + ' INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, provider, '
+        + 'variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, upstream_ms, streamed, '
+        + `estimated, cache_hit) VALUES ('v10-row', ${Date.now()}, '${teamId}', '', 'chat', 'mock_model', 'primary', '', `
+        + "'e', 12, 4, 20000000, '{}', 200, 5, 0, 0, 0);"
+        + ' INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, completion_tokens, cost) '
+        + `VALUES ('${teamId}', '${new Date().toISOString().slice(0, 10)}', 'mock_model', '', 1, 12, 4, 20000000);`);
+      const m = await runTollgate(['migrate', '--config', gw.configPath], { env: store.env });
+      assert.equal(m.code, 0, m.stderr);
+      assert.match(m.stdout, /schema at version \d+ \(was 10\)/);
+      const rows = await spend('upgraded');
+      assert.deepEqual(rows.map((r) => [r.request_id, r.prompt_tokens, kindsOf(r)]),
+        [['v10-row', 12, Object.fromEntries(KINDS.map((k) => [k, 0]))]]);
+      const byModel = JSON.parse((await ok('spend', 'summary', '--team', 'upgraded', '--by', 'model', '--json')).stdout);
+      assert.deepEqual(byModel.map((g) => [g.requests, g.cached_tokens, g.uncached_prompt_tokens]), [[1, 0, 12]]);
     });
   });
 }

@@ -64,12 +64,9 @@ TEST_F(SpendStore, ARowKeepsEachKindOfToken) {
 TEST_F(SpendStore, EveryAggregateSumsTheKindsAcrossRowsAndBatches) {
   settle({row("r1", "m", 1000, kCached), row("r2", "m", 2000, kWritten)});
   settle({row("r3", "m", 3000, kCached), row("r4", "other", kDay + 1, kWritten)});
-  const TokenKinds m{.cached_tokens = 1700,
-                     .cache_write_tokens = 300,
-                     .cache_write_1h_tokens = 200,
-                     .audio_prompt_tokens = 50,
-                     .reasoning_tokens = 70,
-                     .audio_completion_tokens = 5};
+  TokenKinds m = kWritten;  // And kCached twice.
+  m.cached_tokens += 2 * kCached.cached_tokens;
+  m.reasoning_tokens += 2 * kCached.reasoning_tokens;
   const std::vector<SpendTotal> models = db_->summarizeSpend(team_, SpendGroup::Model, "");
   ASSERT_EQ(models.size(), 2u);
   EXPECT_EQ(models[0].group, "m");

@@ -27,21 +27,15 @@ std::string spendColumns() {
 }
 constexpr std::size_t kKindsColumn = 22;
 
-/// "$1, $2, …, $n".
-std::string placeholders(std::size_t n) {
-  std::string out;
-  for (std::size_t i = 1; i <= n; ++i) {
-    out += (i == 1 ? "$" : ", $") + std::to_string(i);
-  }
-  return out;
-}
-
 /// The statement that writes one spend row: its 20 columns, then the kinds.
 std::string insertSpend() {
   return "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
          "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
          "upstream_ms, streamed, estimated, cache_hit, uncollected, user_id" +
-         kindColumns() + ") VALUES (" + placeholders(20 + kTokenKinds.size()) + ")";
+         kindColumns() +
+         ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+         "$18, $19, $20" +
+         kindPlaceholders(21) + ")";
 }
 
 SpendRow spendRow(const Row& r) {
@@ -123,13 +117,16 @@ void addToAggregates(std::string_view table, std::string_view columns,
   }
   const std::string t(table);
   std::string names(columns);
+  std::string values;
   std::string sums;
+  for (std::size_t i = 1; i <= rows.begin()->first.size() + summed.size(); ++i) {
+    values += (i == 1 ? "$" : ", $") + std::to_string(i);
+  }
   for (const std::string& c : summed) {
     names += ", " + c;
     sums += (sums.empty() ? "" : ", ") + c + " = " + t + "." + c + " + excluded." + c;
   }
-  const std::string sql = "INSERT INTO " + t + " (" + names + ") VALUES (" +
-                          placeholders(rows.begin()->first.size() + summed.size()) +
+  const std::string sql = "INSERT INTO " + t + " (" + names + ") VALUES (" + values +
                           ") ON CONFLICT (" + std::string(columns) + ") DO UPDATE SET " + sums;
   for (const auto& [key, sum] : rows) {
     std::vector<Param> params(key.begin(), key.end());

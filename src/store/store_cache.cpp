@@ -39,6 +39,21 @@ void forgetBytes(Connection& c, const Rows& forgotten) {
   }
 }
 
+/// The statement that keeps one cache entry, its kinds last; it replaces an older one.
+std::string putEntry() {
+  std::string kinds_set;
+  for (const auto& [kind, field] : kTokenKinds) {
+    kinds_set += ", " + std::string(kind) + " = excluded." + std::string(kind);
+  }
+  return "INSERT INTO inference_cache (team_id, key, endpoint, created_at, bytes, prompt_tokens, "
+         "completion_tokens, body" +
+         kindColumns() + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8" + kindPlaceholders(9) +
+         ") ON CONFLICT (team_id, key) DO UPDATE SET endpoint = excluded.endpoint, created_at = "
+         "excluded.created_at, bytes = excluded.bytes, prompt_tokens = excluded.prompt_tokens, "
+         "completion_tokens = excluded.completion_tokens, body = excluded.body" +
+         kinds_set + " WHERE inference_cache.created_at <= excluded.created_at";
+}
+
 }  // namespace
 
 ClaimReply Store::claimIdempotencyKey(const IdempotencyClaim& c) {
@@ -131,19 +146,7 @@ std::optional<CacheEntry> Store::findCacheEntry(const std::string& team_id, cons
 }
 
 void Store::putCacheEntries(std::span<const CacheEntry> entries, std::int64_t team_max_bytes) {
-  std::string kinds_set;
-  for (const auto& [kind, field] : kTokenKinds) {
-    kinds_set += ", " + std::string(kind) + " = excluded." + std::string(kind);
-  }
-  const std::string put =
-      "INSERT INTO inference_cache (team_id, key, endpoint, created_at, bytes, prompt_tokens, "
-      "completion_tokens, body" +
-      kindColumns() +
-      ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT "
-      "(team_id, key) DO UPDATE SET endpoint = excluded.endpoint, created_at = "
-      "excluded.created_at, bytes = excluded.bytes, prompt_tokens = excluded.prompt_tokens, "
-      "completion_tokens = excluded.completion_tokens, body = excluded.body" +
-      kinds_set + " WHERE inference_cache.created_at <= excluded.created_at";
+  static const std::string put = putEntry();
   // The writes, then each team's eviction, in one pipeline: each statement sees the ones before.
   std::vector<Statement> writes;
   std::set<std::string> teams;

@@ -31,6 +31,14 @@ std::string kindColumns(std::string_view prefix) {
   return out;
 }
 
+std::string kindPlaceholders(std::size_t first) {
+  std::string out;
+  for (std::size_t i = 0; i < kTokenKinds.size(); ++i) {
+    out += ", $" + std::to_string(first + i);
+  }
+  return out;
+}
+
 TokenKinds readKinds(const Row& r, std::size_t first) {
   TokenKinds k;
   for (const auto& [name, field] : kTokenKinds) {

@@ -25,6 +25,9 @@ usage::Counts countsOf(const CacheEntry& e);
 /// list of others.
 std::string kindColumns(std::string_view prefix = {});
 
+/// ", $<first>, $<first + 1>, …": the kinds' parameters, numbered from `first`.
+std::string kindPlaceholders(std::size_t first);
+
 /// The kinds from the row's columns `first` on.
 TokenKinds readKinds(const Row& r, std::size_t first);
 

@@ -24,6 +24,13 @@ std::string csv(std::string_view v) {
   return out + "\"";
 }
 
+/// Each kind under its name.
+void writeKinds(json::Writer& w, const store::TokenKinds& k) {
+  for (const auto& [name, field] : store::kTokenKinds) {
+    w.field(name, k.*field);
+  }
+}
+
 std::optional<std::string> unlessEmpty(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional(s);
 }
@@ -51,6 +58,11 @@ void textField(json::Writer& w, std::string_view key, const std::optional<std::s
   } else {
     w.null();
   }
+}
+
+std::int64_t uncachedPrompt(std::int64_t prompt_tokens, const store::TokenKinds& k) {
+  // Kinds are parts of the prompt (kept only when they fit in it): never below 0.
+  return std::max<std::int64_t>(prompt_tokens - k.cached_tokens - k.cache_write_tokens, 0);
 }
 
 std::string inviteState(const store::Invite& i) {
@@ -141,6 +153,7 @@ void writeSpendRow(json::Writer& w, const store::SpendRow& s) {
   w.field("estimated", s.estimated);
   w.field("cache_hit", s.cache_hit);
   usdField(w, "uncollected", s.uncollected);
+  writeKinds(w, s.kinds);
   w.endObject();
 }
 
@@ -151,6 +164,8 @@ void writeSpendTotal(json::Writer& w, std::string_view by, const store::SpendTot
   w.field("prompt_tokens", t.prompt_tokens);
   w.field("completion_tokens", t.completion_tokens);
   usdField(w, "cost", t.cost);
+  writeKinds(w, t.kinds);
+  w.field("uncached_prompt_tokens", uncachedPrompt(t.prompt_tokens, t.kinds));
   w.endObject();
 }
 
@@ -170,7 +185,12 @@ std::string spendCsv(const std::vector<store::SpendRow>& rows) {
   std::string out =
       "request_id,created_at,team,key,endpoint,model,provider,episode_id,prompt_tokens,"
       "completion_tokens,cost,tags,status,upstream_ms,streamed,estimated,uncollected,user_id,"
-      "cache_hit,key_name\n";
+      "cache_hit,key_name";
+  for (const auto& [name, field] : store::kTokenKinds) {
+    out += ",";
+    out += name;
+  }
+  out += "\n";
   for (const store::SpendRow& s : rows) {
     out += csv(s.request_id) + "," + csv(text::utcTimestamp(s.created_at)) + "," + csv(s.team) +
            "," + csv(s.key_public_id) + "," + csv(s.endpoint) + "," + csv(s.model) + "," +
@@ -179,7 +199,11 @@ std::string spendCsv(const std::vector<store::SpendRow>& rows) {
            csv(s.tags_json) + "," + std::to_string(s.status) + "," + std::to_string(s.upstream_ms) +
            "," + (s.streamed ? "true" : "false") + "," + (s.estimated ? "true" : "false") + "," +
            money::formatUsd(s.uncollected) + "," + csv(s.user_id) + "," +
-           (s.cache_hit ? "true" : "false") + "," + csv(s.key_name) + "\n";
+           (s.cache_hit ? "true" : "false") + "," + csv(s.key_name);
+    for (const auto& [name, field] : store::kTokenKinds) {
+      out += "," + std::to_string(s.kinds.*field);
+    }
+    out += "\n";
   }
   return out;
 }

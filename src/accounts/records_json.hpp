@@ -25,6 +25,10 @@ void usdField(json::Writer& w, std::string_view key, money::Pico amount);
 /// A text or null.
 void textField(json::Writer& w, std::string_view key, const std::optional<std::string>& v);
 
+/// The input tokens neither read from nor written to a prompt cache (audio included): the prompt
+/// less its cache reads and writes.
+std::int64_t uncachedPrompt(std::int64_t prompt_tokens, const store::TokenKinds& k);
+
 /// "pending", "accepted", "revoked" or "expired".
 std::string inviteState(const store::Invite& i);
 
@@ -41,13 +45,15 @@ void writeKey(json::Writer& w, const store::ApiKey& k,
               const std::optional<std::string>& inactive_reason = std::nullopt);
 void writeMember(json::Writer& w, const store::Member& m);
 void writeInvite(json::Writer& w, const store::Invite& i);
+/// A spend row; its token kinds last (store::kTokenKinds' names).
 void writeSpendRow(json::Writer& w, const store::SpendRow& s);
-/// One group of a summary, its name under `by` ("day", "model", …).
+/// One group of a summary, its name under `by` ("day", "model", …): its sums, then each token
+/// kind's, then `uncached_prompt_tokens` (uncachedPrompt).
 void writeSpendTotal(json::Writer& w, std::string_view by, const store::SpendTotal& t);
 void writeAuditEntry(json::Writer& w, const store::AuditEntry& e);
 
 /// The spend rows as CSV (RFC 4180, a header line first; a field that a spreadsheet would run as
-/// a formula gets a leading ').
+/// a formula gets a leading '); the token kinds are its last columns, after key_name.
 std::string spendCsv(const std::vector<store::SpendRow>& rows);
 
 }  // namespace tollgate::accounts

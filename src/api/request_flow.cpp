@@ -5,6 +5,7 @@
 #include "api/idempotency.hpp"
 #include "cache/cache_key.hpp"
 #include "http/recording_writer.hpp"
+#include "store/token_kinds.hpp"
 
 namespace tollgate::api {
 namespace {
@@ -146,7 +147,7 @@ void keepAnswer(const Services& s, const exchange::RequestContext& ctx, const in
   for (Kept& kept : cache.codec->keep(cache.key, sent, ctx.usage)) {
     s.cache.put(store::CacheEntry{team_id, std::move(kept.key), endpoint, now,
                                   kept.usage.prompt_tokens, kept.usage.completion_tokens,
-                                  std::move(kept.body)});
+                                  std::move(kept.body), store::kindsOf(kept.usage)});
   }
 }
 
@@ -191,7 +192,7 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
         co_await release(*s.ledger, *claim);  // Nothing is charged: a retry is a hit again.
       }
       const Replay replay = admission.cache->codec->replay(*entry);
-      const exchange::TokenUsage usage{entry->prompt_tokens, entry->completion_tokens};
+      const exchange::TokenUsage usage = store::countsOf(*entry);
       co_return co_await answerFromCache(s, ctx, plan, admission.facts, team_id, replay, usage,
                                          out);
     }

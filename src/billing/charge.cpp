@@ -4,6 +4,7 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "billing/pricing.hpp"
+#include "store/token_kinds.hpp"
 
 namespace tollgate::billing {
 namespace {
@@ -35,6 +36,7 @@ store::SpendRow spendRow(const exchange::RequestContext& ctx, const std::string&
   row.episode_id = facts.episode_id;
   row.prompt_tokens = ctx.usage.prompt_tokens;
   row.completion_tokens = ctx.usage.completion_tokens;
+  row.kinds = store::kindsOf(ctx.usage);
   row.tags = facts.tags;
   row.tags_json = tagsJson(facts.tags);
   row.streamed = facts.streamed;

@@ -1,5 +1,6 @@
 // `tollgate admin spend …`: a team's spend log, row by row (text, JSON or CSV) or summed by day,
 // model, key or tag.
+#include <array>
 #include <cstdio>
 #include <map>
 
@@ -27,6 +28,19 @@ std::int64_t since(const Args& a) {
   }
 }
 
+/// " (800 cached, 30 reasoning)": the kinds that are not 0, after a row's or group's tokens.
+std::string kindsText(const store::TokenKinds& k) {
+  static constexpr std::array<std::string_view, store::kTokenKinds.size()> kShown{
+      "cached", "written to the cache", "of them for 1h", "audio in", "reasoning", "audio out"};
+  std::string out;
+  for (std::size_t i = 0; i < kShown.size(); ++i) {
+    if (const std::int64_t n = k.*store::kTokenKinds[i].second; n != 0) {
+      out += (out.empty() ? " (" : ", ") + std::to_string(n) + " " + std::string(kShown[i]);
+    }
+  }
+  return out.empty() ? out : out + ")";
+}
+
 void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
   if (a.flag("csv")) {
     std::fputs(accounts::spendCsv(rows).c_str(), stdout);
@@ -43,15 +57,16 @@ void printSpendRows(const std::vector<store::SpendRow>& rows, const Args& a) {
     return;
   }
   for (const store::SpendRow& s : rows) {
-    std::printf(
-        "%s\t%s\t%s\t%s\t%lld+%lld tokens\t%s USD\t%lld%s%s%s\n",
-        text::utcTimestamp(s.created_at).c_str(), s.request_id.c_str(), shown(s.model).c_str(),
-        s.key_public_id.empty() ? "-" : s.key_public_id.c_str(),
-        static_cast<long long>(s.prompt_tokens), static_cast<long long>(s.completion_tokens),
-        money::formatUsd(s.cost).c_str(), static_cast<long long>(s.status),
-        s.cache_hit ? "\tcache hit" : "", s.estimated ? "\testimated" : "",
-        s.uncollected > 0 ? ("\tuncollected " + money::formatUsd(s.uncollected) + " USD").c_str()
-                          : "");
+    std::printf("%s\t%s\t%s\t%s\t%lld+%lld tokens%s\t%s USD\t%lld%s%s%s\n",
+                text::utcTimestamp(s.created_at).c_str(), s.request_id.c_str(),
+                shown(s.model).c_str(), s.key_public_id.empty() ? "-" : s.key_public_id.c_str(),
+                static_cast<long long>(s.prompt_tokens),
+                static_cast<long long>(s.completion_tokens), kindsText(s.kinds).c_str(),
+                money::formatUsd(s.cost).c_str(), static_cast<long long>(s.status),
+                s.cache_hit ? "\tcache hit" : "", s.estimated ? "\testimated" : "",
+                s.uncollected > 0
+                    ? ("\tuncollected " + money::formatUsd(s.uncollected) + " USD").c_str()
+                    : "");
   }
 }
 
@@ -101,9 +116,10 @@ void summarizeSpend(Admin& admin, const Args& a) {
     return;
   }
   for (const store::SpendTotal& t : totals) {
-    std::printf("%s\t%lld requests\t%lld+%lld tokens\t%s USD\n", shown(t.group).c_str(),
+    std::printf("%s\t%lld requests\t%lld+%lld tokens%s\t%s USD\n", shown(t.group).c_str(),
                 static_cast<long long>(t.requests), static_cast<long long>(t.prompt_tokens),
-                static_cast<long long>(t.completion_tokens), money::formatUsd(t.cost).c_str());
+                static_cast<long long>(t.completion_tokens), kindsText(t.kinds).c_str(),
+                money::formatUsd(t.cost).c_str());
   }
 }
 

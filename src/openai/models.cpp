@@ -35,8 +35,30 @@ void writeUsd(json::Writer& w, std::string_view key, money::Pico amount) {
   w.rawNumber(money::formatUsd(amount));
 }
 
-/// The prices beyond the spec's two, each only when configured: cache, audio, tiers (each
-/// tier's rates resolved).
+/// One item of the list (spec §2.2).
+void writeModel(json::Writer& w, const config::Model& m) {
+  w.startObject();
+  w.field("id", m.id);
+  w.field("object", "model");
+  w.field("created", m.created);
+  w.field("owned_by", m.owned_by);
+  w.field("is_active", m.is_active);
+  // Prices as the exact decimals configured (0.00000015, not 1.5e-07 or a float's neighbour).
+  writeUsd(w, "input_cost_per_token", m.prices.base.input);
+  writeUsd(w, "output_cost_per_token", m.prices.base.output);
+  writeMorePrices(w, m.prices);
+  w.field("max_input_tokens", m.max_input_tokens);
+  w.field("max_output_tokens", m.max_output_tokens);
+  w.field("input_modalities", m.input_modalities);
+  w.field("output_modalities", m.output_modalities);
+  w.field("display_name", m.display_name);
+  w.key("model_info");
+  w.raw(m.model_info_json);
+  w.endObject();
+}
+
+}  // namespace
+
 void writeMorePrices(json::Writer& w, const money::Prices& p) {
   const auto cache = [&w](const money::Rates& r, bool cached, bool write, bool write_1h) {
     if (cached) {
@@ -71,30 +93,6 @@ void writeMorePrices(json::Writer& w, const money::Prices& p) {
   }
   w.endArray();
 }
-
-/// One item of the list (spec §2.2).
-void writeModel(json::Writer& w, const config::Model& m) {
-  w.startObject();
-  w.field("id", m.id);
-  w.field("object", "model");
-  w.field("created", m.created);
-  w.field("owned_by", m.owned_by);
-  w.field("is_active", m.is_active);
-  // Prices as the exact decimals configured (0.00000015, not 1.5e-07 or a float's neighbour).
-  writeUsd(w, "input_cost_per_token", m.prices.base.input);
-  writeUsd(w, "output_cost_per_token", m.prices.base.output);
-  writeMorePrices(w, m.prices);
-  w.field("max_input_tokens", m.max_input_tokens);
-  w.field("max_output_tokens", m.max_output_tokens);
-  w.field("input_modalities", m.input_modalities);
-  w.field("output_modalities", m.output_modalities);
-  w.field("display_name", m.display_name);
-  w.key("model_info");
-  w.raw(m.model_info_json);
-  w.endObject();
-}
-
-}  // namespace
 
 Result<std::string> listModels(const config::Config& config, std::string_view query) {
   const Result<bool> allow_tee = allowFlag(query, "allow_tee");

@@ -6,9 +6,18 @@
 #include <string_view>
 
 #include "config/config.hpp"
+#include "core/prices.hpp"
 #include "core/result.hpp"
 
+namespace tollgate::json {
+class Writer;
+}  // namespace tollgate::json
+
 namespace tollgate::openai {
+
+/// The prices beyond the spec's two, each only when configured: cache, audio, tiers (each
+/// tier's rates resolved), as a catalogue item's top-level members.
+void writeMorePrices(json::Writer& w, const money::Prices& p);
 
 /// The `{object:"list",data:[…]}` body for the query string after '?' (may be empty).
 Result<std::string> listModels(const config::Config& config, std::string_view query);

@@ -359,6 +359,42 @@ constexpr std::string_view kV10 = R"sql(
 ALTER TABLE gateways ADD COLUMN lease_ms BIGINT NOT NULL DEFAULT 2000;
 )sql";
 
+// The parts of each request's token totals by kind (store.hpp: TokenKinds), in the spend log, its
+// daily aggregates and the inference cache (which a hit's spend row takes them from). Rows written
+// before read 0: no cached tokens, no cache writes, no audio, no reasoning.
+constexpr std::string_view kV11 = R"sql(
+ALTER TABLE spend ADD COLUMN cached_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend ADD COLUMN cache_write_1h_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend ADD COLUMN audio_prompt_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend ADD COLUMN audio_completion_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily ADD COLUMN cached_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily ADD COLUMN cache_write_1h_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily ADD COLUMN audio_prompt_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily ADD COLUMN audio_completion_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_tags ADD COLUMN cached_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_tags ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_tags ADD COLUMN cache_write_1h_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_tags ADD COLUMN audio_prompt_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_tags ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_tags ADD COLUMN audio_completion_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_users ADD COLUMN cached_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_users ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_users ADD COLUMN cache_write_1h_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_users ADD COLUMN audio_prompt_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_users ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE spend_daily_users ADD COLUMN audio_completion_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE inference_cache ADD COLUMN cached_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE inference_cache ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE inference_cache ADD COLUMN cache_write_1h_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE inference_cache ADD COLUMN audio_prompt_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE inference_cache ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE inference_cache ADD COLUMN audio_completion_tokens BIGINT NOT NULL DEFAULT 0;
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -371,6 +407,7 @@ constexpr std::array kMigrations{
     Migration{8, "the bytes of each team's Idempotency-Key answers", kV8},
     Migration{9, "skeletons of team and key names, unique", kV9, fillNameSkeletons, kV9Indexes},
     Migration{10, "each gateway's lease", kV10},
+    Migration{11, "token counts by kind: cache reads and writes, audio, reasoning", kV11},
 };
 
 }  // namespace

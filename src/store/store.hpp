@@ -4,12 +4,14 @@
 // blocks its thread; the gateway calls it only from threads of its own.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -136,6 +138,30 @@ enum class SettleOutcome {
   Withheld,   ///< Its hold was gone and the balance could not cover it: nothing written.
 };
 
+/// The parts of a request's token totals by kind (core/usage.hpp: usage::Counts), as the spend
+/// log, its daily aggregates and the inference cache keep them; 0 where nothing was reported
+/// (and in rows written before they were kept).
+struct TokenKinds {
+  std::int64_t cached_tokens = 0;          ///< Input read from the provider's prompt cache.
+  std::int64_t cache_write_tokens = 0;     ///< Input written to the cache, every duration.
+  std::int64_t cache_write_1h_tokens = 0;  ///< Of cache_write_tokens, those kept for an hour.
+  std::int64_t audio_prompt_tokens = 0;
+  std::int64_t reasoning_tokens = 0;
+  std::int64_t audio_completion_tokens = 0;
+
+  bool operator==(const TokenKinds&) const = default;
+};
+
+/// Each kind with its name: the name of its column wherever the store keeps it, and of its
+/// member and column wherever it is shown (JSON, CSV), in this order.
+inline constexpr std::array<std::pair<std::string_view, std::int64_t TokenKinds::*>, 6> kTokenKinds{
+    {{"cached_tokens", &TokenKinds::cached_tokens},
+     {"cache_write_tokens", &TokenKinds::cache_write_tokens},
+     {"cache_write_1h_tokens", &TokenKinds::cache_write_1h_tokens},
+     {"audio_prompt_tokens", &TokenKinds::audio_prompt_tokens},
+     {"reasoning_tokens", &TokenKinds::reasoning_tokens},
+     {"audio_completion_tokens", &TokenKinds::audio_completion_tokens}}};
+
 /// One billed request in the spend log.
 struct SpendRow {
   std::string request_id;
@@ -152,6 +178,7 @@ struct SpendRow {
   std::string episode_id;
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
+  TokenKinds kinds;              ///< The parts of the two totals by kind.
   std::int64_t cost = 0;         ///< pico-USD debited from the balance
   std::int64_t uncollected = 0;  ///< pico-USD of the priced usage the balance could not cover
   std::vector<std::pair<std::string, std::string>> tags;  ///< Written only; read as tags_json.
@@ -216,6 +243,7 @@ struct SpendTotal {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   std::int64_t cost = 0;
+  TokenKinds kinds;  ///< Sums of each kind.
 };
 
 /// A claim of an Idempotency-Key for one attempt at a request.
@@ -261,6 +289,7 @@ struct CacheEntry {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   std::string body;  ///< The answer as the cache keeps it.
+  TokenKinds kinds;  ///< The parts of the counts by kind, which a hit's spend row records.
 };
 
 /// A running gateway, as it registered itself.

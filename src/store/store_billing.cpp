@@ -10,16 +10,33 @@
 #include "core/base64.hpp"
 #include "core/text.hpp"
 #include "store/store.hpp"
+#include "store/token_kinds.hpp"
 
 namespace tollgate::store {
 namespace {
 
-constexpr std::string_view kSpendColumns =
-    "SELECT s.request_id, s.created_at, s.team_id, t.name, s.key_public_id, s.endpoint, s.model, "
-    "s.provider, s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, s.cost, s.tags, "
-    "s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit, s.uncollected, s.user_id, "
-    "COALESCE(k.name, '') FROM spend s "
-    "JOIN teams t ON t.id = s.team_id LEFT JOIN api_keys k ON k.public_id = s.key_public_id ";
+/// The spend log's columns as read, the kinds last (from kKindsColumn on).
+std::string spendColumns() {
+  return "SELECT s.request_id, s.created_at, s.team_id, t.name, s.key_public_id, s.endpoint, "
+         "s.model, s.provider, s.variant, s.episode_id, s.prompt_tokens, s.completion_tokens, "
+         "s.cost, s.tags, s.status, s.upstream_ms, s.streamed, s.estimated, s.cache_hit, "
+         "s.uncollected, s.user_id, COALESCE(k.name, '')" +
+         kindColumns("s.") +
+         " FROM spend s JOIN teams t ON t.id = s.team_id LEFT JOIN api_keys k ON k.public_id = "
+         "s.key_public_id ";
+}
+constexpr std::size_t kKindsColumn = 22;
+
+/// The statement that writes one spend row: its 20 columns, then the kinds.
+std::string insertSpend() {
+  return "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
+         "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
+         "upstream_ms, streamed, estimated, cache_hit, uncollected, user_id" +
+         kindColumns() +
+         ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+         "$18, $19, $20" +
+         kindPlaceholders(21) + ")";
+}
 
 SpendRow spendRow(const Row& r) {
   SpendRow s;
@@ -45,6 +62,7 @@ SpendRow spendRow(const Row& r) {
   s.uncollected = r.integer(19);
   s.user_id = r.text(20);
   s.key_name = r.text(21);
+  s.kinds = readKinds(r, kKindsColumn);
   return s;
 }
 
@@ -71,13 +89,17 @@ struct Sums {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   std::int64_t cost = 0;
+  TokenKinds kinds;
   void add(const SpendRow& s) {
-    // Counts are clamped to their request's bound when read: a batch's sums stay far from the
-    // limits of a BIGINT.
+    // Counts are clamped to their request's bound when read, and kinds are parts of them: a
+    // batch's sums stay far from the limits of a BIGINT.
     ++requests;
     prompt_tokens += s.prompt_tokens;
     completion_tokens += s.completion_tokens;
     cost += s.cost;
+    for (const auto& [name, field] : kTokenKinds) {
+      kinds.*field += s.kinds.*field;
+    }
   }
 };
 
@@ -89,22 +111,27 @@ void addToAggregates(std::string_view table, std::string_view columns,
   if (rows.empty()) {
     return;
   }
-  const std::size_t n = rows.begin()->first.size();
-  std::string values;
-  for (std::size_t i = 1; i <= n + 4; ++i) {
-    values += (i == 1 ? "$" : ", $") + std::to_string(i);
+  std::vector<std::string> summed{"requests", "prompt_tokens", "completion_tokens", "cost"};
+  for (const auto& [kind, field] : kTokenKinds) {
+    summed.emplace_back(kind);
   }
   const std::string t(table);
-  const std::string sql =
-      "INSERT INTO " + t + " (" + std::string(columns) +
-      ", requests, prompt_tokens, completion_tokens, cost) VALUES (" + values + ") ON CONFLICT (" +
-      std::string(columns) + ") DO UPDATE SET requests = " + t +
-      ".requests + excluded.requests, prompt_tokens = " + t +
-      ".prompt_tokens + excluded.prompt_tokens, completion_tokens = " + t +
-      ".completion_tokens + excluded.completion_tokens, cost = " + t + ".cost + excluded.cost";
+  std::string names(columns);
+  std::string values;
+  std::string sums;
+  for (std::size_t i = 1; i <= rows.begin()->first.size() + summed.size(); ++i) {
+    values += (i == 1 ? "$" : ", $") + std::to_string(i);
+  }
+  for (const std::string& c : summed) {
+    names += ", " + c;
+    sums += (sums.empty() ? "" : ", ") + c + " = " + t + "." + c + " + excluded." + c;
+  }
+  const std::string sql = "INSERT INTO " + t + " (" + names + ") VALUES (" + values +
+                          ") ON CONFLICT (" + std::string(columns) + ") DO UPDATE SET " + sums;
   for (const auto& [key, sum] : rows) {
     std::vector<Param> params(key.begin(), key.end());
     params.insert(params.end(), {sum.requests, sum.prompt_tokens, sum.completion_tokens, sum.cost});
+    appendKinds(sum.kinds, params);
     out.push_back({sql, std::move(params)});
   }
 }
@@ -292,33 +319,31 @@ void Store::spendWrites(std::span<const SpendRow* const> rows, std::vector<State
   std::map<std::vector<std::string>, Sums> daily;  // team, day, model, key
   std::map<std::vector<std::string>, Sums> tags;   // team, day, tag, value
   std::map<std::vector<std::string>, Sums> users;  // team, day, user
+  static const std::string insert = insertSpend();
   for (const SpendRow* row : rows) {
     const SpendRow& s = *row;
-    out.push_back(
-        {"INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
-         "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
-         "upstream_ms, streamed, estimated, cache_hit, uncollected, user_id) VALUES ($1, $2, $3, "
-         "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
-         {s.request_id,
-          s.created_at,
-          s.team_id,
-          s.key_public_id,
-          s.endpoint,
-          s.model,
-          s.provider,
-          s.variant,
-          s.episode_id,
-          s.prompt_tokens,
-          s.completion_tokens,
-          s.cost,
-          s.tags_json,
-          s.status,
-          s.upstream_ms,
-          std::int64_t{s.streamed},
-          std::int64_t{s.estimated},
-          std::int64_t{s.cache_hit},
-          s.uncollected,
-          s.user_id}});
+    std::vector<Param> params{s.request_id,
+                              s.created_at,
+                              s.team_id,
+                              s.key_public_id,
+                              s.endpoint,
+                              s.model,
+                              s.provider,
+                              s.variant,
+                              s.episode_id,
+                              s.prompt_tokens,
+                              s.completion_tokens,
+                              s.cost,
+                              s.tags_json,
+                              s.status,
+                              s.upstream_ms,
+                              std::int64_t{s.streamed},
+                              std::int64_t{s.estimated},
+                              std::int64_t{s.cache_hit},
+                              s.uncollected,
+                              s.user_id};
+    appendKinds(s.kinds, params);
+    out.push_back({insert, std::move(params)});
     const std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
     for (const auto& [tag, value] : s.tags) {
       tags[{s.team_id, day, tag, value}].add(s);
@@ -363,7 +388,7 @@ void Store::topUp(const std::string& team_id, std::int64_t amount) {
 }
 
 std::vector<SpendRow> Store::listSpend(const SpendFilter& f) {
-  std::string sql(kSpendColumns);
+  std::string sql = spendColumns();
   sql += "WHERE s.team_id = $1 AND s.created_at >= $2";
   std::vector<Param> params{f.team_id, f.since_ms};
   if (f.model) {
@@ -422,13 +447,17 @@ std::vector<SpendTotal> Store::summarizeSpend(const std::string& team_id, SpendG
                                 ? "spend_daily_users LEFT JOIN users u ON u.id = user_id"
                                 : "spend_daily";
   std::vector<SpendTotal> out;
-  for (const Row& r : c_->query("SELECT " + column +
-                                    ", SUM(requests), SUM(prompt_tokens), SUM(completion_tokens), "
-                                    "SUM(cost) FROM " +
-                                    table + " WHERE team_id = $1 AND day >= $2 GROUP BY " + column +
-                                    " ORDER BY " + column,
-                                {team_id, since_day})) {
-    out.push_back({r.text(0), r.integer(1), r.integer(2), r.integer(3), r.integer(4)});
+  std::string sums = "SUM(requests), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost)";
+  for (const auto& [kind, field] : kTokenKinds) {
+    sums += ", SUM(" + std::string(kind) + ")";
+  }
+  constexpr std::size_t kTotalColumns = 5;  // The group and four sums before the kinds.
+  for (const Row& r :
+       c_->query("SELECT " + column + ", " + sums + " FROM " + table +
+                     " WHERE team_id = $1 AND day >= $2 GROUP BY " + column + " ORDER BY " + column,
+                 {team_id, since_day})) {
+    out.push_back({r.text(0), r.integer(1), r.integer(2), r.integer(3), r.integer(4),
+                   readKinds(r, kTotalColumns)});
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include "core/base64.hpp"
 #include "store/store.hpp"
+#include "store/token_kinds.hpp"
 
 namespace tollgate::store {
 namespace {
@@ -36,6 +37,21 @@ void forgetBytes(Connection& c, const Rows& forgotten) {
   if (!updates.empty()) {
     c.pipeline(updates);
   }
+}
+
+/// The statement that keeps one cache entry, its kinds last; it replaces an older one.
+std::string putEntry() {
+  std::string kinds_set;
+  for (const auto& [kind, field] : kTokenKinds) {
+    kinds_set += ", " + std::string(kind) + " = excluded." + std::string(kind);
+  }
+  return "INSERT INTO inference_cache (team_id, key, endpoint, created_at, bytes, prompt_tokens, "
+         "completion_tokens, body" +
+         kindColumns() + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8" + kindPlaceholders(9) +
+         ") ON CONFLICT (team_id, key) DO UPDATE SET endpoint = excluded.endpoint, created_at = "
+         "excluded.created_at, bytes = excluded.bytes, prompt_tokens = excluded.prompt_tokens, "
+         "completion_tokens = excluded.completion_tokens, body = excluded.body" +
+         kinds_set + " WHERE inference_cache.created_at <= excluded.created_at";
 }
 
 }  // namespace
@@ -109,9 +125,11 @@ std::int64_t Store::pruneIdempotencyKeys(std::int64_t before_ms) {
 
 std::optional<CacheEntry> Store::findCacheEntry(const std::string& team_id, const std::string& key,
                                                 std::int64_t not_before) {
+  constexpr std::size_t kKindsColumn = 5;
   const Rows rows = c_->query(
-      "SELECT endpoint, created_at, prompt_tokens, completion_tokens, body FROM inference_cache "
-      "WHERE team_id = $1 AND key = $2 AND created_at >= $3",
+      "SELECT endpoint, created_at, prompt_tokens, completion_tokens, body" + kindColumns() +
+          " FROM inference_cache WHERE team_id = $1 AND key = $2 AND "
+          "created_at >= $3",
       {team_id, key, not_before});
   if (rows.empty()) {
     return std::nullopt;
@@ -123,23 +141,26 @@ std::optional<CacheEntry> Store::findCacheEntry(const std::string& team_id, cons
                     r.integer(1),
                     r.integer(2),
                     r.integer(3),
-                    decodedBody(r.text(4), "inference_cache")};
+                    decodedBody(r.text(4), "inference_cache"),
+                    readKinds(r, kKindsColumn)};
 }
 
 void Store::putCacheEntries(std::span<const CacheEntry> entries, std::int64_t team_max_bytes) {
+  static const std::string put = putEntry();
   // The writes, then each team's eviction, in one pipeline: each statement sees the ones before.
   std::vector<Statement> writes;
   std::set<std::string> teams;
   for (const CacheEntry& e : entries) {
-    writes.push_back(
-        {"INSERT INTO inference_cache (team_id, key, endpoint, created_at, bytes, prompt_tokens, "
-         "completion_tokens, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (team_id, "
-         "key) DO UPDATE SET endpoint = excluded.endpoint, created_at = excluded.created_at, bytes "
-         "= excluded.bytes, prompt_tokens = excluded.prompt_tokens, completion_tokens = "
-         "excluded.completion_tokens, body = excluded.body WHERE inference_cache.created_at <= "
-         "excluded.created_at",
-         {e.team_id, e.key, e.endpoint, e.created_at, static_cast<std::int64_t>(e.body.size()),
-          e.prompt_tokens, e.completion_tokens, base64::encode(e.body)}});
+    std::vector<Param> params{e.team_id,
+                              e.key,
+                              e.endpoint,
+                              e.created_at,
+                              static_cast<std::int64_t>(e.body.size()),
+                              e.prompt_tokens,
+                              e.completion_tokens,
+                              base64::encode(e.body)};
+    appendKinds(e.kinds, params);
+    writes.push_back({put, std::move(params)});
     teams.insert(e.team_id);
   }
   if (team_max_bytes > 0) {

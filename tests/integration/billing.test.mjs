@@ -114,9 +114,11 @@ for (const engine of ENGINES) {
       const t = await settledTeam('acme');
       assert.equal(t.balance, 0.99996);
       const byTag = JSON.parse((await ok('spend', 'summary', '--team', 'acme', '--by', 'tag', '--json')).stdout);
-      assert.deepEqual(byTag.find((g) => g.tag === 'feature=search'), { tag: 'feature=search', requests: 1, prompt_tokens: 12, completion_tokens: 4, cost: 0.00002 });
+      // No kind of token reported: each is 0, and every prompt token is uncached.
+      const none = { cached_tokens: 0, cache_write_tokens: 0, cache_write_1h_tokens: 0, audio_prompt_tokens: 0, reasoning_tokens: 0, audio_completion_tokens: 0 };
+      assert.deepEqual(byTag.find((g) => g.tag === 'feature=search'), { tag: 'feature=search', requests: 1, prompt_tokens: 12, completion_tokens: 4, cost: 0.00002, ...none, uncached_prompt_tokens: 12 });
       const byModel = JSON.parse((await ok('spend', 'summary', '--team', 'acme', '--by', 'model', '--json')).stdout);
-      assert.deepEqual(byModel, [{ model: 'mock_model', requests: 2, prompt_tokens: 24, completion_tokens: 8, cost: 0.00004 }]);
+      assert.deepEqual(byModel, [{ model: 'mock_model', requests: 2, prompt_tokens: 24, completion_tokens: 8, cost: 0.00004, ...none, uncached_prompt_tokens: 24 }]);
       assert.equal((await spend('acme', '--tag', 'feature=search')).length, 1);
       assert.equal((await spend('acme', '--model', 'echo')).length, 0);
     });

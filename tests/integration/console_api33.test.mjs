@@ -22,7 +22,7 @@ describe('console API of issue 33', () => {
   /** A signed-in session of `email` (the user is added when new). */
   const signedIn = async (email) => consoleSession(gw).signIn(linkToken((await ok('login-link', email)).stdout));
 
-  /** One CSV line's fields, split at every comma: right but for a key name holding one (the last column). */
+  /** One CSV line's fields, split at every comma: right but for a key name holding one. */
   const fields = (line) => line.split(',').map((f) => f.replace(/^"|"$/g, ''));
 
   before(async () => {
@@ -110,8 +110,10 @@ describe('console API of issue 33', () => {
     assert.equal(csv.status, 200, csv.text);
     const lines = csv.text.trim().split('\n');
     assert.equal(lines.length, 2, csv.text);
-    assert.equal(fields(lines[0]).at(-1), 'key_name');
-    assert.ok(lines[1].endsWith(',"nightly, ""batch"""'), lines[1]);
+    // key_name, then the token kinds (columns are only added at the end).
+    assert.deepEqual(fields(lines[0]).slice(-7), ['key_name', 'cached_tokens', 'cache_write_tokens',
+      'cache_write_1h_tokens', 'audio_prompt_tokens', 'reasoning_tokens', 'audio_completion_tokens']);
+    assert.ok(lines[1].endsWith(',"nightly, ""batch""",0,0,0,0,0,0'), lines[1]);
     const all = (await owner.call('GET', `${T}/spend.csv`)).text.trim().split('\n');
     assert.equal(all.length, 4);
     const header = fields(all[0]);

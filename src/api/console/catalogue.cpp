@@ -3,6 +3,7 @@
 // playground's picker.
 #include "api/console/handlers.hpp"
 #include "http/form.hpp"
+#include "openai/models.hpp"
 
 namespace tollgate::api::console {
 namespace {
@@ -52,6 +53,11 @@ Awaitable<void> listModels(const ConsoleServices& s, exchange::RequestContext& c
     w.field("zdr", m.zdr);
     accounts::usdField(w, "input_cost_per_token", m.prices.base.input);
     accounts::usdField(w, "output_cost_per_token", m.prices.base.output);
+    if (!m.prices.has_cached_input) {
+      // Always shown: a cache read's price is the input price unless configured (then below).
+      accounts::usdField(w, "cached_input_cost_per_token", m.prices.base.cached_input);
+    }
+    openai::writeMorePrices(w, m.prices);
     accounts::usdField(w, "cost_per_audio_second", m.cost_per_audio_second);
     w.field("max_input_tokens", m.max_input_tokens);
     w.field("max_output_tokens", m.max_output_tokens);

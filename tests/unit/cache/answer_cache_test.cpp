@@ -16,7 +16,7 @@ namespace asio = boost::asio;
 
 store::CacheEntry entry(std::string team, std::string key, std::size_t bytes,
                         std::int64_t created_at = 1000) {
-  return {std::move(team), std::move(key), "chat", created_at, 3, 4, std::string(bytes, 'x')};
+  return {std::move(team), std::move(key), "chat", created_at, 3, 4, std::string(bytes, 'x'), {}};
 }
 
 /// Runs `find` on an event loop of its own.

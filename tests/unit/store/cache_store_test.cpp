@@ -12,7 +12,7 @@ class CacheStore : public test::SqliteStoreTest {
  protected:
   CacheEntry entry(const std::string& key, std::int64_t created_at, std::string body,
                    const std::string& team_id = "") {
-    return {team_id.empty() ? team_ : team_id, key, "chat", created_at, 7, 3, std::move(body)};
+    return {team_id.empty() ? team_ : team_id, key, "chat", created_at, 7, 3, std::move(body), {}};
   }
   void put(std::vector<CacheEntry> entries, std::int64_t team_max_bytes = 0) {
     db_->putCacheEntries(entries, team_max_bytes);

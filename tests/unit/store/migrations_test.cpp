@@ -124,6 +124,44 @@ TEST(Migrations, LookAlikeNamesFromBeforeSkeletonsKeepWorkingAndAreListed) {
   EXPECT_EQ(migrate(*c).look_alikes, report.look_alikes) << "listed on every run";
 }
 
+TEST(Migrations, ElevenReadsOldSpendRowsAggregatesAndCacheEntriesAsNoCachedTokens) {
+  const test::TempDir dir("tollgate-store-test");
+  auto c = storeAt(dir, 10);
+  c->script(
+      "INSERT INTO teams (id, name, state, created_at) VALUES ('t', 'acme', 'active', 0);"
+      "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
+      "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
+      "upstream_ms, streamed, estimated, cache_hit) VALUES ('r', 0, 't', '', 'chat', 'm', 'p', "
+      "'', 'e', 1000, 40, 7, '{}', 200, 5, 0, 0, 0);"
+      "INSERT INTO spend_daily (team_id, day, model, key_public_id, requests, prompt_tokens, "
+      "completion_tokens, cost) VALUES ('t', '1970-01-01', 'm', '', 1, 1000, 40, 7);"
+      "INSERT INTO inference_cache (team_id, key, endpoint, created_at, bytes, prompt_tokens, "
+      "completion_tokens, body) VALUES ('t', 'k', 'chat', 0, 0, 1000, 40, '')");
+  EXPECT_EQ(migrate(*c).from, 10);
+  Store store(std::move(c));
+  const std::vector<SpendRow> rows = store.listSpend({.team_id = "t"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].prompt_tokens, 1000);
+  EXPECT_EQ(rows[0].cost, 7);
+  EXPECT_EQ(rows[0].kinds, TokenKinds{});
+  const std::vector<SpendTotal> totals = store.summarizeSpend("t", SpendGroup::Model, "");
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].requests, 1);
+  EXPECT_EQ(totals[0].kinds, TokenKinds{});
+  const auto entry = store.findCacheEntry("t", "k", 0);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->kinds, TokenKinds{});
+
+  // New rows add their kinds to the aggregate the old one is in.
+  SpendRow r = rows[0];
+  r.request_id = "r2";
+  r.kinds.cached_tokens = 800;
+  const Settlement s{"", r, true};
+  store.settle(std::span(&s, 1));
+  EXPECT_EQ(store.summarizeSpend("t", SpendGroup::Model, "").at(0).kinds.cached_tokens, 800);
+  EXPECT_EQ(store.summarizeSpend("t", SpendGroup::Model, "").at(0).requests, 2);
+}
+
 TEST(SqliteConnection, FileIsPrivateAndParametersAreVerbatim) {
   const test::TempDir dir("tollgate-store-test");
   const std::string path = dir.file("t.db");

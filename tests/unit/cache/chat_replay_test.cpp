@@ -155,11 +155,11 @@ TEST(CacheReplayFromStream, TextWithUsage) {
                               .content("Hel")
                               .content("lo \"you\"")
                               .finish("stop")
-                              .usage({3, 2, 5})
+                              .usage(usage::of(3, 2))
                               .done();
   const auto got = completionFromStream(sse);
   ASSERT_TRUE(got) << sse;
-  expectSameJson(*got, whole(meta, textChoice("Hello \"you\""), openai::Usage{3, 2, 5}));
+  expectSameJson(*got, whole(meta, textChoice("Hello \"you\""), usage::of(3, 2)));
 }
 
 TEST(CacheReplayFromStream, WithoutUsageHasNone) {
@@ -181,14 +181,14 @@ TEST(CacheReplayFromStream, ToolCallsAssembledByIndex) {
                               .toolCall(1, "call_b", "other", "{}")
                               .toolCall(0, std::nullopt, std::nullopt, "\"x\"}")
                               .finish("tool_calls")
-                              .usage({10, 7, 17})
+                              .usage(usage::of(10, 7))
                               .done();
   const auto got = completionFromStream(sse);
   ASSERT_TRUE(got);
   openai::Choice ch;
   ch.finish_reason = "tool_calls";
   ch.tool_calls = {{"call_a", "lookup", "{\"q\":\"x\"}"}, {"call_b", "other", "{}"}};
-  expectSameJson(*got, whole(meta, ch, openai::Usage{10, 7, 17}));
+  expectSameJson(*got, whole(meta, ch, usage::of(10, 7)));
   EXPECT_TRUE(parse(*got)["choices"][0]["message"]["content"].IsNull());
 }
 
@@ -199,13 +199,13 @@ TEST(CacheReplayFromStream, Refusal) {
   ChoiceDelta r2;
   r2.refusal = "help with that.";
   const std::string sse =
-      LiveStream(meta).role().delta(r1).delta(r2).finish("stop").usage({4, 5, 9}).done();
+      LiveStream(meta).role().delta(r1).delta(r2).finish("stop").usage(usage::of(4, 5)).done();
   const auto got = completionFromStream(sse);
   ASSERT_TRUE(got);
   openai::Choice ch;
   ch.finish_reason = "stop";
   ch.refusal = "I can't help with that.";
-  expectSameJson(*got, whole(meta, ch, openai::Usage{4, 5, 9}));
+  expectSameJson(*got, whole(meta, ch, usage::of(4, 5)));
 }
 
 TEST(CacheReplayFromStream, LogprobsJoined) {
@@ -217,24 +217,24 @@ TEST(CacheReplayFromStream, LogprobsJoined) {
                    R"({"content":[{"token":"a","logprob":-0.25,"bytes":[97]}],"refusal":null})")
           .content("b", R"({"content":[{"token":"b","logprob":-1.5,"bytes":[98]}],"refusal":null})")
           .finish("stop")
-          .usage({1, 2, 3})
+          .usage(usage::of(1, 2))
           .done();
   const auto got = completionFromStream(sse);
   ASSERT_TRUE(got);
   openai::Choice ch = textChoice("ab");
   ch.logprobs_json = R"({"content":[{"token":"a","logprob":-0.25,"bytes":[97]},)"
                      R"({"token":"b","logprob":-1.5,"bytes":[98]}],"refusal":null})";
-  expectSameJson(*got, whole(meta, ch, openai::Usage{1, 2, 3}));
+  expectSameJson(*got, whole(meta, ch, usage::of(1, 2)));
 }
 
 TEST(CacheReplayFromStream, KeepsOurOwnMembers) {
   const ResponseMeta meta = richMeta();
   const std::string raw_usage = R"({"prompt_tokens":3,"completion_tokens":1,"cached":0})";
   const std::string sse =
-      LiveStream(meta).role().content("ok").finish("stop").usage({3, 1, 4}, raw_usage).done();
+      LiveStream(meta).role().content("ok").finish("stop").usage(usage::of(3, 1), raw_usage).done();
   const auto got = completionFromStream(sse);
   ASSERT_TRUE(got);
-  const std::string expected = whole(meta, textChoice("ok"), openai::Usage{3, 1, 4}, raw_usage);
+  const std::string expected = whole(meta, textChoice("ok"), usage::of(3, 1), raw_usage);
   expectSameJson(*got, expected);
   const rapidjson::Document d = parse(*got);
   EXPECT_EQ(json::view(d["episode_id"]), kEpisode);
@@ -313,7 +313,7 @@ INSTANTIATE_TEST_SUITE_P(
                          R"("delta":{"tool_calls":[{"id":"c"}]}}]})"
                          "\n\n")
                     .done()},
-        Refused{"NoChoiceAtAll", LiveStream(plainMeta()).usage({1, 1, 2}).done()}),
+        Refused{"NoChoiceAtAll", LiveStream(plainMeta()).usage(usage::of(1, 1)).done()}),
     [](const auto& info) { return info.param.name; });
 
 // ---- restampCompletion ----
@@ -323,7 +323,7 @@ const Stamp kStamp{"chatcmpl-new", 1800000000, "0190ffff-0000-7000-8000-00000000
 TEST(CacheReplayRestamp, ReplacesTheStampOnly) {
   const ResponseMeta meta = richMeta();
   const std::string original =
-      whole(meta, textChoice("ok"), openai::Usage{3, 1, 4}, R"({"prompt_tokens":3})");
+      whole(meta, textChoice("ok"), usage::of(3, 1), R"({"prompt_tokens":3})");
   const std::string stamped = restampCompletion(original, kStamp);
   rapidjson::Document d = parse(stamped);
   EXPECT_EQ(json::view(d["id"]), kStamp.id);
@@ -338,7 +338,7 @@ TEST(CacheReplayRestamp, ReplacesTheStampOnly) {
 }
 
 TEST(CacheReplayRestamp, KeepsTheBytes) {
-  const std::string original = whole(richMeta(), textChoice("é \"q\" \n"), openai::Usage{3, 1, 4});
+  const std::string original = whole(richMeta(), textChoice("é \"q\" \n"), usage::of(3, 1));
   ASSERT_NE(original.find("\"tollgate::cost\":0.000000000123"), std::string::npos) << original;
   const Stamp same{"chatcmpl-1", kCreated, std::string(kEpisode),
                    "tollgate::function_name::support"};
@@ -381,7 +381,7 @@ std::vector<std::string> memberNames(const rapidjson::Value& v) {
 TEST(CacheReplayToStream, ChunksAsOurLiveStreams) {
   const ResponseMeta meta = richMeta();
   const std::string completion =
-      whole(meta, textChoice("Hello"), openai::Usage{3, 1, 4}, R"({"prompt_tokens":3})");
+      whole(meta, textChoice("Hello"), usage::of(3, 1), R"({"prompt_tokens":3})");
   const auto ev = events(streamFromCompletion(completion, kStamp, true));
   ASSERT_EQ(ev.size(), 5u);  // role, content, finish, usage, [DONE]
   EXPECT_EQ(ev.back(), "[DONE]");
@@ -426,7 +426,7 @@ TEST(CacheReplayToStream, ChunksAsOurLiveStreams) {
 }
 
 TEST(CacheReplayToStream, UsageOnlyWhenAsked) {
-  const std::string completion = whole(plainMeta(), textChoice("Hi"), openai::Usage{3, 1, 4});
+  const std::string completion = whole(plainMeta(), textChoice("Hi"), usage::of(3, 1));
   const std::string sse = streamFromCompletion(completion, kStamp, false);
   for (const std::string& e : events(sse)) {
     if (e != "[DONE]") {
@@ -441,7 +441,7 @@ TEST(CacheReplayToStream, ToolCallDeltas) {
   ch.finish_reason = "tool_calls";
   ch.tool_calls = {{"call_a", "lookup", "{\"q\":1}"}, {"call_b", "other", "{}"}};
   const auto ev =
-      events(streamFromCompletion(whole(plainMeta(), ch, openai::Usage{1, 1, 2}), kStamp, false));
+      events(streamFromCompletion(whole(plainMeta(), ch, usage::of(1, 1)), kStamp, false));
   ASSERT_EQ(ev.size(), 5u);  // role, two tool calls, finish, [DONE]
   const rapidjson::Document second = parse(ev[2]);
   const auto& call = second["choices"][0]["delta"]["tool_calls"][0];
@@ -473,7 +473,7 @@ class CacheReplayRoundTrip : public testing::TestWithParam<Answer> {};
 
 TEST_P(CacheReplayRoundTrip, StreamThenWholeGivesTheCompletionBack) {
   const Answer& a = GetParam();
-  const std::string x = whole(a.meta, a.choice, openai::Usage{12, 34, 46}, a.raw_usage);
+  const std::string x = whole(a.meta, a.choice, usage::of(12, 34), a.raw_usage);
   const Stamp own{"chatcmpl-1", kCreated, a.meta.episode_id, a.meta.model};
   const auto with_usage = completionFromStream(streamFromCompletion(x, own, true));
   ASSERT_TRUE(with_usage);

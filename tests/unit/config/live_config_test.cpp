@@ -97,7 +97,13 @@ TEST(LiveConfig, SwappedWhileEightThreadsPinAndReadIt) {
       }
     });
   }
+  while (reads.load() < 8) {
+    std::this_thread::yield();  // Every reader is at work before the first swap.
+  }
   for (int i = 1; i <= 10'000; ++i) {
+    if (i % 100 == 0) {
+      std::this_thread::yield();  // Let the readers in between swaps, also on one core.
+    }
     Config next = base;
     next.models[0].prices.base.input = i;
     next.models[0].prices.base.output = 2 * i;

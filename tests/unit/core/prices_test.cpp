@@ -105,6 +105,11 @@ TEST(Charge, KindsThatDoNotFitArePricedAtTheDearestKind) {
   EXPECT_FALSE(usage::consistent(reasoning));
   reasoning.reasoning_tokens = 10;
   EXPECT_TRUE(usage::consistent(reasoning));
+  // Parts whose sum overflows never pass for parts that fit, even under the largest total.
+  usage::Counts overflowing = counts(std::numeric_limits<std::int64_t>::max(), 0);
+  overflowing.cached_tokens = std::numeric_limits<std::int64_t>::max();
+  overflowing.audio_prompt_tokens = 1;
+  EXPECT_FALSE(usage::consistent(overflowing));
   usage::Counts negative = counts(100, 10);
   negative.cached_tokens = -1;
   EXPECT_FALSE(usage::consistent(negative));

@@ -24,7 +24,7 @@ TEST(EncodeCompletion, HasTheSpecShape) {
   c.created = 42;
   c.choices.push_back(
       {0, "tool_calls", std::nullopt, std::nullopt, {{"call_1", "f", "{}"}}, "", std::nullopt});
-  c.usage = Usage{3, 4, 7};
+  c.usage = usage::of(3, 4);
   const auto d = parse(encodeCompletion(c, kMeta));
   EXPECT_STREQ(d["object"].GetString(), "chat.completion");
   EXPECT_STREQ(d["model"].GetString(), "gpt_4o_mini");

@@ -358,7 +358,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(EncodeEmbeddingList, Floats) {
   const std::vector<std::vector<float>> vectors{{0.5f, -0.25f}, {1.0f}};
   const auto d =
-      parse(encodeEmbeddingList(vectors, EmbeddingMeta{"m", false, {}, 2}, Usage{3, 0, 3}));
+      parse(encodeEmbeddingList(vectors, EmbeddingMeta{"m", false, {}, 2}, usage::of(3, 0)));
   EXPECT_STREQ(d["object"].GetString(), "list");
   EXPECT_STREQ(d["model"].GetString(), "m");
   ASSERT_EQ(d["data"].Size(), 2u);

@@ -253,7 +253,7 @@ TEST(EncodeRerank, NoTokensOrCostWithoutUsage) {
   EXPECT_FALSE(d["meta"].HasMember("tokens"));
   EXPECT_FALSE(d["meta"].HasMember("tollgate::cost"));
   const auto unpriced =
-      parse(encodeRerank("x", {}, requestFor({"a"}), Usage{1, 0, 1}, std::nullopt));
+      parse(encodeRerank("x", {}, requestFor({"a"}), usage::of(1, 0), std::nullopt));
   EXPECT_TRUE(unpriced["meta"].HasMember("tokens"));
   EXPECT_FALSE(unpriced["meta"].HasMember("tollgate::cost"));
 }

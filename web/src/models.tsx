@@ -1,13 +1,13 @@
 // The model catalogue as a searchable table: id and display name, endpoint kind, TEE/ZDR badges
-// (with filters), prices per million tokens (or per audio minute), and context and output limits;
+// (with filters), prices per million tokens (input, cached input and output, then cache writes,
+// audio and long-context tiers when configured) or per audio minute, and context and output limits;
 // each id links to the model's own page (model.tsx).
 import { useMemo, useState } from 'preact/hooks';
 import { listModels, type Model } from './api';
 import { count, perUnit } from './format';
 import { Loading, useLoad } from './load';
 import { modelPath } from './model';
-
-const MILLION = 1_000_000;
+import { OtherPrices, perMillion } from './prices';
 const AUDIO_ENDPOINT = 'transcription';
 
 /** `onOpen(id)` gives the click handler of the link to `id`'s page. */
@@ -62,8 +62,12 @@ export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent)
                     Input / 1M
                   </th>
                   <th scope="col" class="num">
+                    Cached input / 1M
+                  </th>
+                  <th scope="col" class="num">
                     Output / 1M
                   </th>
+                  <th scope="col">Other prices / 1M</th>
                   <th scope="col" class="num">
                     Context
                   </th>
@@ -113,14 +117,22 @@ function Prices({ m }: { m: Model }) {
     return (
       <>
         <td class="num" data-label="Input">{perUnit(m.cost_per_audio_second, 60)} / min</td>
+        <td class="num" data-label="Cached input">—</td>
         <td class="num" data-label="Output">—</td>
+        <td data-label="Other prices">—</td>
       </>
     );
   }
   return (
     <>
-      <td class="num" data-label="Input / 1M">{perUnit(m.input_cost_per_token, MILLION)}</td>
-      <td class="num" data-label="Output / 1M">{perUnit(m.output_cost_per_token, MILLION)}</td>
+      <td class="num" data-label="Input / 1M">{perMillion(m.input_cost_per_token)}</td>
+      <td class="num" data-label="Cached input / 1M" data-cached-price>
+        {perMillion(m.cached_input_cost_per_token)}
+      </td>
+      <td class="num" data-label="Output / 1M">{perMillion(m.output_cost_per_token)}</td>
+      <td data-label="Other prices / 1M">
+        <OtherPrices m={m} />
+      </td>
     </>
   );
 }

@@ -9,14 +9,15 @@
 // upstream reports 800 of its 1,000 prompt tokens cached and 30 of its 40 completion tokens
 // reasoning: the breakdown per model (uncached, cached, written, output), the cached price on the
 // Models page and a model's page, and the playground's cost line. Screenshots beside the binary
-// (console-screenshots/usage-tags-*.png, playground-long-model-name-*.png, usage-by-kind-*.png).
+// (console-screenshots/usage-tags-*.png, playground-long-model-name-*.png, usage-by-kind-*.png,
+// model-prices-*.png).
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, adminOf, postJson, waitFor,
+  startGateway, standardConfig, closedPort, adminOf, postJson, toToml, waitFor,
 } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
 import {
@@ -55,7 +56,9 @@ describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
       cached_input_cost_per_token: 0.0000003, cache_write_cost_per_token: 0.00000375,
     };
     config.console = { owner_email: 'owner@usage.test' };
-    gw = await startGateway({ config });
+    // And a long-context tier (an array of tables, which toToml does not write).
+    const tier = '[[models.cached_model.price_tiers]]\nabove_input_tokens = 200000\ninput_cost_per_token = 0.000006\n';
+    gw = await startGateway({ toml: `${toToml(config)}\n${tier}` });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
     fs.mkdirSync(SHOTS, { recursive: true });
 
@@ -222,14 +225,20 @@ describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
       await model.waitFor();
       assert.equal((await model.locator('[data-cached-price]').textContent()).trim(), '$0.30');
       assert.equal((await model.locator('td[data-label="Input / 1M"]').textContent()).trim(), '$3.00');
-      assert.match(await model.locator('td[data-label="Other prices / 1M"]').textContent(), /Cache write \$3\.75/);
+      const more = await model.locator('td[data-label="More prices / 1M"]').textContent();
+      assert.match(more, /Cache write \$3\.75/);
+      assert.match(more, /Long-context tier above 200,000 tokens/);
       if (width === 375) await assertNoSidewaysScroll(page, 'models page');
       await assertAccessible(page, `models page at ${width} px`);
       await model.getByRole('link', { name: 'cached_model', exact: true }).click();
       await page.getByRole('heading', { name: 'Model cached_model', level: 1 }).waitFor();
       assert.equal((await page.locator('dd[data-cached-price]').textContent()).trim(), '$0.30');
       await page.getByText('Cache write / 1M tokens').waitFor();
+      const tierRow = page.locator('table.tiers tbody tr', { hasText: '200,000 tokens' });
+      assert.equal((await tierRow.locator('td[data-label="Input / 1M"]').textContent()).trim(), '$6.00');
       if (width === 375) await assertNoSidewaysScroll(page, "the model's page");
+      await assertAccessible(page, `a model's page with tiers at ${width} px`);
+      if (width === 1440) await screenshots(page, 'model-prices');
       assert.deepEqual(page.cspViolations, [], 'no CSP violation');
       await page.context().close();
     });

@@ -20,11 +20,14 @@ export function otherPrices(m: Model): [string, string][] {
   return pairs.filter((p): p is [string, number] => p[1] !== undefined).map(([label, v]) => [label, perMillion(v)]);
 }
 
+/** Whether `m` has a price besides input, cached input and output, or a long-context tier. */
+export const hasOtherPrices = (m: Model) => otherPrices(m).length > 0 || (m.price_tiers ?? []).length > 0;
+
 /** The other prices of `m` in a table's cell: a line each, and the tiers' thresholds; a dash for none. */
 export function OtherPrices({ m }: { m: Model }) {
   const others = otherPrices(m);
   const tiers = m.price_tiers ?? [];
-  if (others.length === 0 && tiers.length === 0) return <span class="muted">—</span>;
+  if (!hasOtherPrices(m)) return <span class="muted">—</span>;
   return (
     <div>
       {others.map(([label, price]) => (

@@ -8,6 +8,7 @@ import { count, perUnit } from './format';
 import { Loading, useLoad } from './load';
 import { modelPath } from './model';
 import { OtherPrices, hasOtherPrices, perMillion } from './prices';
+
 const AUDIO_ENDPOINT = 'transcription';
 
 /** `onOpen(id)` gives the click handler of the link to `id`'s page. */
@@ -119,9 +120,9 @@ function Prices({ m, more }: { m: Model; more: boolean }) {
     return (
       <>
         <td class="num" data-label="Input">{perUnit(m.cost_per_audio_second, 60)} / min</td>
-        <td class="num" data-label="Cached">—</td>
+        <td class="num" data-label="Cached / 1M">—</td>
         <td class="num" data-label="Output">—</td>
-        {more && <td data-label="More prices">—</td>}
+        {more && <td data-label="More prices / 1M">—</td>}
       </>
     );
   }

@@ -1,9 +1,10 @@
 // The playground: a chat model or a function, a system prompt, a conversation, temperature and
 // max_tokens; the answer streamed as it arrives (the console's POST …/chat/completions, which is
 // /v1/chat/completions billed to the team and tagged playground), a stop button, and after each
-// run its tokens (with their kinds: cached, written to the cache, reasoning, audio), cost and latency. A stopped run keeps its partial answer in the conversation and
-// shows the cost billed for it, read from its spend row (billed_run.ts). "View code" shows the same
-// request for curl, Python and Node.
+// run its tokens (with their kinds: cached, written to the cache, reasoning, audio), cost and
+// latency. A stopped run keeps its partial answer in the conversation and shows the cost billed
+// for it, read from its spend row (billed_run.ts). "View code" shows the same request for curl,
+// Python and Node.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, listFunctions, listModels, playgroundFetch, type Team, type TokenKinds } from './api';
 import { billedRun, refusalText, tokensText, usageKinds } from './billed_run';

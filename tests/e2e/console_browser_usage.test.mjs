@@ -5,15 +5,19 @@
 // money to the cent with the exact figure on hover, "< $0.01" for a sub-cent amount; keys by name,
 // a revoked one as "name (revoked)"; day buckets labelled as UTC days, request times in the
 // browser's zone with UTC on hover; Reserved explained; no sideways scroll at 375 px on the Usage
-// page and the playground; axe-core and the CSP hold. Screenshots beside the binary
-// (console-screenshots/usage-tags-*.png, playground-long-model-name-*.png).
+// page and the playground; axe-core and the CSP hold. Tokens by kind, after a request whose
+// upstream reports 800 of its 1,000 prompt tokens cached and 30 of its 40 completion tokens
+// reasoning: the breakdown per model (uncached, cached, written, output), the cached price on the
+// Models page and a model's page, and the playground's cost line. Screenshots beside the binary
+// (console-screenshots/usage-tags-*.png, playground-long-model-name-*.png, usage-by-kind-*.png,
+// model-prices-*.png).
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, closedPort, adminOf, postJson, waitFor,
+  startGateway, standardConfig, closedPort, adminOf, postJson, toToml, waitFor,
 } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
 import {
@@ -22,6 +26,9 @@ import {
 
 const T = { timeout: 90_000 };
 const dollars = (s) => Number(s.replace(/[$,]/g, ''));
+/** The mock reports 1,000 prompt tokens, 800 of them cached, and 40 completion tokens, 30 of them
+ * reasoning; padded past 1,100 bytes so that the gateway does not clamp those counts. */
+const CACHED_MESSAGE = `mock:cached=800 ${'x'.repeat(1200)}`;
 
 describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
   let mock;
@@ -42,8 +49,16 @@ describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
       display_name: 'Pricey, a model with a long display name that is dear to run',
       input_cost_per_token: 0.001, output_cost_per_token: 0.002,
     };
+    // A model whose cache reads cost a tenth of its input, with a cache-write price.
+    config.models.cached_model = {
+      ...config.models.mock_model,
+      input_cost_per_token: 0.000003, output_cost_per_token: 0.000015,
+      cached_input_cost_per_token: 0.0000003, cache_write_cost_per_token: 0.00000375,
+    };
     config.console = { owner_email: 'owner@usage.test' };
-    gw = await startGateway({ config });
+    // And a long-context tier (an array of tables, which toToml does not write).
+    const tier = '[[models.cached_model.price_tiers]]\nabove_input_tokens = 200000\ninput_cost_per_token = 0.000006\n';
+    gw = await startGateway({ toml: `${toToml(config)}\n${tier}` });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
     fs.mkdirSync(SHOTS, { recursive: true });
 
@@ -62,7 +77,12 @@ describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
     await run('dev-laptop', 'pricey_model', { env: 'dev' });
     await run('dev-laptop', 'pricey_model');
     await run('old-key', 'mock_model');  // Under a cent.
-    await waitFor(async () => (await spend('default')).length >= 5, 8000);
+    // 800 of the 1,000 prompt tokens read from the cache; the padding keeps the reported counts
+    // within the request's bound.
+    await postJson(gw.baseURL, '/v1/chat/completions', {
+      model: 'cached_model', messages: [{ role: 'user', content: CACHED_MESSAGE }],
+    }, { headers: { authorization: `Bearer ${keys['dev-laptop']}` } }).then((r) => assert.equal(r.status, 200, r.text));
+    await waitFor(async () => (await spend('default')).length >= 6, 8000);
     const publicId = keys['old-key'].split('-')[2];
     await ok('keys', 'revoke', publicId);
   });
@@ -170,6 +190,75 @@ describe('the Usage page in Chromium', { skip: BROWSER_SKIP }, () => {
         await assertAccessible(page, 'playground at 375 px');
         await screenshots(page, 'playground-long-model-name', 375);
       }
+      assert.deepEqual(page.cspViolations, [], 'no CSP violation');
+      await page.context().close();
+    });
+  }
+
+  /** A cell's own figure, without the part shown on a line below it. */
+  const figure = async (row, col) => (await row.locator(`[data-col="${col}"]`).innerText()).split('\n')[0].trim();
+
+  for (const width of [1440, 375]) {
+    test(`at ${width} px: the breakdown per model shows input by kind; the Models page and a model's page the cached price`, T, async () => {
+      const page = await usagePage(width);
+      await page.getByRole('button', { name: 'Model', exact: true }).click();
+      const row = page.locator('table.by-model tbody tr', { hasText: 'cached_model' });
+      await row.waitFor();
+      assert.deepEqual(
+        { uncached: await figure(row, 'uncached'), cached: await figure(row, 'cached'), written: await figure(row, 'written'), output: await figure(row, 'output') },
+        { uncached: '200', cached: '800', written: '0', output: '40' },
+      );
+      assert.equal((await row.locator('[data-col="output"] [data-part]').textContent()).trim(), '30 reasoning');
+      const cost = row.locator('[data-cost] span');
+      assert.equal((await cost.textContent()).trim(), '< $0.01');
+      // 200 uncached at $3, 800 cached at $0.30 and 40 out at $15 per million.
+      assert.equal(dollars(await cost.getAttribute('title')), 0.00144);
+      for (const header of ['Uncached input', 'Cached', 'Written', 'Output']) {
+        await page.getByRole('columnheader', { name: header, exact: true }).waitFor({ state: 'attached' });
+      }
+      if (width === 375) await assertNoSidewaysScroll(page, 'usage page by model');
+      await assertAccessible(page, `usage page by model at ${width} px`);
+      if (width === 1440) await screenshots(page, 'usage-by-kind');
+
+      await page.getByRole('link', { name: 'Models' }).click();
+      const model = page.locator('table.models tbody tr', { hasText: 'cached_model' });
+      await model.waitFor();
+      assert.equal((await model.locator('[data-cached-price]').textContent()).trim(), '$0.30');
+      assert.equal((await model.locator('td[data-label="Input / 1M"]').textContent()).trim(), '$3.00');
+      const more = await model.locator('td[data-label="More prices / 1M"]').textContent();
+      assert.match(more, /Cache write \$3\.75/);
+      assert.match(more, /Long-context tier above 200,000 tokens/);
+      if (width === 375) await assertNoSidewaysScroll(page, 'models page');
+      await assertAccessible(page, `models page at ${width} px`);
+      await model.getByRole('link', { name: 'cached_model', exact: true }).click();
+      await page.getByRole('heading', { name: 'Model cached_model', level: 1 }).waitFor();
+      assert.equal((await page.locator('dd[data-cached-price]').textContent()).trim(), '$0.30');
+      await page.getByText('Cache write / 1M tokens').waitFor();
+      const tierRow = page.locator('table.tiers tbody tr', { hasText: '200,000 tokens' });
+      assert.equal((await tierRow.locator('td[data-label="Input / 1M"]').textContent()).trim(), '$6.00');
+      if (width === 375) await assertNoSidewaysScroll(page, "the model's page");
+      await assertAccessible(page, `a model's page with tiers at ${width} px`);
+      if (width === 1440) await screenshots(page, 'model-prices');
+      assert.deepEqual(page.cspViolations, [], 'no CSP violation');
+      await page.context().close();
+    });
+  }
+
+  // After the breakdown's tests: a run here adds to cached_model's totals.
+  for (const width of [1440, 375]) {
+    test(`at ${width} px: the playground's cost line shows the run's cached and reasoning tokens`, T, async () => {
+      const page = await usagePage(width);
+      await page.getByRole('link', { name: 'Playground' }).click();
+      await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
+      await page.getByLabel('Model', { exact: true }).selectOption('cached_model');
+      await page.getByLabel('Your message').fill(CACHED_MESSAGE);
+      await page.getByRole('button', { name: 'Run', exact: true }).click();
+      const cost = page.locator('[data-stats] [data-cost]');
+      await cost.waitFor();
+      assert.equal((await page.locator('[data-tokens]').textContent()).trim(), '1,000 in (800 cached), 40 out (30 reasoning)');
+      assert.equal((await cost.textContent()).trim(), '$0.00144');
+      if (width === 375) await assertNoSidewaysScroll(page, 'playground after a run');
+      await assertAccessible(page, `playground after a cached run at ${width} px`);
       assert.deepEqual(page.cspViolations, [], 'no CSP violation');
       await page.context().close();
     });

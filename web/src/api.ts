@@ -42,10 +42,28 @@ export interface Model {
   input_cost_per_token: number | null;
   output_cost_per_token: number | null;
   cost_per_audio_second: number | null;
+  /** Always present: the input price when the operator set none. */
+  cached_input_cost_per_token: number | null;
+  /** The prices below only when configured. */
+  cache_write_cost_per_token?: number;
+  cache_write_1h_cost_per_token?: number;
+  input_audio_cost_per_token?: number;
+  output_audio_cost_per_token?: number;
+  price_tiers?: PriceTier[];
   max_input_tokens: number | null;
   max_output_tokens: number | null;
   input_modalities: string[];
   output_modalities: string[];
+}
+
+/** A long-context tier: its prices apply to a request whose input exceeds `above_input_tokens`. */
+export interface PriceTier {
+  above_input_tokens: number;
+  input_cost_per_token?: number;
+  output_cost_per_token?: number;
+  cached_input_cost_per_token?: number;
+  cache_write_cost_per_token?: number;
+  cache_write_1h_cost_per_token?: number;
 }
 
 /** An error answered by the API, with the gateway's message. */
@@ -180,15 +198,27 @@ export interface FunctionInfo {
 
 export type SpendGroup = 'day' | 'model' | 'key' | 'tag' | 'user';
 
-export interface SpendTotal {
+/** The parts of a request's prompt and completion tokens by kind (docs/console-api.md); 0 for none. */
+export interface TokenKinds {
+  cached_tokens: number;
+  cache_write_tokens: number;
+  cache_write_1h_tokens: number;
+  audio_prompt_tokens: number;
+  reasoning_tokens: number;
+  audio_completion_tokens: number;
+}
+
+export interface SpendTotal extends TokenKinds {
   requests: number;
   prompt_tokens: number;
   completion_tokens: number;
   cost: number;
+  /** Prompt tokens neither read from nor written to a cache. */
+  uncached_prompt_tokens: number;
   [group: string]: string | number | null;
 }
 
-export interface SpendRow {
+export interface SpendRow extends TokenKinds {
   request_id: string;
   created_at: string;
   key: string | null;

@@ -1,4 +1,5 @@
-// A model's own page (/console/models/{id}): its endpoint kind, prices, limits, modalities and
+// A model's own page (/console/models/{id}): its endpoint kind, prices (cached input, and cache
+// writes, audio and long-context tiers when configured), limits, modalities and
 // TEE/ZDR, and a ready-to-paste request for curl, Python and Node (the OpenAI SDKs) against this
 // gateway's base URL, with $TOLLGATE_API_KEY standing for the key (never a real one), and a copy
 // button.
@@ -6,8 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { listModels, type Model } from './api';
 import { count, perUnit } from './format';
 import { Loading, useLoad } from './load';
-
-const MILLION = 1_000_000;
+import { Tiers, otherPrices, perMillion } from './prices';
 const TABS = ['curl', 'Python', 'Node'] as const;
 type Tab = (typeof TABS)[number];
 
@@ -40,6 +40,7 @@ export function ModelPage({ id, onBack }: { id: string; onBack: (e: MouseEvent) 
           model ? (
             <>
               <Details m={model} />
+              {(model.price_tiers ?? []).length > 0 && <Tiers tiers={model.price_tiers ?? []} />}
               <Snippet m={model} />
             </>
           ) : (
@@ -78,12 +79,22 @@ function Details({ m }: { m: Model }) {
           <>
             <div>
               <dt>Input / 1M tokens</dt>
-              <dd>{perUnit(m.input_cost_per_token, MILLION)}</dd>
+              <dd>{perMillion(m.input_cost_per_token)}</dd>
+            </div>
+            <div>
+              <dt>Cached input / 1M tokens</dt>
+              <dd data-cached-price>{perMillion(m.cached_input_cost_per_token)}</dd>
             </div>
             <div>
               <dt>Output / 1M tokens</dt>
-              <dd>{perUnit(m.output_cost_per_token, MILLION)}</dd>
+              <dd>{perMillion(m.output_cost_per_token)}</dd>
             </div>
+            {otherPrices(m).map(([label, price]) => (
+              <div key={label}>
+                <dt>{label} / 1M tokens</dt>
+                <dd>{price}</dd>
+              </div>
+            ))}
           </>
         )}
         <div>

@@ -1,13 +1,14 @@
 // The model catalogue as a searchable table: id and display name, endpoint kind, TEE/ZDR badges
-// (with filters), prices per million tokens (or per audio minute), and context and output limits;
+// (with filters), prices per million tokens (input, cached input and output, then cache writes,
+// audio and long-context tiers when configured) or per audio minute, and context and output limits;
 // each id links to the model's own page (model.tsx).
 import { useMemo, useState } from 'preact/hooks';
 import { listModels, type Model } from './api';
 import { count, perUnit } from './format';
 import { Loading, useLoad } from './load';
 import { modelPath } from './model';
+import { OtherPrices, hasOtherPrices, perMillion } from './prices';
 
-const MILLION = 1_000_000;
 const AUDIO_ENDPOINT = 'transcription';
 
 /** `onOpen(id)` gives the click handler of the link to `id`'s page. */
@@ -27,6 +28,8 @@ export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent)
         (q === '' || [m.id, m.display_name, m.owned_by, m.endpoint].some((s) => s.toLowerCase().includes(q))),
     );
   }, [models, query, teeOnly, zdrOnly]);
+  // A column for cache-write and audio prices and tiers, when a model has any.
+  const more = shown.some(hasOtherPrices);
 
   return (
     <>
@@ -62,8 +65,12 @@ export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent)
                     Input / 1M
                   </th>
                   <th scope="col" class="num">
+                    Cached / 1M
+                  </th>
+                  <th scope="col" class="num">
                     Output / 1M
                   </th>
+                  {more && <th scope="col">More prices / 1M</th>}
                   <th scope="col" class="num">
                     Context
                   </th>
@@ -91,7 +98,7 @@ export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent)
                         {!m.tee && !m.zdr && <span class="muted">—</span>}
                       </span>
                     </td>
-                    <Prices m={m} />
+                    <Prices m={m} more={more} />
                     <td class="num" data-label="Context">{count(m.max_input_tokens || null)}</td>
                     <td class="num" data-label="Max output">{count(m.max_output_tokens || null)}</td>
                   </tr>
@@ -107,20 +114,30 @@ export function ModelsPage({ onOpen }: { onOpen: (id: string) => (e: MouseEvent)
   );
 }
 
-function Prices({ m }: { m: Model }) {
+function Prices({ m, more }: { m: Model; more: boolean }) {
   // Transcription models are priced per second of audio; the rest per token.
   if (m.endpoint === AUDIO_ENDPOINT) {
     return (
       <>
         <td class="num" data-label="Input">{perUnit(m.cost_per_audio_second, 60)} / min</td>
+        <td class="num" data-label="Cached / 1M">—</td>
         <td class="num" data-label="Output">—</td>
+        {more && <td data-label="More prices / 1M">—</td>}
       </>
     );
   }
   return (
     <>
-      <td class="num" data-label="Input / 1M">{perUnit(m.input_cost_per_token, MILLION)}</td>
-      <td class="num" data-label="Output / 1M">{perUnit(m.output_cost_per_token, MILLION)}</td>
+      <td class="num" data-label="Input / 1M">{perMillion(m.input_cost_per_token)}</td>
+      <td class="num" data-label="Cached / 1M" data-cached-price>
+        {perMillion(m.cached_input_cost_per_token)}
+      </td>
+      <td class="num" data-label="Output / 1M">{perMillion(m.output_cost_per_token)}</td>
+      {more && (
+        <td data-label="More prices / 1M">
+          <OtherPrices m={m} />
+        </td>
+      )}
     </>
   );
 }

@@ -1,12 +1,13 @@
 // The playground: a chat model or a function, a system prompt, a conversation, temperature and
 // max_tokens; the answer streamed as it arrives (the console's POST …/chat/completions, which is
 // /v1/chat/completions billed to the team and tagged playground), a stop button, and after each
-// run its tokens, cost and latency. A stopped run keeps its partial answer in the conversation and
-// shows the cost billed for it, read from its spend row (billed_run.ts). "View code" shows the same
-// request for curl, Python and Node.
+// run its tokens (with their kinds: cached, written to the cache, reasoning, audio), cost and
+// latency. A stopped run keeps its partial answer in the conversation and shows the cost billed
+// for it, read from its spend row (billed_run.ts). "View code" shows the same request for curl,
+// Python and Node.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, listFunctions, listModels, playgroundFetch, type Team } from './api';
-import { billedRun, refusalText } from './billed_run';
+import { ApiError, listFunctions, listModels, playgroundFetch, type Team, type TokenKinds } from './api';
+import { billedRun, refusalText, tokensText, usageKinds } from './billed_run';
 import { money, shownName } from './format';
 import { Failed, useLoad } from './load';
 
@@ -15,7 +16,7 @@ interface Message {
   content: string;
 }
 
-interface RunStats {
+interface RunStats extends TokenKinds {
   prompt_tokens: number;
   completion_tokens: number;
   cost: number | null;
@@ -95,7 +96,7 @@ export function PlaygroundPage({ team }: { team: Team }) {
     const started = performance.now();
     let firstTokenMs: number | null = null;
     let text = '';
-    let usage: Record<string, number> | null = null;
+    let usage: Record<string, any> | null = null;
     const thisRun = ++runs.current;
     let requestId: string | null = null;
     let stopped = false;
@@ -130,8 +131,9 @@ export function PlaygroundPage({ team }: { team: Team }) {
       setHistory((h) => [...h, asked, { role: 'assistant', content: text }]);
       setInput('');
     }
-    const u = usage as Record<string, number> | null;
+    const u = usage as Record<string, any> | null;
     const stats: RunStats = {
+      ...usageKinds(u),
       prompt_tokens: u?.prompt_tokens ?? 0,
       completion_tokens: u?.completion_tokens ?? 0,
       cost: u ? (u['tollgate::cost'] ?? null) : null,
@@ -261,9 +263,7 @@ export function PlaygroundPage({ team }: { team: Team }) {
           <dl class="stats" data-stats>
             <div>
               <dt>Tokens</dt>
-              <dd>
-                {stats.prompt_tokens} in, {stats.completion_tokens} out
-              </dd>
+              <dd data-tokens>{tokensText(stats)}</dd>
             </div>
             <div>
               <dt>Cost</dt>

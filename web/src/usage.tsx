@@ -2,6 +2,7 @@
 // range as a chart (SVG, no style attributes, so the strict CSP holds) and a table; totals by
 // model, key (by name), tag (shares within each tag key) or user; the raw rows with filters and
 // paging (next_cursor); the same rows as CSV. Money shows to the cent, its exact figure on hover.
+// By model, the tokens show by kind: uncached input, cache reads, cache writes and output.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import {
@@ -15,6 +16,7 @@ import {
   type SpendTotal,
   type Team,
   type TeamDetail,
+  type TokenKinds,
 } from './api';
 import { cents, count, exactMoney, shownName, whenUtc, whenZoned } from './format';
 import { Failed, Loading, useLoad } from './load';
@@ -166,12 +168,21 @@ export function UsagePage({ team }: { team: Team }) {
                 {(daily) => <TagTotals rows={breakdown} daily={daily} />}
               </Loading>
             ) : (
-              <Totals
-                items={breakdown.map((r, i) => ({ ...r, id: String(i), label: groupLabel(by, r[by], keys) }))}
-                by={by}
-                label={GROUPS.find((g) => g.by === by)?.label ?? by}
-                title={`Spend by ${by}`}
-              />
+              <>
+                <Totals
+                  items={breakdown.map((r, i) => ({ ...r, id: String(i), label: groupLabel(by, r[by], keys) }))}
+                  by={by}
+                  label={GROUPS.find((g) => g.by === by)?.label ?? by}
+                  title={`Spend by ${by}`}
+                  columns={by === 'model' ? KIND_COLUMNS : undefined}
+                />
+                {by === 'model' && (
+                  <p class="muted small">
+                    Input tokens by kind: uncached, read from the provider's prompt cache (cached) and written to it
+                    (written). Cost is per request, so one figure per model.
+                  </p>
+                )}
+              </>
             )
           }
         </Loading>
@@ -228,15 +239,58 @@ function groupLabel(by: string, value: string | number | null, keys: KeyNames): 
   return String(value);
 }
 
-/** One row of a totals table. */
-interface Item {
+/** One row of a totals table; the kinds of its tokens when grouped by model. */
+interface Item extends Partial<TokenKinds> {
   id: string;
   label: ComponentChildren;
   requests: number;
   prompt_tokens: number;
   completion_tokens: number;
+  uncached_prompt_tokens?: number;
   cost: number;
 }
+
+/** A token column of a totals table: its heading, its cell's `data-col`, and the cell. */
+interface Column {
+  label: string;
+  col: string;
+  cell: (r: Item) => ComponentChildren;
+}
+
+/** A count and, when not zero, the part of it `what` is (e.g. "30 reasoning") on a line below. */
+function WithPart({ n, part, what }: { n: number; part: number | undefined; what: string }) {
+  return (
+    <div>
+      {count(n)}
+      {part ? <div class="muted small" data-part>{`${count(part)} ${what}`}</div> : null}
+    </div>
+  );
+}
+
+const TOTAL_COLUMNS: Column[] = [
+  { label: 'Prompt tokens', col: 'prompt', cell: (r) => count(r.prompt_tokens) },
+  { label: 'Completion tokens', col: 'completion', cell: (r) => count(r.completion_tokens) },
+];
+
+/** The breakdown per model: the input by kind (the three sum to the prompt tokens), then the output. */
+const KIND_COLUMNS: Column[] = [
+  {
+    label: 'Uncached input',
+    col: 'uncached',
+    cell: (r) => <WithPart n={r.uncached_prompt_tokens ?? r.prompt_tokens} part={r.audio_prompt_tokens} what="audio" />,
+  },
+  { label: 'Cached', col: 'cached', cell: (r) => count(r.cached_tokens ?? 0) },
+  {
+    label: 'Written',
+    col: 'written',
+    cell: (r) => <WithPart n={r.cache_write_tokens ?? 0} part={r.cache_write_1h_tokens} what="for 1 hour" />,
+  },
+  {
+    label: 'Output',
+    col: 'output',
+    cell: (r) => <WithPart n={r.completion_tokens} part={r.reasoning_tokens} what="reasoning" />,
+  },
+];
 
 /**
  * Totals by tag, a table per tag key: each value's cost over the range's total cost (the
@@ -294,8 +348,22 @@ function TagTotals({ rows, daily }: { rows: SpendTotal[]; daily: SpendTotal[] })
   );
 }
 
-/** A totals table; each row's share is of `total` (by default, the rows' sum). */
-function Totals({ items, by, label, title, total }: { items: Item[]; by: string; label: string; title: string; total?: number }) {
+/** A totals table, its tokens in `columns`; each row's share is of `total` (by default, the rows' sum). */
+function Totals({
+  items,
+  by,
+  label,
+  title,
+  total,
+  columns = TOTAL_COLUMNS,
+}: {
+  items: Item[];
+  by: string;
+  label: string;
+  title: string;
+  total?: number;
+  columns?: Column[];
+}) {
   const whole = total ?? items.reduce((a, r) => a + r.cost, 0);
   const pcts = percentages(
     items.map((r) => r.cost),
@@ -310,12 +378,11 @@ function Totals({ items, by, label, title, total }: { items: Item[]; by: string;
             <th scope="col" class="num">
               Requests
             </th>
-            <th scope="col" class="num">
-              Prompt tokens
-            </th>
-            <th scope="col" class="num">
-              Completion tokens
-            </th>
+            {columns.map((c) => (
+              <th key={c.col} scope="col" class="num">
+                {c.label}
+              </th>
+            ))}
             <th scope="col" class="num">
               Cost
             </th>
@@ -325,7 +392,7 @@ function Totals({ items, by, label, title, total }: { items: Item[]; by: string;
         <tbody>
           {items.length === 0 && (
             <tr>
-              <td colSpan={6} class="muted">
+              <td colSpan={columns.length + 4} class="muted">
                 No spend in this range.
               </td>
             </tr>
@@ -336,12 +403,11 @@ function Totals({ items, by, label, title, total }: { items: Item[]; by: string;
               <td data-label="Requests" class="num">
                 {count(r.requests)}
               </td>
-              <td data-label="Prompt tokens" class="num">
-                {count(r.prompt_tokens)}
-              </td>
-              <td data-label="Completion tokens" class="num">
-                {count(r.completion_tokens)}
-              </td>
+              {columns.map((c) => (
+                <td key={c.col} data-label={c.label} data-col={c.col} class="num">
+                  {c.cell(r)}
+                </td>
+              ))}
               <td data-label="Cost" class="num" data-cost>
                 <Money usd={r.cost} />
               </td>

@@ -292,6 +292,19 @@ struct RefusedValue {
   std::string reason_part;
 };
 
+/// Each case's configuration is refused, naming its key and a reason with `reason_part` in it.
+void expectRefused(const std::vector<RefusedValue>& cases) {
+  for (const RefusedValue& c : cases) {
+    try {
+      parseConfig(c.toml, "bad.toml", fakeEnv);
+      ADD_FAILURE() << "accepted: " << c.toml;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), c.key) << e.what();
+      EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Config, ReadsTheLeaseBetweenHalfASecondAndEightSeconds) {
   const auto lease = [](const std::string& value) {
     return parseConfig("[gateway]\nlease_ms = " + value +
@@ -419,15 +432,7 @@ TEST(ConfigValues, RefusesWhatServeWouldRefuseOrReadDifferently) {
        "at most 12 decimal places"},
       {withCost("output_cost_per_token", "1e7"), "models.echo.output_cost_per_token", "below"},
   };
-  for (const RefusedValue& c : cases) {
-    try {
-      parseConfig(c.toml, "bad.toml", fakeEnv);
-      ADD_FAILURE() << "accepted: " << c.toml;
-    } catch (const ConfigError& e) {
-      EXPECT_EQ(e.key(), c.key) << e.what();
-      EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
-    }
-  }
+  expectRefused(cases);
 }
 
 /// A model priced $3 in and $15 out per million tokens, with `more` after its prices.
@@ -506,15 +511,7 @@ TEST(ConfigValues, RefusesNonsensePrices) {
        "models.echo.price_tiers[1].above_input_tokens", "increasing order"},
       {withCost("price_tiers", "1"), "models.echo.price_tiers", "array of tables"},
   };
-  for (const RefusedValue& c : cases) {
-    try {
-      parseConfig(c.toml, "bad.toml", fakeEnv);
-      ADD_FAILURE() << "accepted: " << c.toml;
-    } catch (const ConfigError& e) {
-      EXPECT_EQ(e.key(), c.key) << e.what();
-      EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
-    }
-  }
+  expectRefused(cases);
 }
 
 TEST(ConfigValues, PricesAreReadExactly) {

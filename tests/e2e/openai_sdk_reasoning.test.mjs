@@ -173,4 +173,23 @@ describe('a reasoning upstream via the SDK', () => {
     assert.equal(hit.usage['tollgate::cost'], 0);
     assert.equal(mock.requests.filter((r) => r.rawBody.includes(request.messages[0].content)).length, 1);
   });
+
+  test('an Idempotency-Key retry gets the same members, whole and streamed', T, async () => {
+    const key = await teamWithKey('idempotent');
+    const once = { headers: { 'Idempotency-Key': `whole-${marker('idem')}` } };
+    const request = ask(`mock:reasoning mock:cached=${CACHED}`);
+    const first = await client(key).chat.completions.create(request, once);
+    const again = await client(key).chat.completions.create(request, once);
+    assert.deepEqual(again, first);
+    assert.equal(again.choices[0].message.reasoning_content, REASONING_TEXT);
+    assertDetails(again.usage, CACHED);
+    const streamOnce = { headers: { 'Idempotency-Key': `stream-${marker('idem')}` } };
+    const streamRequest = ask(`mock:reasoning mock:cached=${CACHED}`, { stream: true, stream_options: { include_usage: true } });
+    const firstStream = await collect(await client(key).chat.completions.create(streamRequest, streamOnce));
+    const againStream = await collect(await client(key).chat.completions.create(streamRequest, streamOnce));
+    assert.deepEqual(againStream, firstStream);
+    assert.equal(streamed(againStream).reasoning, REASONING_TEXT);
+    assertDetails(streamed(againStream).usage, CACHED);
+    assert.equal((await spendRows('idempotent')).length, 2);
+  });
 });

@@ -246,13 +246,18 @@ class OpenAiExchange final : public Exchange {
       return true;
     }
     auto fast = rewriter_.rewrite(data, out, usage_);
+    if (fast && *fast == ChunkRewriter::Kind::Other) {
+      // Data of several lines: on one line it is spliced too, every member of its choices kept.
+      fast = rewriter_.rewrite(oneLine(data), out, usage_);
+    }
     if (!fast) {
       return std::move(fast).error();
     }
     if (*fast == ChunkRewriter::Kind::Chunk || *fast == ChunkRewriter::Kind::UsageOnly) {
       return false;
     }
-    // The slow path: error events, and events the rewriter does not take.
+    // The slow path: error events, and events the rewriter does not take (a line feed inside a
+    // string, which the decoder refuses too).
     auto chunk = parseChunk(data, keep());
     if (!chunk) {
       return std::move(chunk).error();

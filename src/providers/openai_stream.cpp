@@ -41,4 +41,21 @@ Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(std::string_view data, std::s
   return Kind::Chunk;
 }
 
+std::string oneLine(std::string_view data) {
+  std::string out(data);
+  bool in_string = false;
+  bool escaped = false;
+  for (char& c : out) {
+    if (in_string) {
+      in_string = escaped || c != '"';
+      escaped = !escaped && c == '\\';
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '\n') {
+      c = ' ';
+    }
+  }
+  return out;
+}
+
 }  // namespace tollgate::providers

@@ -48,4 +48,9 @@ class ChunkRewriter {
   bool usage_read_ = false;
 };
 
+/// `data` with each line feed between its tokens turned into a space: the same JSON on one
+/// line, which ChunkRewriter takes (an event's data of several lines is joined with line feeds).
+/// A line feed inside a string, which JSON forbids, is left for the rewriter to refuse.
+std::string oneLine(std::string_view data);
+
 }  // namespace tollgate::providers

@@ -102,6 +102,27 @@ TEST(ParseChunk, DoneUsageAndErrors) {
   EXPECT_FALSE(chunk("{oops").ok());
 }
 
+TEST(OpenAiExchange, AStreamEventOfSeveralLinesKeepsEveryMember) {
+  std::string request =
+      R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})";
+  const auto req = openai::decodeChatRequest(request);
+  ASSERT_TRUE(req.ok());
+  const config::Provider p = provider();
+  const openai::ResponseMeta meta{"m", "ep", "auto", false, false, false, std::nullopt, ""};
+  const auto exchange = openAiAdapter().chat(*req, p, meta);
+  std::string data =
+      "{\"id\":\"c\",\"choices\":\n[{\"index\":0,\"delta\":"
+      "{\"reasoning_content\":\"think\"},\n\"stop_reason\":null}]}";
+  std::string out;
+  const auto done = exchange->event("", data, out);
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_FALSE(*done);
+  EXPECT_NE(out.find(R"([{"index":0,"delta":{"reasoning_content":"think"}, "stop_reason":null}])"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find('\n'), out.size() - 2) << out;
+}
+
 TEST(TranslateUpstreamError, MapsStatuses) {
   const std::string body = R"({"error":{"message":"slow down","type":"rate_limit"}})";
   const Error rate = translateUpstreamError(429, body);

@@ -65,22 +65,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(!whole_usage);
     checkJson(errorBody(completion.error()));
   }
-  std::string spliced;
-  std::optional<openai::Usage> usage;
-  providers::ChunkRewriter rewriter(meta);
-  const auto fast = rewriter.rewrite(input, spliced, usage);
-  checkUsage(usage);
-  if (fast && *fast == providers::ChunkRewriter::Kind::Chunk) {
-    const std::string prefix = "data: ";
-    const std::string suffix = "\n\n";
-    check(spliced.starts_with(prefix) && spliced.ends_with(suffix));
-    checkJson(spliced.substr(prefix.size(), spliced.size() - prefix.size() - suffix.size()));
-  }
+  // The event as it came, and on one line as the adapter retries data of several lines: what
+  // the rewriter takes is one valid event.
+  const auto rewritten = [&](std::string_view data) {
+    std::string spliced;
+    std::optional<openai::Usage> usage;
+    providers::ChunkRewriter rewriter(meta);
+    const auto fast = rewriter.rewrite(data, spliced, usage);
+    checkUsage(usage);
+    if (fast && *fast == providers::ChunkRewriter::Kind::Chunk) {
+      const std::string prefix = "data: ";
+      const std::string suffix = "\n\n";
+      check(spliced.starts_with(prefix) && spliced.ends_with(suffix));
+      checkJson(spliced.substr(prefix.size(), spliced.size() - prefix.size() - suffix.size()));
+    }
+    return fast;
+  };
+  const auto fast = rewritten(input);
+  const auto flat = rewritten(providers::oneLine(input));
   std::string event = input;
   auto slow = providers::parseChunk(event, keep);
-  // The fast path never takes an event the decoder refuses.
+  // The fast path never takes an event the decoder refuses, on one line or not.
   using Kind = providers::ChunkRewriter::Kind;
   check(!fast || (*fast != Kind::Chunk && *fast != Kind::UsageOnly) || slow);
+  check(!flat || (*flat != Kind::Chunk && *flat != Kind::UsageOnly) || slow);
   if (auto& chunk = slow) {
     if (chunk->has_value()) {
       const std::string encoded = openai::encodeChunk(**chunk, meta);

@@ -39,6 +39,45 @@ void markHit(rapidjson::Document& doc, bool billed) {
   }
 }
 
+/// The answer's usage object with the counts charged written over the upstream's: the totals,
+/// the details objects' counts (the upstream's other members in them kept, e.g. OpenAI's
+/// accepted_prediction_tokens) and our cache-write members. A details object whose counts the
+/// charge did not take (they were not to be trusted) is left out.
+rapidjson::Value chargedUsage(rapidjson::Document& doc, const exchange::TokenUsage& usage) {
+  json::Writer w;
+  w.startObject();
+  openai::writeUsage(w, usage, true, std::nullopt);
+  w.endObject();
+  rapidjson::Document charged;
+  if (json::parse(charged, w.take())) {
+    return rapidjson::Value(rapidjson::kObjectType);  // Never: our own writer's text.
+  }
+  auto& a = doc.GetAllocator();
+  rapidjson::Value out(rapidjson::kObjectType);
+  if (const auto sent = doc.FindMember("usage");
+      sent != doc.MemberEnd() && sent->value.IsObject()) {
+    out.CopyFrom(sent->value, a);
+  }
+  const rapidjson::Value& counts = charged["usage"];
+  for (const char* details : {"prompt_tokens_details", "completion_tokens_details"}) {
+    if (!counts.HasMember(details)) {
+      out.RemoveMember(details);
+    }
+  }
+  for (const auto& m : counts.GetObject()) {
+    const std::string_view name = json::view(m.name);
+    const auto kept = out.FindMember(m.name);
+    if (m.value.IsObject() && kept != out.MemberEnd() && kept->value.IsObject()) {
+      for (const auto& count : m.value.GetObject()) {
+        setMember(doc, kept->value, json::view(count.name), rapidjson::Value(count.value, a));
+      }
+    } else {
+      setMember(doc, out, name, rapidjson::Value(m.value, a));
+    }
+  }
+  return out;
+}
+
 std::int64_t nowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -81,13 +120,7 @@ std::vector<Kept> ChatAnswerCodec::keep(const std::string& key, const exchange::
     return {};
   }
   // The counts charged (or, unbilled, reported), which a stream without usage did not carry.
-  auto& a = doc->GetAllocator();
-  rapidjson::Value counts(rapidjson::kObjectType);
-  counts.AddMember("prompt_tokens", usage.prompt_tokens, a);
-  counts.AddMember("completion_tokens", usage.completion_tokens, a);
-  counts.AddMember("total_tokens",
-                   usage::total(usage), a);
-  setMember(*doc, *doc, "usage", std::move(counts));
+  setMember(*doc, *doc, "usage", chargedUsage(*doc, usage));
   doc->RemoveMember("tollgate::raw_usage");
   doc->RemoveMember("tollgate::raw_response");
   // Kept as a hit is answered: a replay only stamps it anew.

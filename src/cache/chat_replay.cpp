@@ -5,6 +5,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <vector>
@@ -26,14 +27,103 @@ constexpr std::string_view kRawResponse = "tollgate::raw_response";
 
 // ---- A stream assembled into a completion ----
 
+using Allocator = rapidjson::Document::AllocatorType;
+
+/// Joins a later piece `from` of a streamed value onto `into`: strings and arrays are
+/// concatenated, objects joined member by member, a null adds nothing, and anything else (a
+/// number, a boolean, a piece of another type) replaces what was there.
+void join(Value& into, const Value& from, Allocator& alloc) {
+  if (from.IsNull()) {
+    return;
+  }
+  if (into.IsString() && from.IsString()) {
+    std::string joined(json::view(into));
+    joined.append(json::view(from));
+    into.SetString(joined.data(), static_cast<SizeType>(joined.size()), alloc);
+  } else if (into.IsArray() && from.IsArray()) {
+    for (const Value& item : from.GetArray()) {
+      into.PushBack(Value(item, alloc), alloc);
+    }
+  } else if (into.IsObject() && from.IsObject()) {
+    for (const auto& m : from.GetObject()) {
+      const auto existing = into.FindMember(m.name);
+      if (existing == into.MemberEnd()) {
+        into.AddMember(Value(m.name, alloc), Value(m.value, alloc), alloc);
+      } else {
+        join(existing->value, m.value, alloc);
+      }
+    }
+  } else {
+    into.CopyFrom(from, alloc);
+  }
+}
+
+/// One member of a streamed message (content, refusal, reasoning_content, annotations, audio,
+/// any other), its pieces joined in the order they came.
+class Joined {
+ public:
+  explicit Joined(std::string_view name) : name_(name) {}
+
+  void add(const Value& piece, Allocator& alloc) {
+    if (piece.IsString() && (text_ || value_.IsNull())) {
+      text_ = true;  // Text is appended here, not copied once per piece.
+      text_value_.append(json::view(piece));
+      return;
+    }
+    if (text_ && !piece.IsNull()) {
+      value_.SetString(text_value_.data(), static_cast<SizeType>(text_value_.size()), alloc);
+      text_ = false;
+      text_value_.clear();
+    }
+    join(value_, piece, alloc);
+  }
+
+  std::string_view name() const { return name_; }
+  /// Whether some piece was a string and every later one a string or null.
+  bool isText() const { return text_; }
+  const std::string& text() const { return text_value_; }
+
+  void write(json::Writer& w) const {
+    w.key(name_);
+    if (text_) {
+      w.string(text_value_);
+    } else {
+      w.value(value_);
+    }
+  }
+
+ private:
+  std::string_view name_;  ///< Into a chunk the caller keeps alive.
+  bool text_ = false;
+  std::string text_value_;
+  Value value_;  ///< Null until a piece that is not text; allocated in Assembly::scratch.
+};
+
 struct ChoiceParts {
-  bool has_content = false;
-  std::string content;
-  bool has_refusal = false;
-  std::string refusal;
+  std::vector<Joined> message;  ///< The deltas' members but role and tool_calls, as first seen.
   std::map<std::int64_t, openai::ToolCall> tool_calls;  ///< By the deltas' index.
   const Value* finish_reason = nullptr;
   Value logprobs;  ///< Null until a chunk carries an object; allocated in Assembly::scratch.
+  /// The choice's own members beside index, delta, logprobs and finish_reason (e.g. a
+  /// stop_reason), as first seen: the last value that was not null.
+  std::vector<std::pair<std::string_view, const Value*>> extras;
+
+  Joined& member(std::string_view name) {
+    for (Joined& j : message) {
+      if (j.name() == name) {
+        return j;
+      }
+    }
+    return message.emplace_back(name);
+  }
+  const Joined* find(std::string_view name) const {
+    for (const Joined& j : message) {
+      if (j.name() == name) {
+        return &j;
+      }
+    }
+    return nullptr;
+  }
 };
 
 /// A non-negative integer `index` member.
@@ -42,27 +132,10 @@ std::optional<std::int64_t> indexOf(const Value& object) {
   return index && *index >= 0 ? index : std::nullopt;
 }
 
-/// Joins the logprobs object `from` onto `into`: arrays (content, refusal) are concatenated,
-/// anything else is taken where `into` has nothing yet.
-void mergeLogprobs(Value& into, const Value& from, rapidjson::Document::AllocatorType& alloc) {
-  if (!from.IsObject()) {
-    return;
-  }
-  if (!into.IsObject()) {
-    into.SetObject();
-  }
-  for (const auto& m : from.GetObject()) {
-    const auto existing = into.FindMember(m.name);
-    if (existing == into.MemberEnd()) {
-      into.AddMember(Value(m.name, alloc), Value(m.value, alloc), alloc);
-    } else if (existing->value.IsArray() && m.value.IsArray()) {
-      for (const Value& item : m.value.GetArray()) {
-        existing->value.PushBack(Value(item, alloc), alloc);
-      }
-    } else if (existing->value.IsNull()) {
-      existing->value.CopyFrom(m.value, alloc);
-    }
-  }
+/// The members of a choice that are written apart from the others, streamed or whole.
+bool choiceOwnMember(std::string_view name) {
+  return name == "index" || name == "delta" || name == "message" || name == "logprobs" ||
+         name == "finish_reason";
 }
 
 /// What the chunks of one stream add up to.
@@ -131,32 +204,53 @@ class Assembly {
 
  private:
   bool addChoice(const Value& choice, ChoiceParts& parts) {
+    auto& alloc = scratch_.GetAllocator();
     if (const Value* delta = json::member(choice, "delta"); delta != nullptr && delta->IsObject()) {
-      if (auto content = json::stringMember(*delta, "content")) {
-        parts.has_content = true;
-        parts.content.append(*content);
-      }
-      if (auto refusal = json::stringMember(*delta, "refusal")) {
-        parts.has_refusal = true;
-        parts.refusal.append(*refusal);
-      }
-      const Value* calls = json::member(*delta, "tool_calls");
-      if (calls != nullptr && calls->IsArray()) {
-        for (const Value& call : calls->GetArray()) {
-          const auto index = call.IsObject() ? indexOf(call) : std::nullopt;
-          if (!index) {
+      for (const auto& m : delta->GetObject()) {
+        const std::string_view name = json::view(m.name);
+        if (name == "tool_calls") {
+          if (m.value.IsArray() && !addToolCalls(m.value, parts)) {
             return false;
           }
-          addToolCall(call, parts.tool_calls[*index]);
+        } else if (name != "role") {
+          parts.member(name).add(m.value, alloc);
         }
       }
     }
-    if (const Value* logprobs = json::member(choice, "logprobs"); logprobs != nullptr) {
-      mergeLogprobs(parts.logprobs, *logprobs, scratch_.GetAllocator());
+    if (const Value* logprobs = json::member(choice, "logprobs");
+        logprobs != nullptr && logprobs->IsObject()) {
+      if (!parts.logprobs.IsObject()) {
+        parts.logprobs.SetObject();
+      }
+      join(parts.logprobs, *logprobs, alloc);
     }
     if (const Value* reason = json::member(choice, "finish_reason");
         reason != nullptr && reason->IsString()) {
       parts.finish_reason = reason;
+    }
+    for (const auto& m : choice.GetObject()) {
+      const std::string_view name = json::view(m.name);
+      if (choiceOwnMember(name)) {
+        continue;
+      }
+      const auto kept = std::find_if(parts.extras.begin(), parts.extras.end(),
+                                     [&](const auto& e) { return e.first == name; });
+      if (kept == parts.extras.end()) {
+        parts.extras.emplace_back(name, &m.value);
+      } else if (!m.value.IsNull()) {
+        kept->second = &m.value;
+      }
+    }
+    return true;
+  }
+
+  static bool addToolCalls(const Value& calls, ChoiceParts& parts) {
+    for (const Value& call : calls.GetArray()) {
+      const auto index = call.IsObject() ? indexOf(call) : std::nullopt;
+      if (!index) {
+        return false;
+      }
+      addToolCall(call, parts.tool_calls[*index]);
     }
     return true;
   }
@@ -193,16 +287,20 @@ class Assembly {
       w.field("role", "assistant");
       // Our streams open with an empty content even where the answer is only tool calls or a
       // refusal, whose message has none.
-      const bool content =
-          c.has_content && (!c.content.empty() || (c.tool_calls.empty() && !c.has_refusal));
+      const Joined* content = c.find("content");
+      const Joined* refusal = c.find("refusal");
+      const bool has_refusal = refusal != nullptr && refusal->isText();
       w.key("content");
-      if (content) {
-        w.string(c.content);
+      if (content != nullptr && content->isText() &&
+          (!content->text().empty() || (c.tool_calls.empty() && !has_refusal))) {
+        w.string(content->text());
       } else {
         w.null();
       }
-      if (c.has_refusal) {
-        w.field("refusal", c.refusal);
+      for (const Joined& m : c.message) {
+        if (m.name() != "content") {
+          m.write(w);
+        }
       }
       if (!c.tool_calls.empty()) {
         std::vector<openai::ToolCall> calls;  // In the deltas' index order.
@@ -214,6 +312,10 @@ class Assembly {
       w.endObject();
       w.key("logprobs");
       w.value(c.logprobs);
+      for (const auto& [name, value] : c.extras) {
+        w.key(name);
+        w.value(*value);
+      }
       w.endObject();
     }
     w.endArray();
@@ -437,12 +539,29 @@ void openDelta(json::Writer& w, std::int64_t index) {
   w.startObject();
 }
 
-/// Closes what openDelta opened, with the choice's logprobs (null when none) and finish_reason.
-void closeDelta(json::Writer& w, const Value* logprobs, const Value* finish_reason) {
+/// Closes what openDelta opened, with the choice's logprobs (null when none) and finish_reason,
+/// and when `choice` is given its other members (e.g. a stop_reason).
+void closeDelta(json::Writer& w, const Value* logprobs, const Value* finish_reason,
+                const Value* choice = nullptr) {
   w.endObject();
   writeOrNull(w, "logprobs", logprobs);
   writeOrNull(w, "finish_reason", finish_reason);
+  if (choice != nullptr) {
+    for (const auto& m : choice->GetObject()) {
+      if (!choiceOwnMember(json::view(m.name))) {
+        w.key(json::view(m.name));
+        w.value(m.value);
+      }
+    }
+  }
   w.endObject();
+}
+
+/// The members of a message that streamFromCompletion sends in deltas of their own: role,
+/// content, tool_calls, and a refusal that is text.
+bool messageOwnMember(std::string_view name, const Value& value) {
+  return name == "role" || name == "content" || name == "tool_calls" ||
+         (name == "refusal" && value.IsString());
 }
 
 void appendChoiceChunks(const ChunkWriter& chunks, const Value& choice, std::int64_t position,
@@ -460,12 +579,41 @@ void appendChoiceChunks(const ChunkWriter& chunks, const Value& choice, std::int
   const auto refusal = message ? json::stringMember(*message, "refusal") : std::nullopt;
   const Value* calls = message ? json::member(*message, "tool_calls") : nullptr;
 
+  // The message's other members (reasoning_content, annotations, audio, any other): those that
+  // are null open the stream beside the role, as an upstream's first delta carries them; the
+  // others come in one delta before the content, where a reasoning model streams its reasoning.
+  const auto others = [&](bool nulls) {
+    return [&, nulls](json::Writer& w) {
+      for (const auto& m : message->GetObject()) {
+        const std::string_view name = json::view(m.name);
+        if (!messageOwnMember(name, m.value) && m.value.IsNull() == nulls) {
+          w.key(name);
+          w.value(m.value);
+        }
+      }
+    };
+  };
   chunks.chunk(out, [&](json::Writer& w) {
     openDelta(w, index);
     w.field("role", "assistant");
     w.field("content", "");
+    if (message != nullptr) {
+      others(true)(w);
+    }
     closeDelta(w, nullptr, nullptr);
   });
+  const bool has_others =
+      message != nullptr &&
+      std::any_of(message->MemberBegin(), message->MemberEnd(), [](const auto& m) {
+        return !messageOwnMember(json::view(m.name), m.value) && !m.value.IsNull();
+      });
+  if (has_others) {
+    chunks.chunk(out, [&](json::Writer& w) {
+      openDelta(w, index);
+      others(false)(w);
+      closeDelta(w, nullptr, nullptr);
+    });
+  }
   if (content && !content->empty()) {
     chunks.chunk(out, [&](json::Writer& w) {
       openDelta(w, index);
@@ -513,7 +661,7 @@ void appendChoiceChunks(const ChunkWriter& chunks, const Value& choice, std::int
   const Value* finish_reason = json::member(choice, "finish_reason");
   chunks.chunk(out, [&](json::Writer& w) {
     openDelta(w, index);
-    closeDelta(w, logprobs, finish_reason);
+    closeDelta(w, logprobs, finish_reason, &choice);
   });
 }
 

@@ -5,6 +5,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
+#include "providers/openai_completion.hpp"
 #include "providers/openai_endpoints.hpp"
 #include "providers/openai_stream.hpp"
 
@@ -67,36 +68,6 @@ void parseHead(const Value& root, std::string& id, std::int64_t& created,
   id = std::string(json::stringMember(root, "id").value_or(""));
   created = json::intMember(root, "created").value_or(0);
   fingerprint = std::string(json::stringMember(root, "system_fingerprint").value_or(""));
-}
-
-Result<openai::Choice> parseChoice(const Value& c, int position) {
-  if (!c.IsObject()) {
-    return badUpstream("a choice that is not an object");
-  }
-  openai::Choice choice;
-  choice.index = static_cast<int>(json::intMember(c, "index").value_or(position));
-  choice.finish_reason = std::string(json::stringMember(c, "finish_reason").value_or("stop"));
-  choice.logprobs_json = rawJson(json::member(c, "logprobs"));
-  const Value* message = json::member(c, "message");
-  if (message == nullptr || !message->IsObject()) {
-    return badUpstream("a choice without a message");
-  }
-  choice.content = optionalString(*message, "content");
-  choice.refusal = optionalString(*message, "refusal");
-  const Value* calls = json::member(*message, "tool_calls");
-  if (calls != nullptr && calls->IsArray()) {
-    for (const Value& t : calls->GetArray()) {
-      const Value* fn = json::member(t, "function");
-      if (fn == nullptr || !fn->IsObject()) {
-        return badUpstream("a tool call without a function");
-      }
-      choice.tool_calls.push_back(
-          openai::ToolCall{std::string(json::stringMember(t, "id").value_or("")),
-                           std::string(json::stringMember(*fn, "name").value_or("")),
-                           std::string(json::stringMember(*fn, "arguments").value_or(""))});
-    }
-  }
-  return choice;
 }
 
 Result<openai::ChoiceDelta> parseDelta(const Value& c, int position) {
@@ -184,35 +155,6 @@ std::string buildChatBody(const openai::ChatRequest& request, const config::Prov
   return w.take();
 }
 
-Result<openai::Completion> parseCompletion(std::string& body, KeepRaw keep) {
-  openai::Completion c;
-  if (keep.response) {
-    c.raw_response_json = body;  // Before the in-place parse rewrites it.
-  }
-  rapidjson::Document doc;
-  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return badUpstream("a body that is not a JSON object");
-  }
-  parseHead(doc, c.id, c.created, c.system_fingerprint);
-  const Value* choices = json::member(doc, "choices");
-  if (choices == nullptr || !choices->IsArray() || choices->Empty()) {
-    return badUpstream("no choices");
-  }
-  int position = 0;
-  for (const Value& ch : choices->GetArray()) {
-    auto choice = parseChoice(ch, position++);
-    if (!choice) {
-      return std::move(choice).error();
-    }
-    c.choices.push_back(std::move(choice).value());
-  }
-  c.usage = parseUsage(doc);
-  if (keep.usage) {
-    c.raw_usage_json = rawJson(json::member(doc, "usage"));
-  }
-  return c;
-}
-
 Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep) {
   if (data == "[DONE]") {
     return std::optional<openai::Chunk>();
@@ -296,12 +238,7 @@ class OpenAiExchange final : public Exchange {
   }
 
   Result<std::string> completion(std::string& body) override {
-    auto c = parseCompletion(body, keep());
-    if (!c) {
-      return std::move(c).error();
-    }
-    usage_ = c->usage;
-    return openai::encodeCompletion(*c, meta_);
+    return spliceCompletion(body, meta_, usage_);
   }
 
   Result<bool> event(std::string_view, std::string& data, std::string& out) override {
@@ -309,13 +246,18 @@ class OpenAiExchange final : public Exchange {
       return true;
     }
     auto fast = rewriter_.rewrite(data, out, usage_);
+    if (fast && *fast == ChunkRewriter::Kind::Other) {
+      // Data of several lines: on one line it is spliced too, every member of its choices kept.
+      fast = rewriter_.rewrite(oneLine(data), out, usage_);
+    }
     if (!fast) {
       return std::move(fast).error();
     }
     if (*fast == ChunkRewriter::Kind::Chunk || *fast == ChunkRewriter::Kind::UsageOnly) {
       return false;
     }
-    // The slow path: error events, and events the rewriter does not take.
+    // The slow path: error events, and events the rewriter does not take (a line feed inside a
+    // string, which the decoder refuses too).
     auto chunk = parseChunk(data, keep());
     if (!chunk) {
       return std::move(chunk).error();

@@ -29,11 +29,8 @@ struct KeepRaw {
   bool response = false;
 };
 
-/// A non-streamed upstream answer, parsed in place (`body` is modified). Errors are
-/// UpstreamError (502) for bodies we cannot read.
-Result<openai::Completion> parseCompletion(std::string& body, KeepRaw keep);
-
-/// One streamed event's data, parsed in place (`data` is modified). nullopt for the `[DONE]`
+/// One streamed event's data that the splicing rewriter does not take (openai_stream.hpp), parsed
+/// in place (`data` is modified). nullopt for the `[DONE]`
 /// marker; an `{"error":…}` event becomes the translated error.
 Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep);
 

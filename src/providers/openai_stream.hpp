@@ -1,8 +1,7 @@
 // The hot path of streaming from an OpenAI-compatible upstream: one `chat.completion.chunk`
-// event rewritten into ours without decoding and re-encoding it. The event is validated in one
-// pass (JSON syntax, depth, UTF-8, types of the fields we keep) while the byte ranges of its
-// top-level values are noted; the output copies the upstream's id, created, system_fingerprint,
-// choices and usage byte for byte and writes our model, episode_id and service_tier.
+// event rewritten into ours without decoding and re-encoding it (providers/openai_splice.hpp):
+// the output copies the upstream's id, created, system_fingerprint, choices and usage byte for
+// byte and writes our model, episode_id and service_tier.
 #pragma once
 
 #include <rapidjson/reader.h>
@@ -13,6 +12,7 @@
 
 #include "core/result.hpp"
 #include "openai/chat_response.hpp"
+#include "providers/openai_splice.hpp"
 
 namespace tollgate::providers {
 
@@ -43,10 +43,14 @@ class ChunkRewriter {
 
  private:
   const openai::ResponseMeta& meta_;
-  std::string after_created_;  ///< `,"model":…,"episode_id":…` (ours, escaped once per stream).
-  std::string after_fingerprint_;  ///< `,"service_tier":…`
-  rapidjson::Reader reader_;       ///< Reused: its stack is allocated once per stream.
+  splice::Writer writer_;     ///< Our members, escaped once per stream.
+  rapidjson::Reader reader_;  ///< Reused: its stack is allocated once per stream.
   bool usage_read_ = false;
 };
+
+/// `data` with each line feed between its tokens turned into a space: the same JSON on one
+/// line, which ChunkRewriter takes (an event's data of several lines is joined with line feeds).
+/// A line feed inside a string, which JSON forbids, is left for the rewriter to refuse.
+std::string oneLine(std::string_view data);
 
 }  // namespace tollgate::providers

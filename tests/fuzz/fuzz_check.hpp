@@ -25,17 +25,21 @@ inline void checkJson(const std::string& text) {
   check(!json::parse(doc, text));
 }
 
-/// A usage the gateway would price: counts, never negative, and a total that is their sum or,
-/// when that overflows, the largest int64 (an upstream's own total is never believed).
-inline void checkUsage(const std::optional<usage::Counts>& usage) {
-  if (!usage) {
+/// A usage the gateway would price: counts of every kind, never negative, and a total that is
+/// their sum or, when that overflows, the largest int64 (an upstream's own total is never
+/// believed).
+inline void checkUsage(const std::optional<usage::Counts>& counts) {
+  if (!counts) {
     return;
   }
-  check(usage->prompt_tokens >= 0 && usage->completion_tokens >= 0);
+  check(counts->prompt_tokens >= 0 && counts->completion_tokens >= 0 &&
+        counts->cached_tokens >= 0 && counts->cache_write_tokens >= 0 &&
+        counts->cache_write_1h_tokens >= 0 && counts->audio_prompt_tokens >= 0 &&
+        counts->reasoning_tokens >= 0 && counts->audio_completion_tokens >= 0);
   std::int64_t sum = 0;
   const bool overflows =
-      __builtin_add_overflow(usage->prompt_tokens, usage->completion_tokens, &sum);
-  check(usage::total(*usage) == (overflows ? INT64_MAX : sum));
+      __builtin_add_overflow(counts->prompt_tokens, counts->completion_tokens, &sum);
+  check(usage::total(*counts) == (overflows ? INT64_MAX : sum));
 }
 
 }  // namespace tollgate::fuzz

@@ -1,21 +1,25 @@
 // The OpenAI-compatible adapter on arbitrary upstream bodies, stream events and embedding lists.
-// Invariants: whatever it accepts re-encodes for the client as valid JSON and valid UTF-8 (the
-// splicing chunk rewriter's output too, which also accepts only what the decoder accepts), and
+// Invariants: whatever it accepts becomes valid JSON and valid UTF-8 for the client (a whole
+// answer spliced around the upstream's bytes; a chunk rewritten the same way, which accepts
+// only what the chunk decoder accepts, or re-encoded by that decoder), and
 // an upstream error becomes an error body that is valid JSON. Usage read from any of them is
 // counts that can be priced (fuzz::checkUsage): negative, fractional or textual counts are none.
 // An accepted embedding list has one item for each input sent, in index order.
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 
 #include "core/json.hpp"
+#include "core/prices.hpp"
 #include "core/text.hpp"
 #include "fuzz_check.hpp"
 #include "openai/chat_response.hpp"
 #include "openai/embedding_response.hpp"
 #include "openai/sse.hpp"
 #include "providers/openai_compatible.hpp"
+#include "providers/openai_completion.hpp"
 #include "providers/openai_stream.hpp"
 
 namespace {
@@ -49,29 +53,42 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string input(reinterpret_cast<const char*>(data), size);
   const openai::ResponseMeta meta{"m", "e", "auto", true, true, true, std::nullopt, ""};
   const providers::KeepRaw keep{true, true};
-  std::string body = input;
-  if (auto completion = providers::parseCompletion(body, keep)) {
-    checkUsage(completion->usage);
-    checkJson(openai::encodeCompletion(*completion, meta));
+  // Whole answers are billed, so that the cost member is spliced into the usage object too.
+  static const money::Prices kPrices = money::flatPrices(3, 7);
+  openai::ResponseMeta billed = meta;
+  billed.pricing = money::Pricing{&kPrices, std::numeric_limits<money::Pico>::max()};
+  std::optional<openai::Usage> whole_usage;
+  if (auto completion = providers::spliceCompletion(input, billed, whole_usage)) {
+    checkUsage(whole_usage);
+    checkJson(*completion);
   } else {
+    check(!whole_usage);
     checkJson(errorBody(completion.error()));
   }
-  std::string spliced;
-  std::optional<openai::Usage> usage;
-  providers::ChunkRewriter rewriter(meta);
-  const auto fast = rewriter.rewrite(input, spliced, usage);
-  checkUsage(usage);
-  if (fast && *fast == providers::ChunkRewriter::Kind::Chunk) {
-    const std::string prefix = "data: ";
-    const std::string suffix = "\n\n";
-    check(spliced.starts_with(prefix) && spliced.ends_with(suffix));
-    checkJson(spliced.substr(prefix.size(), spliced.size() - prefix.size() - suffix.size()));
-  }
+  // The event as it came, and on one line as the adapter retries data of several lines: what
+  // the rewriter takes is one valid event.
+  const auto rewritten = [&](std::string_view data) {
+    std::string spliced;
+    std::optional<openai::Usage> usage;
+    providers::ChunkRewriter rewriter(meta);
+    const auto fast = rewriter.rewrite(data, spliced, usage);
+    checkUsage(usage);
+    if (fast && *fast == providers::ChunkRewriter::Kind::Chunk) {
+      const std::string prefix = "data: ";
+      const std::string suffix = "\n\n";
+      check(spliced.starts_with(prefix) && spliced.ends_with(suffix));
+      checkJson(spliced.substr(prefix.size(), spliced.size() - prefix.size() - suffix.size()));
+    }
+    return fast;
+  };
+  const auto fast = rewritten(input);
+  const auto flat = rewritten(providers::oneLine(input));
   std::string event = input;
   auto slow = providers::parseChunk(event, keep);
-  // The fast path never takes an event the decoder refuses.
+  // The fast path never takes an event the decoder refuses, on one line or not.
   using Kind = providers::ChunkRewriter::Kind;
   check(!fast || (*fast != Kind::Chunk && *fast != Kind::UsageOnly) || slow);
+  check(!flat || (*flat != Kind::Chunk && *flat != Kind::UsageOnly) || slow);
   if (auto& chunk = slow) {
     if (chunk->has_value()) {
       const std::string encoded = openai::encodeChunk(**chunk, meta);

@@ -518,5 +518,101 @@ INSTANTIATE_TEST_SUITE_P(
                            R"({"prompt_tokens":12,"completion_tokens":34,"x":{"y":null}})"}),
     [](const auto& info) { return info.param.name; });
 
+// ---- Members beyond the typed ones (an upstream's bytes, spliced) ----
+
+/// A chunk as the gateway relays an OpenAI-compatible upstream's, with `choice` as its only
+/// choice (or none when empty) and `extra` members after it.
+std::string splicedChunk(std::string_view choice, std::string_view extra = "") {
+  std::string data = R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,)"
+                     R"("model":"gpt_4o_mini","episode_id":"ep","system_fingerprint":"fp_1",)"
+                     R"("service_tier":"auto","choices":[)";
+  data.append(choice).append("]").append(extra).append("}");
+  return openai::sseData(data);
+}
+
+/// The whole answer the same upstream sends unstreamed, as the gateway relays it.
+constexpr std::string_view kReasoningAnswer =
+    R"({"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt_4o_mini",)"
+    R"("episode_id":"ep","system_fingerprint":"fp_1","service_tier":"auto","choices":[{"index":0,)"
+    R"("message":{"role":"assistant","reasoning_content":"Let me think.","content":"Hello",)"
+    R"("refusal":null,"annotations":[{"type":"url_citation","url_citation":{"url":"u"}},)"
+    R"({"type":"url_citation","url_citation":{"url":"v"}}],"audio":{"id":"a1",)"
+    R"("transcript":"Hello","expires_at":5},"x_vendor":true},"logprobs":null,)"
+    R"("finish_reason":"stop","stop_reason":7}],"usage":{"prompt_tokens":1000,)"
+    R"("completion_tokens":40,"total_tokens":1040,"prompt_tokens_details":{"cached_tokens":600,)"
+    R"("audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":30,"audio_tokens":0,)"
+    R"("accepted_prediction_tokens":0},"tollgate::cost":0.00000000208}})";
+
+TEST(CacheReplayFromStream, JoinsEveryMemberOfTheDeltasAndChoices) {
+  const std::string sse =
+      splicedChunk(R"({"index":0,"delta":{"role":"assistant","content":"","refusal":null},)"
+                   R"("logprobs":null,"finish_reason":null,"stop_reason":null})") +
+      splicedChunk(R"({"index":0,"delta":{"reasoning_content":"Let me "},"stop_reason":null})") +
+      splicedChunk(R"({"index":0,"delta":{"reasoning_content":"think."}})") +
+      splicedChunk(R"({"index":0,"delta":{"content":"Hel","audio":{"id":"a1",)"
+                   R"("transcript":"Hel"}}})") +
+      splicedChunk(R"({"index":0,"delta":{"content":"lo","audio":{"transcript":"lo",)"
+                   R"("expires_at":5},"annotations":[{"type":"url_citation",)"
+                   R"("url_citation":{"url":"u"}}]}})") +
+      splicedChunk(R"({"index":0,"delta":{"annotations":[{"type":"url_citation",)"
+                   R"("url_citation":{"url":"v"}}],"x_vendor":true,"refusal":null}})") +
+      splicedChunk(R"({"index":0,"delta":{},"finish_reason":"stop","stop_reason":7})") +
+      splicedChunk("",
+                   R"(,"usage":{"prompt_tokens":1000,"completion_tokens":40,"total_tokens":1040,)"
+                   R"("prompt_tokens_details":{"cached_tokens":600,"audio_tokens":0},)"
+                   R"("completion_tokens_details":{"reasoning_tokens":30,"audio_tokens":0,)"
+                   R"("accepted_prediction_tokens":0},"tollgate::cost":0.00000000208})") +
+      std::string(openai::kSseDone);
+  const auto got = completionFromStream(sse);
+  ASSERT_TRUE(got) << sse;
+  expectSameJson(*got, kReasoningAnswer);
+  const rapidjson::Document d = parse(*got);
+  EXPECT_EQ(memberNames(d["choices"][0]["message"]),
+            (std::vector<std::string>{"role", "content", "refusal", "reasoning_content", "audio",
+                                      "annotations", "x_vendor"}));
+}
+
+TEST(CacheReplayFromStream, ANullMemberStaysNullAndTextAfterItIsText) {
+  const std::string sse =
+      splicedChunk(R"({"index":0,"delta":{"role":"assistant","content":null,"refusal":null}})") +
+      splicedChunk(R"({"index":0,"delta":{"refusal":"No."}})") +
+      splicedChunk(R"({"index":0,"delta":{"refusal":null},"finish_reason":"stop"})") +
+      std::string(openai::kSseDone);
+  const auto got = completionFromStream(sse);
+  ASSERT_TRUE(got) << sse;
+  const rapidjson::Document d = parse(*got);
+  const auto& message = d["choices"][0]["message"];
+  EXPECT_TRUE(message["content"].IsNull());
+  EXPECT_EQ(json::view(message["refusal"]), "No.");
+}
+
+TEST(CacheReplayToStream, CarriesEveryMemberOfTheMessageAndChoice) {
+  const auto ev = events(streamFromCompletion(kReasoningAnswer, kStamp, true));
+  // role (with the null refusal), the other members, content, finish (with stop_reason), usage.
+  ASSERT_EQ(ev.size(), 6u);
+  const rapidjson::Document first = parse(ev[0]);
+  const auto& opening = first["choices"][0]["delta"];
+  EXPECT_EQ(memberNames(opening), (std::vector<std::string>{"role", "content", "refusal"}));
+  EXPECT_TRUE(opening["refusal"].IsNull());
+  const rapidjson::Document second = parse(ev[1]);
+  const auto& others = second["choices"][0]["delta"];
+  EXPECT_EQ(memberNames(others), (std::vector<std::string>{"reasoning_content", "annotations",
+                                                           "audio", "x_vendor"}));
+  EXPECT_EQ(json::view(others["reasoning_content"]), "Let me think.");
+  EXPECT_EQ(json::view(parse(ev[2])["choices"][0]["delta"]["content"]), "Hello");
+  const rapidjson::Document finish = parse(ev[3]);
+  EXPECT_EQ(finish["choices"][0]["stop_reason"].GetInt(), 7);
+  const rapidjson::Document usage = parse(ev[4]);
+  EXPECT_EQ(usage["usage"]["prompt_tokens_details"]["cached_tokens"].GetInt(), 600);
+  EXPECT_EQ(usage["usage"]["completion_tokens_details"]["reasoning_tokens"].GetInt(), 30);
+}
+
+TEST(CacheReplayRoundTrip, EveryMemberOfAnUpstreamsAnswerComesBack) {
+  const Stamp own{"chatcmpl-1", kCreated, "ep", "gpt_4o_mini"};
+  const auto back = completionFromStream(streamFromCompletion(kReasoningAnswer, own, true));
+  ASSERT_TRUE(back);
+  expectSameJson(*back, kReasoningAnswer);
+}
+
 }  // namespace
 }  // namespace tollgate::cache

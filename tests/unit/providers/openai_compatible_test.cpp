@@ -69,69 +69,12 @@ TEST(BuildChatBody, StreamingAlwaysAsksForUsage) {
   EXPECT_TRUE(d["stream_options"]["include_usage"].GetBool());
 }
 
-// The parsers work in place; these take their input by value.
-Result<openai::Completion> completion(std::string body, KeepRaw keep = {}) {
-  return parseCompletion(body, keep);
-}
+// The parser works in place; this takes its input by value.
 Result<std::optional<openai::Chunk>> chunk(std::string data, KeepRaw keep = {}) {
   return parseChunk(data, keep);
 }
 
 TEST(ChatPath, JoinsApiBase) { EXPECT_EQ(chatPath(provider()), "/v1/chat/completions"); }
-
-TEST(ParseCompletion, ReadsChoicesToolCallsAndUsage) {
-  const auto c = completion(R"({"id":"chatcmpl-9","created":5,"system_fingerprint":"fp",
-      "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant",
-      "content":null,"tool_calls":[{"id":"call_1","type":"function",
-      "function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}],
-      "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})");
-  ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_EQ(c->id, "chatcmpl-9");
-  EXPECT_EQ(c->system_fingerprint, "fp");
-  ASSERT_EQ(c->choices.size(), 1U);
-  EXPECT_FALSE(c->choices[0].content.has_value());
-  ASSERT_EQ(c->choices[0].tool_calls.size(), 1U);
-  EXPECT_EQ(c->choices[0].tool_calls[0].arguments, "{\"city\":\"Paris\"}");
-  EXPECT_EQ(usage::total(*c->usage), 15);
-  EXPECT_TRUE(c->raw_response_json.empty());
-  EXPECT_TRUE(c->raw_usage_json.empty());
-}
-
-TEST(ParseCompletion, UsageThatIsNotCountsIsMissing) {
-  for (const std::string usage :
-       {R"({})", R"({"total_tokens":9})", R"({"prompt_tokens":-3,"completion_tokens":1})",
-        R"({"prompt_tokens":2,"completion_tokens":"1"})",
-        R"({"prompt_tokens":2.5,"completion_tokens":1})"}) {
-    const auto c =
-        completion(R"({"choices":[{"index":0,"message":{"content":"x"}}],"usage":)" + usage + "}");
-    ASSERT_TRUE(c.ok()) << usage;
-    EXPECT_FALSE(c->usage) << usage;
-  }
-  const auto huge = completion(R"({"choices":[{"index":0,"message":{"content":"x"}}],)"
-                               R"("usage":{"prompt_tokens":9223372036854775807,)"
-                               R"("completion_tokens":9223372036854775807}})");
-  ASSERT_TRUE(huge.ok());
-  EXPECT_EQ(usage::total(*huge->usage), std::numeric_limits<std::int64_t>::max());
-}
-
-TEST(ParseCompletion, KeepsRawPartsOnRequest) {
-  const std::string body =
-      R"({"id":"x","choices":[{"index":0,"message":{"content":"a\nb"}}],"usage":{"prompt_tokens":1,"cached_tokens":7}})";
-  const auto c = completion(body, {true, true});
-  ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_EQ(c->raw_response_json, body);
-  EXPECT_EQ(c->raw_usage_json, R"({"prompt_tokens":1,"cached_tokens":7})");
-  EXPECT_EQ(c->choices[0].content, "a\nb");
-}
-
-TEST(ParseCompletion, GarbageIsABadGateway) {
-  for (const std::string body :
-       {"not json", "[]", R"({"choices":[]})", R"({"id":"x"})", R"({"choices":[{"index":0}]})"}) {
-    const auto c = completion(body);
-    ASSERT_FALSE(c.ok()) << body;
-    EXPECT_EQ(c.error().status(), 502) << body;
-  }
-}
 
 TEST(ParseChunk, DoneUsageAndErrors) {
   const auto done = chunk("[DONE]");
@@ -157,6 +100,27 @@ TEST(ParseChunk, DoneUsageAndErrors) {
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.error().message.find("overloaded"), std::string::npos);
   EXPECT_FALSE(chunk("{oops").ok());
+}
+
+TEST(OpenAiExchange, AStreamEventOfSeveralLinesKeepsEveryMember) {
+  std::string request =
+      R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})";
+  const auto req = openai::decodeChatRequest(request);
+  ASSERT_TRUE(req.ok());
+  const config::Provider p = provider();
+  const openai::ResponseMeta meta{"m", "ep", "auto", false, false, false, std::nullopt, ""};
+  const auto exchange = openAiAdapter().chat(*req, p, meta);
+  std::string data =
+      "{\"id\":\"c\",\"choices\":\n[{\"index\":0,\"delta\":"
+      "{\"reasoning_content\":\"think\"},\n\"stop_reason\":null}]}";
+  std::string out;
+  const auto done = exchange->event("", data, out);
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_FALSE(*done);
+  EXPECT_NE(out.find(R"([{"index":0,"delta":{"reasoning_content":"think"}, "stop_reason":null}])"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find('\n'), out.size() - 2) << out;
 }
 
 TEST(TranslateUpstreamError, MapsStatuses) {

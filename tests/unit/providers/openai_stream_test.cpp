@@ -176,5 +176,29 @@ TEST(ChunkRewriter, RefusesWhatIsNotAValidJsonObject) {
   }
 }
 
+TEST(OneLine, LineFeedsBetweenTokensBecomeSpacesAndTheRewriterTakesThem) {
+  const std::string data =
+      "{\"id\":\"c\",\n\"choices\":\n[{\"index\":0,\"delta\":"
+      "{\"reasoning_content\":\"a \\\"b\\\" \\\\\"}}\n]}";
+  const std::string flat = oneLine(data);
+  EXPECT_EQ(flat,
+            "{\"id\":\"c\", \"choices\": [{\"index\":0,\"delta\":"
+            "{\"reasoning_content\":\"a \\\"b\\\" \\\\\"}} ]}");
+  const Rewritten w = rewrite(meta(), flat);
+  ASSERT_TRUE(w.kind.ok());
+  EXPECT_EQ(*w.kind, Kind::Chunk);
+  EXPECT_NE(w.out.find(R"("delta":{"reasoning_content":"a \"b\" \\"}})"), std::string::npos)
+      << w.out;
+}
+
+TEST(OneLine, ALineFeedInsideAStringIsLeftForTheRewriterToRefuse) {
+  for (const std::string data :
+       {std::string("{\"a\":\"x\ny\"}"), std::string("{\"a\":\"x\\\"\n\"}")}) {
+    const std::string flat = oneLine(data);
+    EXPECT_EQ(flat, data);
+    EXPECT_EQ(*rewrite(meta(), flat).kind, Kind::Other);
+  }
+}
+
 }  // namespace
 }  // namespace tollgate::providers

@@ -46,8 +46,8 @@ awaitable<void> chatCompletions(const Services& s, exchange::RequestContext& ctx
                       request->dryrun};
   admission.facts.bound = {};
   for (const inference::Route& route : plan->routes) {
-    if (auto refusal = billing::unpricedAudio(request->audio_parts, request->audio_output,
-                                              *route.model)) {
+    if (auto refusal =
+            billing::unpricedAudio(request->audio_parts, request->audio_output, *route.model)) {
       co_return co_await refuse(ctx, *refusal, out);
     }
     const billing::TokenBound bound = billing::chatBound(

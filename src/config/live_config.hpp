@@ -15,8 +15,7 @@ namespace tollgate::config {
 
 class LiveConfig {
  public:
-  explicit LiveConfig(Config first)
-      : current_(std::make_shared<const Config>(std::move(first))) {}
+  explicit LiveConfig(Config first) : current_(std::make_shared<const Config>(std::move(first))) {}
 
   /// The configuration now served; what it points to lives as long as the pointer is held.
   std::shared_ptr<const Config> pin() const { return current_.load(std::memory_order_acquire); }

@@ -64,10 +64,9 @@ money::Prices parsePrices(const TableReader& r) {
     }
     money::Tier tier = parseTier(TableReader(*t, r.qualified(where), r.file()), base);
     if (!p.tiers.empty() && tier.above_input_tokens <= p.tiers.back().above_input_tokens) {
-      r.fail(where + ".above_input_tokens",
-             "must be greater than the tier before it (" +
-                 std::to_string(p.tiers.back().above_input_tokens) +
-                 "): tiers go in increasing order, each once");
+      r.fail(where + ".above_input_tokens", "must be greater than the tier before it (" +
+                                                std::to_string(p.tiers.back().above_input_tokens) +
+                                                "): tiers go in increasing order, each once");
     }
     p.tiers.push_back(std::move(tier));
   }

@@ -13,9 +13,10 @@ namespace tollgate::config {
 
 /// The keys parsePrices reads, for the model table's allowOnly.
 inline constexpr std::array<std::string_view, 8> kPriceKeys{
-    "input_cost_per_token",       "output_cost_per_token",       "cached_input_cost_per_token",
-    "cache_write_cost_per_token", "cache_write_1h_cost_per_token", "input_audio_cost_per_token",
-    "output_audio_cost_per_token", "price_tiers"};
+    "input_cost_per_token",          "output_cost_per_token",
+    "cached_input_cost_per_token",   "cache_write_cost_per_token",
+    "cache_write_1h_cost_per_token", "input_audio_cost_per_token",
+    "output_audio_cost_per_token",   "price_tiers"};
 
 /// The prices of the model table `r` reads: cache reads and 5-minute writes default to the input
 /// price, 1-hour writes to the 5-minute price, output audio to the output price; input audio has

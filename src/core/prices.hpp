@@ -37,7 +37,7 @@ struct Tier {
 /// A model's prices, as configured (config/: the price keys of [models.X]).
 struct Prices {
   Rates base;
-  std::vector<Tier> tiers;  ///< In increasing order of above_input_tokens.
+  std::vector<Tier> tiers;   ///< In increasing order of above_input_tokens.
   bool input_audio = false;  ///< input_audio_cost_per_token is set: audio input is taken.
   // Which optional prices the configuration sets (GET /v1/models shows only those).
   bool has_cached_input = false;

@@ -23,7 +23,8 @@ bool within(std::optional<std::int64_t> parts, std::int64_t whole) {
 }  // namespace
 
 std::int64_t total(const Counts& c) {
-  return sum(c.prompt_tokens, c.completion_tokens).value_or(std::numeric_limits<std::int64_t>::max());
+  return sum(c.prompt_tokens, c.completion_tokens)
+      .value_or(std::numeric_limits<std::int64_t>::max());
 }
 
 bool consistent(const Counts& c) {

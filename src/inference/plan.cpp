@@ -75,7 +75,8 @@ Result<Plan> plan(const config::Config& config, std::string_view requested,
   if (!model->is_active) {
     return notFound("The model '" + std::string(id) + "' is not active");
   }
-  return Plan{model, {Route{model, nullptr, model->retries, model->timeouts, std::nullopt}}, nullptr};
+  return Plan{
+      model, {Route{model, nullptr, model->retries, model->timeouts, std::nullopt}}, nullptr};
 }
 
 }  // namespace tollgate::inference

@@ -39,8 +39,7 @@ asio::awaitable<Result<int>> relayStream(const exchange::RequestContext& ctx,
   std::int64_t batch_chunks = 0;  // Of those, the ones in the batch not yet written.
   bool relayed = false;           // Whether content has reached the client.
   const auto produced = [&](int status) {
-    exchange::Produced p{status, exchange.usage(),       chunks, 0,
-                         0,      exchange.interimUsage()};
+    exchange::Produced p{status, exchange.usage(), chunks, 0, 0, exchange.interimUsage()};
     p.relayed = relayed;
     return p;
   };
@@ -162,9 +161,8 @@ asio::awaitable<Result<int>> relayAnswer(const exchange::RequestContext& ctx,
   if (!body) {
     co_return std::move(body).error();
   }
-  exchange::Produced complete{kStatusOk,    exchange.usage(), 0,
-                              body->size(), exchange.audioMs(),       std::nullopt,
-                              *body,        exchange.contentType()};
+  exchange::Produced complete{kStatusOk,          exchange.usage(), 0,     body->size(),
+                              exchange.audioMs(), std::nullopt,     *body, exchange.contentType()};
   if (ctx.fenced()) {
     co_return fencedError();  // Nothing reached the client: nothing is charged.
   }

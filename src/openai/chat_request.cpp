@@ -306,7 +306,8 @@ Result<ChatRequest> decodeChatRequest(std::string& body) {
   if (const rapidjson::Value* modalities = json::member(req.body, "modalities");
       modalities != nullptr && modalities->IsArray()) {
     for (const auto& m : modalities->GetArray()) {
-      req.audio_output = req.audio_output || (m.IsString() && std::string_view(m.GetString()) == "audio");
+      req.audio_output =
+          req.audio_output || (m.IsString() && std::string_view(m.GetString()) == "audio");
     }
   }
   if (max_tokens && max_completion_tokens) {

@@ -47,8 +47,8 @@ std::optional<openai::Usage> parseUsage(const Value& root) {
     }
     seen = true;
     const Value* n = json::member(*d, name);
-    const auto count = n == nullptr || n->IsNull() ? std::optional<std::int64_t>(0)
-                                                   : json::countMember(*d, name);
+    const auto count =
+        n == nullptr || n->IsNull() ? std::optional<std::int64_t>(0) : json::countMember(*d, name);
     into = count.value_or(0);
     return count.has_value();
   };

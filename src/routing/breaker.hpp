@@ -73,8 +73,7 @@ class Breakers {
 
   /// `[{"model":…,"provider":…,"state":…,"consecutive_failures":N,"open_for_ms":N}…]`, in
   /// `config`'s order.
-  std::string statusJson(const config::Config& config,
-                         CircuitBreaker::Clock::time_point now) const;
+  std::string statusJson(const config::Config& config, CircuitBreaker::Clock::time_point now) const;
 
  private:
   /// A breaker and the upstream its history is of (the provider's type, api_base and model).

@@ -596,8 +596,8 @@ TEST(CacheReplayToStream, CarriesEveryMemberOfTheMessageAndChoice) {
   EXPECT_TRUE(opening["refusal"].IsNull());
   const rapidjson::Document second = parse(ev[1]);
   const auto& others = second["choices"][0]["delta"];
-  EXPECT_EQ(memberNames(others), (std::vector<std::string>{"reasoning_content", "annotations",
-                                                           "audio", "x_vendor"}));
+  EXPECT_EQ(memberNames(others),
+            (std::vector<std::string>{"reasoning_content", "annotations", "audio", "x_vendor"}));
   EXPECT_EQ(json::view(others["reasoning_content"]), "Let me think.");
   EXPECT_EQ(json::view(parse(ev[2])["choices"][0]["delta"]["content"]), "Hello");
   const rapidjson::Document finish = parse(ev[3]);

@@ -65,8 +65,9 @@ TEST(Breakers, AReloadKeepsTheStateOfProvidersThatStayAndRestartsChangedOnes) {
   same.models[0].providers[1].breaker.failures = 3;  // A new policy, the same upstream.
   breakers.adopt(same);
   EXPECT_FALSE(breakers.of(same.models[0], same.models[0].providers[0])->allow(now));
-  EXPECT_EQ(breakers.of(same.models[0], same.models[0].providers[1])->snapshot(now).
-            consecutive_failures, 1);
+  EXPECT_EQ(
+      breakers.of(same.models[0], same.models[0].providers[1])->snapshot(now).consecutive_failures,
+      1);
   Config moved = parsed("");
   moved.models[0].providers[0].model = "another-upstream-model";
   breakers.adopt(moved);

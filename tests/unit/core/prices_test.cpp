@@ -14,10 +14,12 @@ Pico usd(const char* text) { return *parseUsd(text); }
 /// writes 1.25x, 1-hour writes 2x; above 200k input tokens $6 in and $22.50 out.
 Prices sonnet() {
   Prices p;
-  p.base = Rates{usd("0.000003"),   usd("0.000015"), usd("0.0000003"), usd("0.00000375"),
-                 usd("0.000006"),   0,               usd("0.000015")};
-  Rates above = Rates{usd("0.000006"), usd("0.0000225"), usd("0.0000006"), usd("0.0000075"),
-                      usd("0.000012"), 0,                usd("0.0000225")};
+  p.base = Rates{usd("0.000003"),   usd("0.000015"), usd("0.0000003"),
+                 usd("0.00000375"), usd("0.000006"), 0,
+                 usd("0.000015")};
+  Rates above = Rates{usd("0.000006"),  usd("0.0000225"), usd("0.0000006"),
+                      usd("0.0000075"), usd("0.000012"),  0,
+                      usd("0.0000225")};
   p.tiers.push_back(Tier{200'000, above});
   return p;
 }
@@ -35,8 +37,8 @@ TEST(Charge, EachKindAtItsOwnPriceExactly) {
   u.reasoning_tokens = 200;  // Part of the completion, priced as output.
   // 500 uncached x 3 + 8,000 x 0.3 + 1,000 x 3.75 + 500 x 6 + 500 out x 15 (micro-USD):
   // 1,500 + 2,400 + 3,750 + 3,000 + 7,500.
-  const Pico want = 500 * usd("0.000003") + 8'000 * usd("0.0000003") +
-                    1'000 * usd("0.00000375") + 500 * usd("0.000006") + 500 * usd("0.000015");
+  const Pico want = 500 * usd("0.000003") + 8'000 * usd("0.0000003") + 1'000 * usd("0.00000375") +
+                    500 * usd("0.000006") + 500 * usd("0.000015");
   EXPECT_EQ(charge(Pricing{&p, kPicoPerUsd}, u), want);
   EXPECT_EQ(formatUsd(want), "0.01815");
 }
@@ -49,9 +51,8 @@ TEST(Charge, AudioAtTheAudioPrices) {
   usage::Counts u = counts(1'000, 300);
   u.audio_prompt_tokens = 400;
   u.audio_completion_tokens = 100;
-  EXPECT_EQ(charge(Pricing{&p, kPicoPerUsd}, u),
-            600 * usd("0.0000025") + 400 * usd("0.00004") + 200 * usd("0.00001") +
-                100 * usd("0.00008"));
+  EXPECT_EQ(charge(Pricing{&p, kPicoPerUsd}, u), 600 * usd("0.0000025") + 400 * usd("0.00004") +
+                                                     200 * usd("0.00001") + 100 * usd("0.00008"));
 }
 
 TEST(Charge, TheTierStrictlyAboveItsThresholdPricesEveryToken) {
@@ -80,8 +81,7 @@ TEST(Charge, TheHighestTierReachedApplies) {
 TEST(Charge, CappedAtTheHoldAndOnOverflow) {
   const Prices p = sonnet();
   EXPECT_EQ(charge(Pricing{&p, 1'000}, counts(10, 10)), 1'000);
-  EXPECT_EQ(charge(Pricing{&p, 5'000}, counts(std::numeric_limits<std::int64_t>::max(), 1)),
-            5'000);
+  EXPECT_EQ(charge(Pricing{&p, 5'000}, counts(std::numeric_limits<std::int64_t>::max(), 1)), 5'000);
   EXPECT_EQ(charge(Pricing{nullptr, 5'000}, counts(10, 10)), 0);
 }
 

@@ -467,8 +467,8 @@ TEST_F(Execute, AnOpenBreakerSkipsItsProviderUntilTheCooldown) {
   auto r = run(R"({"model":"r","messages":[{"role":"user","content":"x"}]})");
   EXPECT_EQ(tried(), (std::vector<std::string>{"y"}));
   EXPECT_EQ(r->out.status, 200);
-  const auto x =
-      breakers_.of(*config_.findModel("r"), config_.findModel("r")->providers[0])->snapshot(std::chrono::steady_clock::now());
+  const auto x = breakers_.of(*config_.findModel("r"), config_.findModel("r")->providers[0])
+                     ->snapshot(std::chrono::steady_clock::now());
   EXPECT_EQ(x.state, routing::CircuitBreaker::State::Open);
 }
 

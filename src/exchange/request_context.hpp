@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.hpp"
 #include "core/lease.hpp"
@@ -36,6 +37,16 @@ struct Caller {
 
 /// Token counts of an answer, of every kind (core/usage.hpp).
 using TokenUsage = usage::Counts;
+
+/// One upstream attempt of an exchange, its times counted from the exchange's start.
+struct AttemptRecord {
+  std::string_view provider;                ///< Its name, in the exchange's configuration.
+  std::chrono::microseconds started{0};     ///< When it was made.
+  std::chrono::microseconds first_byte{0};  ///< When the upstream's answer began; 0: never.
+  std::chrono::microseconds ended{0};       ///< When it was over (its answer relayed, or failed).
+  int status = 0;                           ///< The status relayed when it answered; 0: failed.
+  std::string_view error_code;              ///< The catalogue code of its failure, if it failed.
+};
 
 struct RequestContext {
   using Clock = std::chrono::steady_clock;
@@ -76,9 +87,10 @@ struct RequestContext {
 
   // The outcome.
   int status = 0;  ///< What the client effectively saw: an in-stream error's, 499 if it left.
-  std::string error_code;                 ///< The catalogue code of a failure; empty on success.
-  std::chrono::microseconds upstream{0};  ///< Time spent waiting on upstreams.
-  Clock::time_point attempt_started{};    ///< When the current upstream attempt began.
+  std::string error_code;                  ///< The catalogue code of a failure; empty on success.
+  std::chrono::microseconds upstream{0};   ///< Time spent waiting on upstreams.
+  Clock::time_point attempt_started{};     ///< When the current upstream attempt began.
+  std::vector<AttemptRecord> attempt_log;  ///< Every upstream attempt, in order.
   TokenUsage usage;
   money::Pico cost = 0;  ///< What the team was charged.
   std::size_t bytes_in = 0;
@@ -89,6 +101,11 @@ struct RequestContext {
   /// upstream or to the client. Checked before each irreversible step; docs/operating.md.
   bool fenced() const {
     return lease != nullptr && lease->trusted(Lease::Clock::now()) != lease_epoch;
+  }
+
+  /// How long after the exchange's start `t` is.
+  std::chrono::microseconds since(Clock::time_point t) const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(t - started);
   }
 };
 

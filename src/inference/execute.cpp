@@ -105,6 +105,7 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
     co_return Attempt{std::move(call).error(), std::nullopt};
   }
   providers::UpstreamCall& c = **call;
+  ctx.attempt_log.back().first_byte = ctx.since(Clock::now());
   if (c.status() < 200 || c.status() >= 300) {
     const auto retry_after =
         routing::parseRetryAfter(c.header("Retry-After"), std::chrono::system_clock::now());
@@ -225,11 +226,16 @@ asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Pr
     ctx.provider = provider.name;
     ++ctx.attempts;
     ctx.attempt_started = now;
+    ctx.attempt_log.push_back({provider.name, ctx.since(now), {}, {}, 0, {}});
     Attempt a = co_await attempt(ctx, provider, route, run.start, run.stream, limits, run.up,
                                  run.settlement, run.out);
-    ctx.upstream +=
-        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - ctx.attempt_started);
+    const auto ended = Clock::now();
+    ctx.upstream += std::chrono::duration_cast<std::chrono::microseconds>(ended - now);
     ctx.attempt_started = {};
+    exchange::AttemptRecord& record = ctx.attempt_log.back();
+    record.ended = ctx.since(ended);
+    record.status = a.result ? *a.result : 0;
+    record.error_code = a.result ? std::string_view() : errorSpec(a.result.error().kind).code;
     if (a.result) {
       recordAnswered(breaker, *a.result);
       ctx.status = *a.result;

@@ -14,7 +14,7 @@ double millis(std::chrono::microseconds us) {
 
 }  // namespace
 
-void AccessLog::write(const exchange::RequestContext& e) {
+void AccessLog::ended(const exchange::RequestContext& e) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch());
   json::Writer w;

@@ -10,24 +10,24 @@
 #include <string>
 #include <string_view>
 
-#include "exchange/request_context.hpp"
+#include "exchange/observer.hpp"
 
 namespace tollgate::net {
 
 /// One worker's access log: lines wait at most kFlushDelay, or until kFlushBytes are pending,
 /// and leave in one write. Not thread-safe: one per io_context thread.
-class AccessLog {
+class AccessLog final : public exchange::Observer {
  public:
   static constexpr std::size_t kFlushBytes = 16 * 1024;
   static constexpr std::chrono::milliseconds kFlushDelay{100};
 
   explicit AccessLog(boost::asio::io_context& ioc) : timer_(ioc) {}
-  ~AccessLog() { flush(); }
+  ~AccessLog() override { flush(); }
   AccessLog(const AccessLog&) = delete;
   AccessLog& operator=(const AccessLog&) = delete;
 
-  /// The line of one finished exchange.
-  void write(const exchange::RequestContext& ctx);
+  /// Writes the line of one finished exchange.
+  void ended(const exchange::RequestContext& ctx) override;
   void flush();
 
  private:

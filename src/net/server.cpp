@@ -49,10 +49,11 @@ struct Worker {
          const std::atomic<bool>& draining, std::span<const Listener> listeners) {
     upstream = makeUpstreamPool(ioc);
     outbound = makeOutbound(*upstream);
+    observers.add(access_log);
     for (const Listener l : listeners) {
       routers.push_back(
           std::make_unique<http::Router>(make_router(*upstream, *outbound, draining, l)));
-      shared.emplace_back(new SessionShared{live, *routers.back(), draining, access_log, {}, {}});
+      shared.emplace_back(new SessionShared{live, *routers.back(), draining, observers, {}, {}});
     }
   }
   ~Worker() {
@@ -77,6 +78,7 @@ struct Worker {
   std::vector<std::unique_ptr<SessionShared>> shared;  ///< One per listener.
   asio::io_context ioc{1};
   AccessLog access_log{ioc};
+  exchange::Observers observers;  ///< Of this worker's exchanges: the access log.
 };
 
 /// One JSON line on stderr for an event that is not an exchange (those go to the access log).

@@ -319,7 +319,7 @@ asio::awaitable<void> refuse(SessionShared& shared, exchange::RequestContext& ct
   co_await out.send(std::move(response));
   ctx.status = out.status();
   ctx.bytes_out = out.bytesOut();
-  shared.access_log.write(ctx);
+  shared.observer.ended(ctx);
 }
 
 }  // namespace
@@ -453,7 +453,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
       ctx.status = kClientClosedRequest;
     }
     ctx.bytes_out = out.bytesOut();
-    shared.access_log.write(ctx);
+    shared.observer.ended(ctx);
     if (!out.ok() || !out.keepAlive()) {
       beast::error_code ignored;
       stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

@@ -9,8 +9,8 @@
 #include <unordered_set>
 
 #include "config/live_config.hpp"
+#include "exchange/observer.hpp"
 #include "http/router.hpp"
-#include "net/access_log.hpp"
 
 namespace tollgate::net {
 
@@ -19,7 +19,7 @@ struct SessionShared {
   const config::LiveConfig& live;  ///< Each request pins the configuration it starts with.
   const http::Router& router;
   const std::atomic<bool>& draining;
-  AccessLog& access_log;
+  exchange::Observer& observer;  ///< Told once of each exchange's end (the access log first).
   std::unordered_set<boost::asio::ip::tcp::socket*> open;  ///< Every client connection.
   std::unordered_set<boost::asio::ip::tcp::socket*> idle;  ///< Those between requests.
 };

@@ -177,6 +177,31 @@ TEST_F(Execute, FallsBackInRoutingOrderUntilOneAnswers) {
   EXPECT_EQ(r->ctx.usage.completion_tokens, 1);
 }
 
+TEST_F(Execute, EachAttemptIsRecordedWithItsOutcomeAndTimes) {
+  transport_.scripts["a"] = failing(Error{ErrorKind::UpstreamUnavailable, "refused", ""});
+  transport_.scripts["b"] = {std::nullopt, 500, "application/json", R"({"error":"boom"})"};
+  transport_.scripts["c"] = {std::nullopt, 200, "application/json", kCompletion};
+  auto r = run(kChat);
+  const std::vector<exchange::AttemptRecord>& log = r->ctx.attempt_log;
+  ASSERT_EQ(log.size(), 3U);
+  EXPECT_EQ(log[0].provider, "a");
+  EXPECT_EQ(log[0].status, 0);
+  EXPECT_EQ(log[0].error_code, "upstream_unavailable");
+  EXPECT_EQ(log[0].first_byte.count(), 0);  // No answer ever began.
+  EXPECT_EQ(log[1].provider, "b");
+  EXPECT_EQ(log[1].error_code, "upstream_error");
+  EXPECT_GE(log[1].first_byte, log[1].started);  // Its 500 began.
+  EXPECT_EQ(log[2].provider, "c");
+  EXPECT_EQ(log[2].status, 200);
+  EXPECT_TRUE(log[2].error_code.empty());
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    EXPECT_LE(log[i].started, log[i].ended) << i;
+    if (i > 0) {
+      EXPECT_LE(log[i - 1].ended, log[i].started) << i;
+    }
+  }
+}
+
 TEST_F(Execute, AnInvalidRequestIsNotTriedElsewhere) {
   transport_.scripts["a"] = {std::nullopt, 400, "application/json",
                              R"({"error":{"message":"bad temperature"}})"};

@@ -1,0 +1,36 @@
+// The Observer port: the one place an exchange is seen to end. The session calls it once per
+// exchange, synchronously, on the I/O thread that ends it, with the final record
+// (RequestContext: route, status and error code, each upstream attempt, tokens by kind, cost,
+// team, key id, model, variant, request id; never a header, cookie, key or body). A subscriber
+// must neither block nor do I/O there: one that exports queues what it needs and returns. The
+// access log is the first subscriber; metrics and traces subscribe beside it.
+#pragma once
+
+#include <vector>
+
+#include "exchange/request_context.hpp"
+
+namespace tollgate::exchange {
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  /// `ctx` has ended: its record is final.
+  virtual void ended(const RequestContext& ctx) = 0;
+};
+
+/// Several observers, called in the order they were added.
+class Observers final : public Observer {
+ public:
+  void add(Observer& o) { observers_.push_back(&o); }
+  void ended(const RequestContext& ctx) override {
+    for (Observer* o : observers_) {
+      o->ended(ctx);
+    }
+  }
+
+ private:
+  std::vector<Observer*> observers_;
+};
+
+}  // namespace tollgate::exchange

@@ -4,7 +4,7 @@
 #include <array>
 #include <charconv>
 
-#include "api/console/handlers.hpp"
+#include "console/handlers.hpp"
 #include "http/form.hpp"
 
 namespace tollgate::api::console {

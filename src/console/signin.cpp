@@ -1,8 +1,8 @@
 // The sign-in page, signing in with a one-time link, signing out, and who is signed in
 // (GET /console/api/me).
-#include "api/console/assets.hpp"
-#include "api/console/handlers.hpp"
-#include "api/console/oidc_flow.hpp"
+#include "console/assets.hpp"
+#include "console/handlers.hpp"
+#include "console/oidc_flow.hpp"
 #include "http/cookies.hpp"
 #include "http/form.hpp"
 

@@ -2,8 +2,8 @@
 // team they belong to, through the same decoding, routing, billing and relay as
 // /v1/chat/completions, billed to the team, tagged playground=true and recorded with the user.
 // No API key is made for it.
-#include "api/console/handlers.hpp"
 #include "api/handlers.hpp"
+#include "console/handlers.hpp"
 
 namespace tollgate::api::console {
 

@@ -1,4 +1,4 @@
-#include "api/console/console_call.hpp"
+#include "console/console_call.hpp"
 
 #include <algorithm>
 

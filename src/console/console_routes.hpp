@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "api/console/console_call.hpp"
+#include "console/console_call.hpp"
 #include "http/router.hpp"
 
 namespace tollgate::api::console {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "accounts/records_json.hpp"
-#include "api/console/console_call.hpp"
+#include "console/console_call.hpp"
 #include "core/text.hpp"
 
 namespace tollgate::api::console {

@@ -1,6 +1,6 @@
 // Teams, their members and invitations, through the console: the same operations of accounts/
 // as `tollgate admin`, with the signed-in user as the actor.
-#include "api/console/handlers.hpp"
+#include "console/handlers.hpp"
 
 namespace tollgate::api::console {
 namespace {

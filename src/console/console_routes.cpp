@@ -1,9 +1,9 @@
-#include "api/console/console_routes.hpp"
+#include "console/console_routes.hpp"
 
 #include <optional>
 
-#include "api/console/handlers.hpp"
-#include "api/console/oidc_client.hpp"
+#include "console/handlers.hpp"
+#include "console/oidc_client.hpp"
 #include "store/connection.hpp"
 
 namespace tollgate::api::console {

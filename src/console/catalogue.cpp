@@ -1,7 +1,7 @@
 // What a signed-in user may run: the models (each with its endpoint, prices and limits; the TEE
 // and ZDR filters as /v1/models has them) and the functions with their variants, for the
 // playground's picker.
-#include "api/console/handlers.hpp"
+#include "console/handlers.hpp"
 #include "http/form.hpp"
 #include "openai/models.hpp"
 

@@ -1,7 +1,7 @@
 // API keys through the console: created by a signed-in member (the secret shown once), listed
 // without secrets (with why one that is not revoked does not work), revoked (at once on every
 // gateway on the store).
-#include "api/console/handlers.hpp"
+#include "console/handlers.hpp"
 
 namespace tollgate::api::console {
 

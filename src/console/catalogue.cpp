@@ -26,11 +26,8 @@ Result<bool> allowed(const http::Request& req, std::string_view name) {
 
 }  // namespace
 
-Awaitable<void> listModels(const ConsoleServices& s, exchange::RequestContext& ctx,
-                           http::Request& req, http::ResponseWriter& out) {
-  if (!co_await signedIn(s, ctx, req, out, Intent::Read)) {
-    co_return;
-  }
+Awaitable<void> listModels(const ConsoleServices&, exchange::RequestContext& ctx,
+                           http::Request& req, http::ResponseWriter& out, const Caller&) {
   const auto tee = allowed(req, "allow_tee");
   const auto zdr = allowed(req, "allow_zdr");
   if (!tee || !zdr) {
@@ -70,11 +67,8 @@ Awaitable<void> listModels(const ConsoleServices& s, exchange::RequestContext& c
   co_await sendJson(out, w);
 }
 
-Awaitable<void> listFunctions(const ConsoleServices& s, exchange::RequestContext& ctx,
-                              http::Request& req, http::ResponseWriter& out) {
-  if (!co_await signedIn(s, ctx, req, out, Intent::Read)) {
-    co_return;
-  }
+Awaitable<void> listFunctions(const ConsoleServices&, exchange::RequestContext& ctx, http::Request&,
+                              http::ResponseWriter& out, const Caller&) {
   json::Writer w;
   w.startObject();
   w.key("data");

@@ -224,13 +224,29 @@ AccountService::Awaitable<Outcome<Propagation>> AccountService::revokeKey(Actor 
   }));
 }
 
-AccountService::Awaitable<Outcome<SignedIn>> AccountService::resolveSession(std::string id) {
-  return run([id = std::move(id)](Accounts& a) { return a.sessions().resolve(id); });
-}
-
-AccountService::Awaitable<bool> AccountService::csrfMatches(std::string id, std::string token) {
-  return run([id = std::move(id), token = std::move(token)](Accounts& a) {
-    return a.sessions().csrfMatches(id, token);
+AccountService::Awaitable<CallerFound> AccountService::findCaller(CallerQuery q) {
+  return run([q = std::move(q)](Accounts& a) {
+    using Refused = CallerFound::Refused;
+    CallerFound found;
+    auto signed_in = a.sessions().resolve(q.session_id);
+    if (!signed_in) {
+      found.refused = Refused::NotSignedIn;
+      return found;
+    }
+    found.signed_in = *std::move(signed_in);
+    if (q.csrf_token && !a.sessions().csrfMatches(q.session_id, *q.csrf_token)) {
+      found.refused = Refused::CsrfFailed;
+      return found;
+    }
+    if (q.team_id) {
+      auto m = a.memberOf(found.signed_in.user, *q.team_id);
+      if (!m) {
+        found.refused = Refused::NotMember;
+        return found;
+      }
+      found.member = *std::move(m);
+    }
+    return found;
   });
 }
 
@@ -328,13 +344,6 @@ AccountService::Awaitable<bool> AccountService::recordSignInFailure(std::string 
         a.sessions().recordFailure(who, reason, source);
         return true;
       });
-}
-
-AccountService::Awaitable<Outcome<TeamRole>> AccountService::memberOf(store::User user,
-                                                                      std::string team_id) {
-  return run([user = std::move(user), team_id = std::move(team_id)](Accounts& a) {
-    return a.memberOf(user, team_id);
-  });
 }
 
 AccountService::Awaitable<std::vector<TeamRole>> AccountService::teamsOf(store::User user) {

@@ -6,12 +6,14 @@
 // thread), the caller's coroutine waits on a timer of its own event loop.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +26,24 @@
 #include "store/connection.hpp"
 
 namespace tollgate::accounts {
+
+/// What a console call asks before its operation, in one visit to the service: whose session
+/// `session_id` is, whether `csrf_token` (for a change) is that session's CSRF token, and the
+/// caller's role in team `team_id` (for a call on a team).
+struct CallerQuery {
+  std::string session_id;
+  std::optional<std::string> csrf_token;
+  std::optional<std::string> team_id;
+};
+
+/// Its answer: the first check that failed, in the order above, else the caller and (for a team)
+/// their role in it.
+struct CallerFound {
+  enum class Refused { None, NotSignedIn, CsrfFailed, NotMember };
+  Refused refused = Refused::None;
+  SignedIn signed_in;
+  std::optional<TeamRole> member;
+};
 
 class AccountService {
  public:
@@ -43,6 +63,9 @@ class AccountService {
   /// with what it returned; a store::StoreError it threw is thrown there. `op` owns what it uses.
   template <class Op>
   Awaitable<std::invoke_result_t<Op&, Accounts&>> run(Op op);
+  /// How many times run() went to the service's thread: a caller's round trips, as tests count
+  /// them.
+  std::uint64_t visits() const { return visits_.load(std::memory_order_relaxed); }
 
   // The operations of Accounts (see there), their arguments copied into the call. Those that
   // change what gateways must see return once every live gateway applied it, or the wait ended.
@@ -82,8 +105,7 @@ class AccountService {
   // (Coroutines call these rather than run() with a lambda of their own: GCC 12 copies a closure
   // made in a coroutine's co_await expression into run's frame byte by byte, and a short string
   // it captured is then freed from the wrong address.)
-  Awaitable<Outcome<SignedIn>> resolveSession(std::string id);
-  Awaitable<bool> csrfMatches(std::string id, std::string token);
+  Awaitable<CallerFound> findCaller(CallerQuery q);
   Awaitable<std::string> csrfToken(std::string id);
   Awaitable<Outcome<NewSession>> redeemLoginLink(std::string token, std::string source);
   Awaitable<bool> closeSession(std::string id);
@@ -95,7 +117,6 @@ class AccountService {
   Awaitable<Outcome<NewSession>> openWithProvider(ProviderIdentity who, bool allow_signup,
                                                   std::string source);
   Awaitable<bool> recordSignInFailure(std::string who, std::string reason, std::string source);
-  Awaitable<Outcome<TeamRole>> memberOf(store::User user, std::string team_id);
   Awaitable<std::vector<TeamRole>> teamsOf(store::User user);
   Awaitable<std::vector<store::SpendTotal>> summarizeSpend(std::string team_id,
                                                            store::SpendGroup by,
@@ -140,10 +161,12 @@ class AccountService {
   // Used on the service's thread only.
   boost::asio::steady_timer flush_timer_{thread_};
   bool stopping_ = false;
+  std::atomic<std::uint64_t> visits_{0};
 };
 
 template <class Op>
 AccountService::Awaitable<std::invoke_result_t<Op&, Accounts&>> AccountService::run(Op op) {
+  visits_.fetch_add(1, std::memory_order_relaxed);
   // co_spawn completes with a default-made value beside an exception, so the value (an Outcome
   // has no default) travels in an optional.
   auto done =

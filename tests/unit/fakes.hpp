@@ -1,5 +1,6 @@
 // Fakes for the tests of the request path: a transport that answers each provider by a script
-// and records what it was asked to send, and the client in memory.
+// and records what it was asked to send, the client in memory, a request's headers, and an
+// outbound HTTP client that reaches nothing.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -11,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "http/outbound.hpp"
+#include "http/request.hpp"
 #include "http/writer.hpp"
 #include "providers/transport.hpp"
 
@@ -86,6 +89,25 @@ class MemoryWriter final : public http::ResponseWriter {
     co_return true;
   }
   bool ok() const override { return true; }
+};
+
+/// A request's headers, set by the test.
+class MapHeaders final : public http::Headers {
+ public:
+  std::map<std::string, std::string, std::less<>> values;
+
+  std::string_view get(std::string_view name) const override {
+    const auto it = values.find(name);
+    return it != values.end() ? std::string_view(it->second) : std::string_view{};
+  }
+};
+
+/// No service the configuration names is reached in these tests.
+class NoOutbound final : public http::OutboundHttp {
+ public:
+  asio::awaitable<Result<http::OutboundResponse>> send(http::OutboundRequest) override {
+    co_return Error{ErrorKind::UpstreamUnavailable, "no outbound HTTP in this test", ""};
+  }
 };
 
 }  // namespace tollgate::test

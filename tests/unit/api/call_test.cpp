@@ -23,14 +23,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-/// No service the configuration names is reached in these tests.
-class NoOutbound final : public http::OutboundHttp {
- public:
-  asio::awaitable<Result<http::OutboundResponse>> send(http::OutboundRequest) override {
-    co_return Error{ErrorKind::UpstreamUnavailable, "no outbound HTTP in this test", ""};
-  }
-};
-
 config::Config catalogue(bool allow_dryrun) {
   return config::parseConfig(
       std::string("[gateway]\nallow_dryrun = ") + (allow_dryrun ? "true" : "false") + R"(
@@ -67,7 +59,7 @@ class Call : public test::SqliteLedgerTest {
   test::MemoryWriter call(std::string body, bool allow_dryrun = true) {
     const config::Config config = catalogue(allow_dryrun);
     const routing::Breakers breakers(config);
-    NoOutbound outbound;
+    test::NoOutbound outbound;
     const std::atomic<bool> draining{false};
     cache::AnswerCache cache({1 << 20, 0}, ledger_.get());
     const Services s{config,        {transport_, adapters_, breakers},

@@ -1,6 +1,6 @@
 // Teams, their members and invitations, through the console: the same operations of accounts/
 // as `tollgate admin`, with the signed-in user as the actor.
-#include "api/console/handlers.hpp"
+#include "console/handlers.hpp"
 
 namespace tollgate::api::console {
 namespace {
@@ -53,13 +53,9 @@ Awaitable<std::optional<store::Member>> memberOfPath(const ConsoleServices& s,
 
 }  // namespace
 
-Awaitable<void> listTeams(const ConsoleServices& s, exchange::RequestContext& ctx,
-                          http::Request& req, http::ResponseWriter& out) {
-  auto who = co_await signedIn(s, ctx, req, out, Intent::Read);
-  if (!who) {
-    co_return;
-  }
-  const auto teams = co_await s.accounts.teamsOf(who->user);
+Awaitable<void> listTeams(const ConsoleServices& s, exchange::RequestContext&, http::Request&,
+                          http::ResponseWriter& out, const Caller& who) {
+  const auto teams = co_await s.accounts.teamsOf(who.user);
   json::Writer w;
   w.startArray();
   for (const accounts::TeamRole& t : teams) {
@@ -70,11 +66,7 @@ Awaitable<void> listTeams(const ConsoleServices& s, exchange::RequestContext& ct
 }
 
 Awaitable<void> createTeam(const ConsoleServices& s, exchange::RequestContext& ctx,
-                           http::Request& req, http::ResponseWriter& out) {
-  auto who = co_await signedIn(s, ctx, req, out, Intent::Change);
-  if (!who) {
-    co_return;
-  }
+                           http::Request& req, http::ResponseWriter& out, const Caller& who) {
   auto body = jsonBody(req, {.required = {"name"}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
@@ -82,27 +74,23 @@ Awaitable<void> createTeam(const ConsoleServices& s, exchange::RequestContext& c
   // The creator is its owner; its balance starts at 0 (top-ups are the operator's).
   const std::string name = *stringOf(*body, "name");
   const auto made =
-      co_await s.accounts.createTeam(who->actor, name, 0, s.config.console.max_teams_per_user);
+      co_await s.accounts.createTeam(who.actor, name, 0, s.config.console.max_teams_per_user);
   co_await answer(
       ctx, out, made,
       [](json::Writer& w, const store::Team& t) { writeTeam(w, t, accounts::Role::Owner); }, 201);
 }
 
-Awaitable<void> showTeam(const ConsoleServices& s, exchange::RequestContext& ctx,
-                         http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::ViewTeam, Intent::Read);
-  if (!m) {
-    co_return;
-  }
-  const auto summary = co_await s.accounts.teamSummary(m->who.actor, m->member.team.name);
-  const bool money = accounts::allowed(m->member.role, Action::ReadSpend);
+Awaitable<void> showTeam(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request&,
+                         http::ResponseWriter& out, const MemberCaller& m) {
+  const auto summary = co_await s.accounts.teamSummary(m.who.actor, m.member.team.name);
+  const bool money = accounts::allowed(m.member.role, Action::ReadSpend);
   co_await answer(ctx, out, summary, [&](json::Writer& w, const accounts::TeamSummary& t) {
     w.startObject();
     w.field("id", t.team.id);
     w.field("name", t.team.name);
     w.field("state", t.team.state);
     accounts::timeField(w, "created_at", t.team.created_at);
-    w.field("role", accounts::roleName(m->member.role));
+    w.field("role", accounts::roleName(m.member.role));
     w.field("members", t.members);
     w.field("active_keys", t.active_keys);
     w.field("allow_dryrun", t.team.allow_dryrun);
@@ -117,41 +105,30 @@ Awaitable<void> showTeam(const ConsoleServices& s, exchange::RequestContext& ctx
 }
 
 Awaitable<void> setTeamActive(const ConsoleServices& s, exchange::RequestContext& ctx,
-                              http::Request& req, http::ResponseWriter& out, bool active) {
-  auto m = co_await member(s, ctx, req, out, Action::SuspendTeam, Intent::Change, true);
-  if (!m) {
-    co_return;
-  }
-  const auto done = co_await s.accounts.setTeamActive(m->who.actor, m->member.team.name, active);
+                              http::Request&, http::ResponseWriter& out, const MemberCaller& m,
+                              bool active) {
+  const auto done = co_await s.accounts.setTeamActive(m.who.actor, m.member.team.name, active);
   co_await answer(ctx, out, done, [&](json::Writer& w, const accounts::Propagation&) {
     w.startObject();
-    w.field("id", m->member.team.id);
+    w.field("id", m.member.team.id);
     w.field("state", active ? "active" : "suspended");
     w.endObject();
   });
 }
 
-Awaitable<void> listMembers(const ConsoleServices& s, exchange::RequestContext& ctx,
-                            http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::ViewTeam, Intent::Read);
-  if (!m) {
-    co_return;
-  }
-  const auto all = co_await s.accounts.listMembers(m->who.actor, m->member.team.name);
+Awaitable<void> listMembers(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request&,
+                            http::ResponseWriter& out, const MemberCaller& m) {
+  const auto all = co_await s.accounts.listMembers(m.who.actor, m.member.team.name);
   co_await answerList(ctx, out, all, accounts::writeMember);
 }
 
 Awaitable<void> changeMember(const ConsoleServices& s, exchange::RequestContext& ctx,
-                             http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::ChangeRoles, Intent::Change, true);
-  if (!m) {
-    co_return;
-  }
+                             http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
   auto body = jsonBody(req, {.required = {"role"}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
   }
-  const auto target = co_await memberOfPath(s, ctx, req, out, *m);
+  const auto target = co_await memberOfPath(s, ctx, req, out, m);
   if (!target) {
     co_return;
   }
@@ -159,11 +136,11 @@ Awaitable<void> changeMember(const ConsoleServices& s, exchange::RequestContext&
   // A suspended team allows a lower role only (an unknown one is refused by accounts/).
   const std::optional<accounts::Role> to = accounts::parseRole(role);
   const std::optional<accounts::Role> from = accounts::parseRole(target->role);
-  if (m->member.team.state != "active" && to && from && !accounts::lowers(*from, *to)) {
+  if (m.member.team.state != "active" && to && from && !accounts::lowers(*from, *to)) {
     co_return co_await failSuspended(ctx, out);
   }
   const auto done =
-      co_await s.accounts.setRole(m->who.actor, m->member.team.name, target->user.email, role);
+      co_await s.accounts.setRole(m.who.actor, m.member.team.name, target->user.email, role);
   co_await answer(ctx, out, done, [&](json::Writer& w, const accounts::Propagation&) {
     store::Member changed = *target;
     changed.role = role;
@@ -172,17 +149,13 @@ Awaitable<void> changeMember(const ConsoleServices& s, exchange::RequestContext&
 }
 
 Awaitable<void> removeMember(const ConsoleServices& s, exchange::RequestContext& ctx,
-                             http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::ChangeRoles, Intent::Change, true);
-  if (!m) {
-    co_return;
-  }
-  const auto target = co_await memberOfPath(s, ctx, req, out, *m);
+                             http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
+  const auto target = co_await memberOfPath(s, ctx, req, out, m);
   if (!target) {
     co_return;
   }
   const auto done =
-      co_await s.accounts.removeMember(m->who.actor, m->member.team.name, target->user.email);
+      co_await s.accounts.removeMember(m.who.actor, m.member.team.name, target->user.email);
   co_await answer(ctx, out, done, [&](json::Writer& w, const accounts::Propagation&) {
     w.startObject();
     w.field("removed", target->user.id);
@@ -191,21 +164,14 @@ Awaitable<void> removeMember(const ConsoleServices& s, exchange::RequestContext&
 }
 
 Awaitable<void> listInvitations(const ConsoleServices& s, exchange::RequestContext& ctx,
-                                http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::Invite, Intent::Read);
-  if (!m) {
-    co_return;
-  }
-  const auto all = co_await s.accounts.listInvites(m->who.actor, m->member.team.name);
+                                http::Request&, http::ResponseWriter& out, const MemberCaller& m) {
+  const auto all = co_await s.accounts.listInvites(m.who.actor, m.member.team.name);
   co_await answerList(ctx, out, all, accounts::writeInvite);
 }
 
 Awaitable<void> createInvitation(const ConsoleServices& s, exchange::RequestContext& ctx,
-                                 http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::Invite, Intent::Change);
-  if (!m) {
-    co_return;
-  }
+                                 http::Request& req, http::ResponseWriter& out,
+                                 const MemberCaller& m) {
   auto body =
       jsonBody(req, {.required = {"role"}, .optional = {"email"}, .counts = {"valid_hours"}});
   if (!body) {
@@ -218,7 +184,7 @@ Awaitable<void> createInvitation(const ConsoleServices& s, exchange::RequestCont
   }
   const std::string role = *stringOf(*body, "role");
   const std::optional<std::string> email = stringOf(*body, "email");
-  const auto made = co_await s.accounts.createInvite(m->who.actor, m->member.team.name, role, email,
+  const auto made = co_await s.accounts.createInvite(m.who.actor, m.member.team.name, role, email,
                                                      std::chrono::hours(hours));
   co_await answer(
       ctx, out, made,
@@ -234,21 +200,18 @@ Awaitable<void> createInvitation(const ConsoleServices& s, exchange::RequestCont
 }
 
 Awaitable<void> revokeInvitation(const ConsoleServices& s, exchange::RequestContext& ctx,
-                                 http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, Action::Invite, Intent::Change, true);
-  if (!m) {
-    co_return;
-  }
+                                 http::Request& req, http::ResponseWriter& out,
+                                 const MemberCaller& m) {
   // Only an invitation of this team: another team's is "not found", never "forbidden".
   const std::string id(req.params.get("invitation"));
-  const auto all = co_await s.accounts.listInvites(m->who.actor, m->member.team.name);
+  const auto all = co_await s.accounts.listInvites(m.who.actor, m.member.team.name);
   const bool ours = all && std::any_of(all->begin(), all->end(),
                                        [&](const store::Invite& i) { return i.id == id; });
   if (!ours) {
     co_return co_await fail(ctx, out, ErrorKind::ResourceNotFound, "no such invitation",
                             "invitation");
   }
-  const auto done = co_await s.accounts.revokeInvite(m->who.actor, id);
+  const auto done = co_await s.accounts.revokeInvite(m.who.actor, id);
   co_await answer(ctx, out, done, [&](json::Writer& w, const Ok&) {
     w.startObject();
     w.field("revoked", id);
@@ -257,18 +220,14 @@ Awaitable<void> revokeInvitation(const ConsoleServices& s, exchange::RequestCont
 }
 
 Awaitable<void> acceptInvitation(const ConsoleServices& s, exchange::RequestContext& ctx,
-                                 http::Request& req, http::ResponseWriter& out) {
-  auto who = co_await signedIn(s, ctx, req, out, Intent::Change);
-  if (!who) {
-    co_return;
-  }
+                                 http::Request& req, http::ResponseWriter& out, const Caller& who) {
   auto body = jsonBody(req, {.required = {"token"}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
   }
   const std::string token = *stringOf(*body, "token");
-  const auto done = co_await s.accounts.acceptInvite(token, who->user.email, who->actor.source);
-  const auto teams = co_await s.accounts.teamsOf(who->user);
+  const auto done = co_await s.accounts.acceptInvite(token, who.user.email, who.actor.source);
+  const auto teams = co_await s.accounts.teamsOf(who.user);
   co_await answer(ctx, out, done, [&](json::Writer& w, const accounts::Propagation&) {
     w.startArray();
     for (const accounts::TeamRole& t : teams) {
@@ -279,18 +238,14 @@ Awaitable<void> acceptInvitation(const ConsoleServices& s, exchange::RequestCont
 }
 
 Awaitable<void> previewInvitation(const ConsoleServices& s, exchange::RequestContext& ctx,
-                                  http::Request& req, http::ResponseWriter& out) {
-  // A change's checks (Origin, CSRF token), though it writes nothing: the token is a secret.
-  auto who = co_await signedIn(s, ctx, req, out, Intent::Change);
-  if (!who) {
-    co_return;
-  }
+                                  http::Request& req, http::ResponseWriter& out,
+                                  const Caller& who) {
   auto body = jsonBody(req, {.required = {"token"}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
   }
   const std::string token = *stringOf(*body, "token");
-  const auto found = co_await s.accounts.previewInvite(token, who->user.email);
+  const auto found = co_await s.accounts.previewInvite(token, who.user.email);
   co_await answer(ctx, out, found, [](json::Writer& w, const accounts::InvitePreview& p) {
     w.startObject();
     w.field("team", p.team);

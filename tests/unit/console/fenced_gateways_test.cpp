@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "api/console/console_call.hpp"
+#include "console/console_call.hpp"
 
 namespace tollgate::api::console {
 namespace {

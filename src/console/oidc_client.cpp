@@ -1,6 +1,6 @@
-#include "api/console/oidc_client.hpp"
+#include "console/oidc_client.hpp"
 
-#include "api/console/oidc_flow.hpp"
+#include "console/oidc_flow.hpp"
 #include "core/json.hpp"
 #include "core/text.hpp"
 

@@ -7,10 +7,10 @@
 // (never a token) goes to the audit log.
 #include <cstdio>
 
-#include "api/console/handlers.hpp"
-#include "api/console/oidc_client.hpp"
-#include "api/console/oidc_flow.hpp"
 #include "auth/pkce.hpp"
+#include "console/handlers.hpp"
+#include "console/oidc_client.hpp"
+#include "console/oidc_flow.hpp"
 #include "http/cookies.hpp"
 #include "http/form.hpp"
 

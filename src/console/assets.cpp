@@ -1,4 +1,4 @@
-#include "api/console/assets.hpp"
+#include "console/assets.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // The pure steps of signing in with an OpenID Connect provider: the return path never leaves the
 // console, the authorization request carries PKCE S256 and percent-encodes every value, the token
 // request authenticates as the provider asks, email domains, and the sign-in page's error texts.
-#include "api/console/oidc_flow.hpp"
+#include "console/oidc_flow.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // What a signed-in user may run: the models (each with its endpoint, prices and limits; the TEE
 // and ZDR filters as /v1/models has them) and the functions with their variants, for the
 // playground's picker.
-#include "api/console/handlers.hpp"
+#include "console/handlers.hpp"
 #include "http/form.hpp"
 #include "openai/models.hpp"
 
@@ -26,11 +26,8 @@ Result<bool> allowed(const http::Request& req, std::string_view name) {
 
 }  // namespace
 
-Awaitable<void> listModels(const ConsoleServices& s, exchange::RequestContext& ctx,
-                           http::Request& req, http::ResponseWriter& out) {
-  if (!co_await signedIn(s, ctx, req, out, Intent::Read)) {
-    co_return;
-  }
+Awaitable<void> listModels(const ConsoleServices&, exchange::RequestContext& ctx,
+                           http::Request& req, http::ResponseWriter& out, const Caller&) {
   const auto tee = allowed(req, "allow_tee");
   const auto zdr = allowed(req, "allow_zdr");
   if (!tee || !zdr) {
@@ -70,11 +67,8 @@ Awaitable<void> listModels(const ConsoleServices& s, exchange::RequestContext& c
   co_await sendJson(out, w);
 }
 
-Awaitable<void> listFunctions(const ConsoleServices& s, exchange::RequestContext& ctx,
-                              http::Request& req, http::ResponseWriter& out) {
-  if (!co_await signedIn(s, ctx, req, out, Intent::Read)) {
-    co_return;
-  }
+Awaitable<void> listFunctions(const ConsoleServices&, exchange::RequestContext& ctx, http::Request&,
+                              http::ResponseWriter& out, const Caller&) {
   json::Writer w;
   w.startObject();
   w.key("data");

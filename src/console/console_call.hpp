@@ -73,12 +73,14 @@ std::string sessionCookieValue(const config::Console& c, std::string_view id,
 /// `Referrer-Policy: no-referrer`, with `Sec-Fetch-Site: same-origin`.
 bool sameOrigin(const config::Console& c, const http::Request& req);
 
-/// The caller, or nullopt once the refusal was answered.
+/// The caller, or nullopt once the refusal was answered. The session and a change's CSRF token
+/// are asked of accounts in one visit.
 Awaitable<std::optional<Caller>> signedIn(const ConsoleServices& s, exchange::RequestContext& ctx,
                                           const http::Request& req, http::ResponseWriter& out,
                                           Intent intent);
 
-/// The caller as a member of team {team} allowed `action`, or nullopt once refused. A change
+/// The caller as a member of team {team} allowed `action`, or nullopt once refused: the session,
+/// a change's CSRF token and the membership are asked of accounts in one visit. A change
 /// to a suspended team is refused (403 team_suspended) unless `even_suspended`: a change that
 /// only takes access away (revoking a key or an invitation, removing a member, lowering a role)
 /// is allowed there to the roles allowed on an active team, so that a leaked key can be revoked

@@ -1,11 +1,11 @@
 // The console's asset table and page responses: which Accept-Encoding values get the gzipped
 // bytes, the long cache lifetime of hashed names, the shell that loads the built bundle, the
 // strict Content-Security-Policy on every page, and the assets this binary was built with.
+#include "console/assets.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
-
-#include "api/console/assets.hpp"
 
 namespace tollgate::api::console {
 namespace {

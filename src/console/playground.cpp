@@ -2,17 +2,13 @@
 // team they belong to, through the same decoding, routing, billing and relay as
 // /v1/chat/completions, billed to the team, tagged playground=true and recorded with the user.
 // No API key is made for it.
-#include "api/console/handlers.hpp"
 #include "api/handlers.hpp"
+#include "console/handlers.hpp"
 
 namespace tollgate::api::console {
 
 Awaitable<void> playground(const ConsoleServices& s, exchange::RequestContext& ctx,
-                           http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, accounts::Action::UsePlayground, Intent::Change);
-  if (!m) {
-    co_return;
-  }
+                           http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
   if (s.api.ledger == nullptr) {
     co_return co_await fail(ctx, out, ErrorKind::BillingUnavailable,
                             "this gateway bills nothing (open mode without [gateway] open_team): "
@@ -20,10 +16,10 @@ Awaitable<void> playground(const ConsoleServices& s, exchange::RequestContext& c
                             "");
   }
   ctx.caller = {.key_public_id = "",
-                .team_id = m->member.team.id,
-                .team = m->member.team.name,
-                .team_allows_dryrun = m->member.team.allow_dryrun,
-                .user_id = m->who.user.id,
+                .team_id = m.member.team.id,
+                .team = m.member.team.name,
+                .team_allows_dryrun = m.member.team.allow_dryrun,
+                .user_id = m.who.user.id,
                 .playground = true,
                 .lease_epoch = std::nullopt};
   co_await chatCompletions(s.api, ctx, req, out);

@@ -4,7 +4,7 @@
 #include <array>
 #include <charconv>
 
-#include "api/console/handlers.hpp"
+#include "console/handlers.hpp"
 #include "http/form.hpp"
 
 namespace tollgate::api::console {
@@ -154,11 +154,7 @@ Result<SpendQuery> spendQuery(const http::Request& req, const std::string& team_
 }  // namespace
 
 Awaitable<void> spendSummary(const ConsoleServices& s, exchange::RequestContext& ctx,
-                             http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, accounts::Action::ReadSpend, Intent::Read);
-  if (!m) {
-    co_return;
-  }
+                             http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
   static constexpr std::array<std::pair<std::string_view, store::SpendGroup>, 5> kGroups{
       {{"day", store::SpendGroup::Day},
        {"model", store::SpendGroup::Model},
@@ -180,7 +176,7 @@ Awaitable<void> spendSummary(const ConsoleServices& s, exchange::RequestContext&
   const std::string since_day =
       text::utcTimestamp(since->value_or(store::nowMs() - kDefaultDays * kDayMs)).substr(0, 10);
   const auto totals =
-      co_await s.accounts.summarizeSpend(m->member.team.id, group->second, since_day);
+      co_await s.accounts.summarizeSpend(m.member.team.id, group->second, since_day);
   json::Writer w;
   w.startObject();
   w.field("by", name);
@@ -196,12 +192,8 @@ Awaitable<void> spendSummary(const ConsoleServices& s, exchange::RequestContext&
 }
 
 Awaitable<void> spendRows(const ConsoleServices& s, exchange::RequestContext& ctx,
-                          http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, accounts::Action::ReadSpend, Intent::Read);
-  if (!m) {
-    co_return;
-  }
-  auto q = spendQuery(req, m->member.team.id, kMaxPage);
+                          http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
+  auto q = spendQuery(req, m.member.team.id, kMaxPage);
   if (!q) {
     co_return co_await fail(ctx, out, q.error());
   }
@@ -214,12 +206,8 @@ Awaitable<void> spendRows(const ConsoleServices& s, exchange::RequestContext& ct
 }
 
 Awaitable<void> spendCsv(const ConsoleServices& s, exchange::RequestContext& ctx,
-                         http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, accounts::Action::ReadSpend, Intent::Read);
-  if (!m) {
-    co_return;
-  }
-  auto q = spendQuery(req, m->member.team.id, kMaxCsvRows);
+                         http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
+  auto q = spendQuery(req, m.member.team.id, kMaxCsvRows);
   if (!q) {
     co_return co_await fail(ctx, out, q.error());
   }
@@ -236,17 +224,13 @@ Awaitable<void> spendCsv(const ConsoleServices& s, exchange::RequestContext& ctx
 }
 
 Awaitable<void> auditLog(const ConsoleServices& s, exchange::RequestContext& ctx,
-                         http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, accounts::Action::ReadAudit, Intent::Read);
-  if (!m) {
-    co_return;
-  }
+                         http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
   const auto limit = limitParam(req, kMaxPage);
   const auto before = param(req, "cursor");
   if (!limit || !before) {
     co_return co_await fail(ctx, out, !limit ? limit.error() : before.error());
   }
-  const store::AuditFilter f{m->member.team.id, *before, *limit};
+  const store::AuditFilter f{m.member.team.id, *before, *limit};
   const auto entries = co_await s.accounts.listAudit(f);
   const bool more = static_cast<std::int64_t>(entries.size()) == *limit && !entries.empty();
   json::Writer w;

@@ -1,4 +1,4 @@
-#include "api/console/console_call.hpp"
+#include "console/console_call.hpp"
 
 #include <algorithm>
 
@@ -47,9 +47,20 @@ bool sameOrigin(const config::Console& c, const http::Request& req) {
          origin.substr(7) == host;
 }
 
-Awaitable<std::optional<Caller>> signedIn(const ConsoleServices& s, exchange::RequestContext& ctx,
-                                          const http::Request& req, http::ResponseWriter& out,
-                                          Intent intent) {
+namespace {
+
+/// A caller and, for a call on a team, their role in it.
+struct Found {
+  Caller who;
+  std::optional<accounts::TeamRole> member;
+};
+
+/// The caller of `req` and, with a `team_id`, their role in that team, asked of accounts in one
+/// visit; nullopt once the refusal was answered.
+Awaitable<std::optional<Found>> lookUp(const ConsoleServices& s, exchange::RequestContext& ctx,
+                                       const http::Request& req, http::ResponseWriter& out,
+                                       Intent intent, std::optional<std::string> team_id) {
+  using Refused = accounts::CallerFound::Refused;
   const config::Console& c = s.config.console;
   if (intent == Intent::Change && !sameOrigin(c, req)) {
     co_await fail(ctx, out, ErrorKind::CsrfFailed,
@@ -63,26 +74,44 @@ Awaitable<std::optional<Caller>> signedIn(const ConsoleServices& s, exchange::Re
     co_await fail(ctx, out, ErrorKind::NotSignedIn, kNotSignedIn, "");
     co_return std::nullopt;
   }
-  std::string session(*id);
-  auto resolved = co_await s.accounts.resolveSession(session);
-  if (!resolved) {
-    co_await fail(ctx, out, ErrorKind::NotSignedIn, kNotSignedIn, "");
-    co_return std::nullopt;
-  }
+  accounts::CallerQuery q{std::string(*id), std::nullopt, std::move(team_id)};
   if (intent == Intent::Change) {
-    const std::string token(req.header("X-CSRF-Token"));
-    const bool matches = co_await s.accounts.csrfMatches(session, token);
-    if (!matches) {
+    q.csrf_token = std::string(req.header("X-CSRF-Token"));
+  }
+  auto found = co_await s.accounts.findCaller(std::move(q));
+  switch (found.refused) {
+    case Refused::NotSignedIn:
+      co_await fail(ctx, out, ErrorKind::NotSignedIn, kNotSignedIn, "");
+      co_return std::nullopt;
+    case Refused::CsrfFailed:
       co_await fail(ctx, out, ErrorKind::CsrfFailed,
                     "a change needs the session's CSRF token in the X-CSRF-Token header (from "
                     "GET /console/api/me)",
                     "");
       co_return std::nullopt;
-    }
+    case Refused::NotMember:
+      co_await fail(ctx, out, ErrorKind::ResourceNotFound, "no such team", "team");
+      co_return std::nullopt;
+    case Refused::None:
+      break;
   }
-  store::User user = std::move(resolved)->user;
+  store::User user = std::move(found.signed_in.user);
   accounts::Actor actor{user.email, std::string(req.source)};
-  co_return Caller{std::move(user), std::move(session), resolved->expires_at, std::move(actor)};
+  Caller who{std::move(user), std::string(*id), found.signed_in.expires_at, std::move(actor)};
+  co_return Found{std::move(who), std::move(found.member)};
+}
+
+}  // namespace
+
+Awaitable<std::optional<Caller>> signedIn(const ConsoleServices& s, exchange::RequestContext& ctx,
+                                          const http::Request& req, http::ResponseWriter& out,
+                                          Intent intent) {
+  std::optional<std::string> no_team;
+  auto found = co_await lookUp(s, ctx, req, out, intent, std::move(no_team));
+  if (!found) {
+    co_return std::nullopt;
+  }
+  co_return std::move(found->who);
 }
 
 Awaitable<std::optional<MemberCaller>> member(const ConsoleServices& s,
@@ -90,27 +119,23 @@ Awaitable<std::optional<MemberCaller>> member(const ConsoleServices& s,
                                               const http::Request& req, http::ResponseWriter& out,
                                               accounts::Action action, Intent intent,
                                               bool even_suspended) {
-  auto who = co_await signedIn(s, ctx, req, out, intent);
-  if (!who) {
+  std::optional<std::string> team_id(req.params.get("team"));
+  auto found = co_await lookUp(s, ctx, req, out, intent, std::move(team_id));
+  if (!found) {
     co_return std::nullopt;
   }
-  const std::string team_id(req.params.get("team"));
-  auto m = co_await s.accounts.memberOf(who->user, team_id);
-  if (!m) {
-    co_await fail(ctx, out, ErrorKind::ResourceNotFound, "no such team", "team");
-    co_return std::nullopt;
-  }
-  if (!accounts::allowed(m->role, action)) {
-    const std::string why = "a team " + std::string(accounts::roleName(m->role)) + " may not " +
+  const accounts::TeamRole& m = *found->member;
+  if (!accounts::allowed(m.role, action)) {
+    const std::string why = "a team " + std::string(accounts::roleName(m.role)) + " may not " +
                             std::string(accounts::actionName(action));
     co_await fail(ctx, out, ErrorKind::RoleForbidden, why, "");
     co_return std::nullopt;
   }
-  if (intent == Intent::Change && !even_suspended && m->team.state != "active") {
+  if (intent == Intent::Change && !even_suspended && m.team.state != "active") {
     co_await failSuspended(ctx, out);
     co_return std::nullopt;
   }
-  co_return MemberCaller{*std::move(who), *std::move(m)};
+  co_return MemberCaller{std::move(found->who), *std::move(found->member)};
 }
 
 Awaitable<void> failSuspended(exchange::RequestContext& ctx, http::ResponseWriter& out) {

@@ -1,19 +1,15 @@
 // API keys through the console: created by a signed-in member (the secret shown once), listed
 // without secrets (with why one that is not revoked does not work), revoked (at once on every
 // gateway on the store).
-#include "api/console/handlers.hpp"
+#include "console/handlers.hpp"
 
 namespace tollgate::api::console {
 
-Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx,
-                         http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, accounts::Action::ViewTeam, Intent::Read);
-  if (!m) {
-    co_return;
-  }
-  const auto all = co_await s.accounts.listKeys(m->who.actor, m->member.team.name);
+Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request&,
+                         http::ResponseWriter& out, const MemberCaller& m) {
+  const auto all = co_await s.accounts.listKeys(m.who.actor, m.member.team.name);
   // A key that is not revoked works while its creator is a member who may create keys.
-  const auto members = co_await s.accounts.listMembers(m->who.actor, m->member.team.name);
+  const auto members = co_await s.accounts.listMembers(m.who.actor, m.member.team.name);
   if (!members) {
     const Error refused = refusalError(members.error());
     co_return co_await fail(ctx, out, refused);
@@ -25,11 +21,7 @@ Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx
 }
 
 Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ctx,
-                          http::Request& req, http::ResponseWriter& out) {
-  auto m = co_await member(s, ctx, req, out, accounts::Action::CreateKey, Intent::Change);
-  if (!m) {
-    co_return;
-  }
+                          http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
   auto body = jsonBody(req, {.required = {"name"}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
@@ -37,7 +29,7 @@ Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ct
   // A user's key is their own: it works while they may create keys in the team.
   const std::string name = *stringOf(*body, "name");
   const auto made =
-      co_await s.accounts.createKey(m->who.actor, m->member.team.name, name, std::nullopt);
+      co_await s.accounts.createKey(m.who.actor, m.member.team.name, name, std::nullopt);
   co_await answer(
       ctx, out, made,
       [](json::Writer& w, const accounts::CreatedKey& k) {
@@ -51,15 +43,10 @@ Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ct
 }
 
 Awaitable<void> revokeKey(const ConsoleServices& s, exchange::RequestContext& ctx,
-                          http::Request& req, http::ResponseWriter& out) {
-  // Even on a suspended team: a leaked key is revoked without resuming the team.
-  auto m = co_await member(s, ctx, req, out, accounts::Action::ViewTeam, Intent::Change, true);
-  if (!m) {
-    co_return;
-  }
+                          http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
   // Only a key of this team: another team's is "not found", never "forbidden".
   const std::string public_id(req.params.get("key"));
-  const auto all = co_await s.accounts.listKeys(m->who.actor, m->member.team.name);
+  const auto all = co_await s.accounts.listKeys(m.who.actor, m.member.team.name);
   const bool ours = all && std::any_of(all->begin(), all->end(), [&](const store::ApiKey& k) {
                       return k.public_id == public_id;
                     });
@@ -67,7 +54,7 @@ Awaitable<void> revokeKey(const ConsoleServices& s, exchange::RequestContext& ct
     co_return co_await fail(ctx, out, ErrorKind::ResourceNotFound, "no such key", "key");
   }
   // Accounts decides: any key for those who may revoke any, else only one's own.
-  const auto done = co_await s.accounts.revokeKey(m->who.actor, public_id);
+  const auto done = co_await s.accounts.revokeKey(m.who.actor, public_id);
   co_await answer(ctx, out, done, [&](json::Writer& w, const accounts::Propagation& p) {
     w.startObject();
     w.field("revoked", public_id);

@@ -1,10 +1,12 @@
 // The console's routes: the sign-in page under /console/ and its JSON API under /console/api/
-// (docs/console-api.md), added beside the inference API's unless [console] enabled = false.
+// (docs/console-api.md), added beside the inference API's unless [console] enabled = false. Each
+// declares what it needs of its caller (nothing, a session, or a role in the team the path names),
+// checked once before its handler runs.
 #pragma once
 
 #include <vector>
 
-#include "api/console/console_call.hpp"
+#include "console/console_call.hpp"
 #include "http/router.hpp"
 
 namespace tollgate::api::console {

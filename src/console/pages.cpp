@@ -1,7 +1,7 @@
 // The console's pages: the HTML shell for /console/ and its client-side routes, and the built
 // assets under /console/assets/ (assets.hpp).
-#include "api/console/assets.hpp"
-#include "api/console/handlers.hpp"
+#include "console/assets.hpp"
+#include "console/handlers.hpp"
 
 namespace tollgate::api::console {
 namespace {

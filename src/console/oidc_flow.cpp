@@ -1,4 +1,4 @@
-#include "api/console/oidc_flow.hpp"
+#include "console/oidc_flow.hpp"
 
 #include <openssl/crypto.h>
 

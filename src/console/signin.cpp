@@ -1,8 +1,8 @@
 // The sign-in page, signing in with a one-time link, signing out, and who is signed in
 // (GET /console/api/me).
-#include "api/console/assets.hpp"
-#include "api/console/handlers.hpp"
-#include "api/console/oidc_flow.hpp"
+#include "console/assets.hpp"
+#include "console/handlers.hpp"
+#include "console/oidc_flow.hpp"
 #include "http/cookies.hpp"
 #include "http/form.hpp"
 
@@ -227,29 +227,21 @@ Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContex
   co_await out.send(std::move(r));
 }
 
-Awaitable<void> signOut(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request& req,
-                        http::ResponseWriter& out) {
-  auto who = co_await signedIn(s, ctx, req, out, Intent::Change);
-  if (!who) {
-    co_return;
-  }
-  co_await s.accounts.closeSession(who->session_id);
+Awaitable<void> signOut(const ConsoleServices& s, exchange::RequestContext&, http::Request&,
+                        http::ResponseWriter& out, const Caller& who) {
+  co_await s.accounts.closeSession(who.session_id);
   http::Response r = http::Response::json(200, R"({"signed_out":true})");
   r.header("Set-Cookie", sessionCookieValue(s.config.console, "", 0));
   r.header("Cache-Control", "no-store");
   co_await out.send(std::move(r));
 }
 
-Awaitable<void> me(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request& req,
-                   http::ResponseWriter& out) {
-  auto who = co_await signedIn(s, ctx, req, out, Intent::Read);
-  if (!who) {
-    co_return;
-  }
-  const std::string csrf = co_await s.accounts.csrfToken(who->session_id);
-  const auto teams = co_await s.accounts.teamsOf(who->user);
+Awaitable<void> me(const ConsoleServices& s, exchange::RequestContext&, http::Request&,
+                   http::ResponseWriter& out, const Caller& who) {
+  const std::string csrf = co_await s.accounts.csrfToken(who.session_id);
+  const auto teams = co_await s.accounts.teamsOf(who.user);
   json::Writer w;
-  writeMe(w, *who, csrf, who->session_expires_at, teams, s.config.console);
+  writeMe(w, who, csrf, who.session_expires_at, teams, s.config.console);
   co_await sendJson(out, w);
 }
 

@@ -71,6 +71,7 @@ Error translateError(int status, const std::string& body);
 class StreamDecoder {
  public:
   StreamDecoder(const openai::ResponseMeta& meta, bool json, std::int64_t created);
+  StreamDecoder(const openai::ResponseMeta&& meta, bool json, std::int64_t created) = delete;
 
   /// Decodes one event (`data` parsed in place) and appends our SSE events to `out`. True after
   /// `message_stop`. Malformed or misplaced events are UpstreamError; an `error` event is its

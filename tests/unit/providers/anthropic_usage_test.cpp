@@ -190,7 +190,8 @@ TEST(AnthropicStreamUsage, AnInconsistentSplitLeavesTheUsageMissing) {
 }
 
 TEST(AnthropicStreamUsage, TheInterimUsageKeepsTheKinds) {
-  StreamDecoder decoder(meta(false), false, 1);
+  const openai::ResponseMeta unbilled = meta(false);  // The decoder keeps a reference to it.
+  StreamDecoder decoder(unbilled, false, 1);
   std::string out;
   std::optional<openai::Usage> usage;
   std::string start = R"({"type":"message_start","message":{"id":"m","usage":)" +

@@ -4,8 +4,8 @@
 // (listeners, the store, the route table's limits) is kept from the running configuration.
 #pragma once
 
-#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,20 +13,30 @@
 
 namespace tollgate::config {
 
+/// A mutex rather than std::atomic<std::shared_ptr>: libstdc++ 12's load() releases its lock
+/// with a relaxed store, so its read of the pointer does not happen before a later swap's write
+/// (ThreadSanitizer reports the race). Held for a reference count's increment, it is
+/// uncontended in practice.
 class LiveConfig {
  public:
   explicit LiveConfig(Config first) : current_(std::make_shared<const Config>(std::move(first))) {}
 
   /// The configuration now served; what it points to lives as long as the pointer is held.
-  std::shared_ptr<const Config> pin() const { return current_.load(std::memory_order_acquire); }
+  std::shared_ptr<const Config> pin() const {
+    const std::lock_guard lock(mutex_);
+    return current_;
+  }
 
-  /// Serves `next` to the exchanges that start from now on.
+  /// Serves `next` to the exchanges that start from now on. The configuration it replaces is
+  /// destroyed by the last exchange that pinned it, outside the lock.
   void swap(std::shared_ptr<const Config> next) {
-    current_.store(std::move(next), std::memory_order_release);
+    const std::lock_guard lock(mutex_);
+    current_.swap(next);
   }
 
  private:
-  std::atomic<std::shared_ptr<const Config>> current_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Config> current_;
 };
 
 /// Gives `next` the running configuration's values of every key that needs a restart, and

@@ -86,7 +86,9 @@ void reload(config::LiveConfig& live, routing::Breakers& breakers) {
   config::Config next;
   try {
     next = config::loadConfigFile(running->source_file);
-  } catch (const config::ConfigError& e) {
+  } catch (const std::exception& e) {
+    // check-config's message (a ConfigError), or what else stopped the read: never the end of
+    // the gateway, whose signal loop this runs on.
     std::fprintf(stderr, "tollgate: reload refused, configuration %s stays: %s\n",
                  running->hash.c_str(), e.what());
     return;

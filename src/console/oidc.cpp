@@ -101,17 +101,29 @@ Awaitable<void> refusePerson(const ConsoleServices& s, exchange::RequestContext&
   co_await out.send(std::move(r));
 }
 
+/// Refuses (and answers) a start or callback when no provider is configured, or when the
+/// caller's source is throttled, before anything reaches the store or the provider.
+Awaitable<bool> refusedBeforeProvider(const ConsoleServices& s, exchange::RequestContext& ctx,
+                                      const http::Request& req, http::ResponseWriter& out) {
+  if (!s.oidc) {
+    co_await fail(ctx, out, ErrorKind::ResourceNotFound,
+                  "no identity provider is configured on this gateway", "");
+    co_return true;
+  }
+  if (const auto wait = s.accounts.signInThrottled(req.source)) {
+    co_await throttled(ctx, out, *wait);
+    co_return true;
+  }
+  co_return false;
+}
+
 }  // namespace
 
 Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ctx,
                           http::Request& req, http::ResponseWriter& out) {
   const config::Console& c = s.config.console;
-  if (!s.oidc) {
-    co_return co_await fail(ctx, out, ErrorKind::ResourceNotFound,
-                            "no identity provider is configured on this gateway", "");
-  }
-  if (const auto wait = s.accounts.signInThrottled(req.source)) {
-    co_return co_await throttled(ctx, out, *wait);
+  if (co_await refusedBeforeProvider(s, ctx, req, out)) {
+    co_return;
   }
   const std::string return_to = safeReturnTo(queryField(req, "return_to"));
   auto d = co_await s.oidc->discovery();
@@ -139,12 +151,8 @@ Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ct
 Awaitable<void> oidcCallback(const ConsoleServices& s, exchange::RequestContext& ctx,
                              http::Request& req, http::ResponseWriter& out) {
   const config::Console& c = s.config.console;
-  if (!s.oidc) {
-    co_return co_await fail(ctx, out, ErrorKind::ResourceNotFound,
-                            "no identity provider is configured on this gateway", "");
-  }
-  if (const auto wait = s.accounts.signInThrottled(req.source)) {
-    co_return co_await throttled(ctx, out, *wait);
+  if (co_await refusedBeforeProvider(s, ctx, req, out)) {
+    co_return;
   }
   const std::string error = queryField(req, "error");
   if (!error.empty()) {

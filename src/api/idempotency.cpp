@@ -27,14 +27,12 @@ Error notKept(const std::string& request_id, std::string_view why) {
 }
 
 /// Sends a kept answer again, as it was sent: a stream as a stream.
-boost::asio::awaitable<void> replay(exchange::RequestContext& ctx, const store::KeptAnswer& kept,
-                                    http::ResponseWriter& out) {
+boost::asio::awaitable<void> replay(const store::KeptAnswer& kept, http::ResponseWriter& out) {
   http::Response r = kept.streamed ? http::Response::eventStream() : http::Response();
   r.status = static_cast<int>(kept.status);
   r.content_type = kept.content_type;
   r.header("Idempotent-Replayed", "true");
   r.body = kept.body;
-  ctx.status = r.status;
   co_await out.sendKept(std::move(r), kept.streamed);
 }
 
@@ -84,7 +82,7 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
         co_await refuse(ctx, fencedError(), out);
         co_return std::nullopt;
       }
-      co_await replay(ctx, *reply->answer, out);
+      co_await replay(*reply->answer, out);
       co_return std::nullopt;
     case store::ClaimOutcome::CompletedNotKept:
       co_await refuse(ctx, notKept(reply->request_id, "its model retains no data"), out);

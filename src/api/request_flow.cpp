@@ -101,7 +101,6 @@ boost::asio::awaitable<void> answerFromCache(const Services& s, exchange::Reques
   ctx.served = route.model;
   ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
   ctx.usage = usage;
-  ctx.status = kStatusOk;
   http::Response r = replay.streamed ? http::Response::eventStream() : http::Response();
   r.content_type = replay.content_type;
   r.header(std::string(kCacheHeader), "hit");

@@ -51,7 +51,7 @@ void recordCacheHit(Ledger* ledger, const exchange::RequestContext& ctx, const s
     return;
   }
   store::SpendRow row = spendRow(ctx, team_id, model, facts);
-  row.status = ctx.status;
+  row.status = kStatusOk;  // A hit is a complete answer.
   row.cache_hit = true;
   ledger->record(std::move(row));
 }

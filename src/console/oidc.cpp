@@ -49,7 +49,6 @@ http::Response toSignInPage(const config::Console& c, exchange::RequestContext& 
   r.header("Set-Cookie", http::setCookie(loginCookie(c), "", c.https(), 0));
   r.header("Cache-Control", "no-store");
   r.header("Referrer-Policy", "no-referrer");
-  ctx.status = r.status;
   ctx.error_code = std::string(code);
   return r;
 }
@@ -144,7 +143,6 @@ Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ct
                            c.https(), kLoginSeconds));
   r.header("Cache-Control", "no-store");
   r.header("Referrer-Policy", "no-referrer");
-  ctx.status = r.status;
   co_await out.send(std::move(r));
 }
 
@@ -217,7 +215,6 @@ Awaitable<void> oidcCallback(const ConsoleServices& s, exchange::RequestContext&
   r.header("Set-Cookie", http::setCookie(loginCookie(c), "", c.https(), 0));
   r.header("Cache-Control", "no-store");
   r.header("Referrer-Policy", "no-referrer");
-  ctx.status = r.status;
   co_await out.send(std::move(r));
 }
 

@@ -25,7 +25,6 @@ Awaitable<void> consolePage(const ConsoleServices&, exchange::RequestContext& ct
   const Asset* style = firstWithExtension(assets, ".css");
   http::Response page = shellResponse(script != nullptr ? script->name : std::string_view(),
                                       style != nullptr ? style->name : std::string_view());
-  ctx.status = page.status;
   co_await out.send(std::move(page));
 }
 
@@ -36,7 +35,6 @@ Awaitable<void> consoleAsset(const ConsoleServices&, exchange::RequestContext& c
     co_return co_await fail(ctx, out, ErrorKind::RouteNotFound, "no such console asset", "");
   }
   http::Response r = assetResponse(*asset, req.header("Accept-Encoding"));
-  ctx.status = r.status;
   co_await out.send(std::move(r));
 }
 

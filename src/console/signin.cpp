@@ -158,7 +158,6 @@ Awaitable<void> signInPage(const ConsoleServices& s, exchange::RequestContext& c
   http::Response page{200, "text/html; charset=utf-8", {}, signInPage(shown, p)};
   page.header("Cache-Control", "no-store");
   addPageHeaders(page);
-  ctx.status = 200;
   co_await out.send(std::move(page));
 }
 
@@ -202,7 +201,6 @@ Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContex
       http::Response back{303, "text/plain; charset=utf-8", {}, "sign-in link not valid\n"};
       back.header("Location", "/console/signin?error=invalid_link");
       back.header("Cache-Control", "no-store");
-      ctx.status = back.status;
       co_await out.send(std::move(back));
       co_return;
     }
@@ -223,7 +221,6 @@ Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContex
   }
   r.header("Set-Cookie", sessionCookieValue(c, opened->id, max_age));
   r.header("Cache-Control", "no-store");
-  ctx.status = r.status;
   co_await out.send(std::move(r));
 }
 

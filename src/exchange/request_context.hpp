@@ -86,7 +86,9 @@ struct RequestContext {
   bool dryrun = false;  ///< tollgate::dryrun: admitted as billed, then nothing charged or kept.
 
   // The outcome.
-  int status = 0;  ///< What the client effectively saw: an in-stream error's, 499 if it left.
+  /// What the client effectively saw: an in-stream error's, 499 if it left. Set at the session's
+  /// end from what was sent; before it, only the status an upstream's relay ended on.
+  int status = 0;
   std::string error_code;                  ///< The catalogue code of a failure; empty on success.
   std::chrono::microseconds upstream{0};   ///< Time spent waiting on upstreams.
   Clock::time_point attempt_started{};     ///< When the current upstream attempt began.

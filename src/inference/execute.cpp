@@ -304,9 +304,9 @@ asio::awaitable<void> execute(exchange::RequestContext& ctx, const Plan& plan,
     co_return;
   }
   const Failure& last = run.last;
-  ctx.status = last.error.status();
   ctx.error_code = errorSpec(last.error.kind).code;
-  co_await settlement.settle(exchange::Produced{ctx.status, std::nullopt, 0, 0, 0, std::nullopt});
+  co_await settlement.settle(
+      exchange::Produced{last.error.status(), std::nullopt, 0, 0, 0, std::nullopt});
   // A rate-limited answer passes on the upstream's Retry-After (whole seconds, rounded up), which
   // the OpenAI SDKs honour before they retry.
   http::Response answer = http::Response::error(last.error);

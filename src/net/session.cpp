@@ -313,13 +313,19 @@ class Registered {
   tcp::socket& s_;
 };
 
-/// Answers a request refused before its handler ran, then logs it.
+/// The one end of every exchange: records what the client effectively saw (an in-stream error a
+/// handler recorded, else the status sent; 499 when the client left) and tells the observer.
+void ended(SessionShared& shared, exchange::RequestContext& ctx, const ConnectionWriter& out) {
+  ctx.status = !out.ok() ? kClientClosedRequest : ctx.status != 0 ? ctx.status : out.status();
+  ctx.bytes_out = out.bytesOut();
+  shared.observer.ended(ctx);
+}
+
+/// Answers a request refused before its handler ran, then ends its exchange.
 asio::awaitable<void> refuse(SessionShared& shared, exchange::RequestContext& ctx,
                              ConnectionWriter& out, http::Response response) {
   co_await out.send(std::move(response));
-  ctx.status = out.status();
-  ctx.bytes_out = out.bytesOut();
-  shared.observer.ended(ctx);
+  ended(shared, ctx, out);
 }
 
 }  // namespace
@@ -446,14 +452,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
         out.markGone();
       }
     }
-    if (ctx.status == 0) {
-      ctx.status = out.status();  // Handlers record a status only when it differs (in-stream).
-    }
-    if (!out.ok()) {
-      ctx.status = kClientClosedRequest;
-    }
-    ctx.bytes_out = out.bytesOut();
-    shared.observer.ended(ctx);
+    ended(shared, ctx, out);
     if (!out.ok() || !out.keepAlive()) {
       beast::error_code ignored;
       stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

@@ -2,12 +2,12 @@
 #include <mutex>
 #include <set>
 
-#include "api/embedding_items.hpp"
 #include "api/handlers.hpp"
-#include "api/request_flow.hpp"
 #include "billing/pricing.hpp"
 #include "cache/cache_key.hpp"
+#include "cache/embedding_items.hpp"
 #include "core/ids.hpp"
+#include "flow/pipeline.hpp"
 #include "inference/execute.hpp"
 #include "openai/embedding_request.hpp"
 
@@ -40,12 +40,12 @@ awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, htt
   const std::size_t body_bytes = req.body->size();
   auto request = openai::decodeEmbeddingRequest(*req.body);
   if (!request) {
-    co_return co_await refuse(ctx, request.error(), out);
+    co_return co_await flow::refuse(ctx, request.error(), out);
   }
   ctx.model = request->model;
-  auto plan = planFor(ctx.config, request->model_id, config::Endpoint::Embedding);
+  auto plan = flow::planFor(ctx.config, request->model_id, config::Endpoint::Embedding);
   if (!plan) {
-    co_return co_await refuse(ctx, plan.error(), out);
+    co_return co_await flow::refuse(ctx, plan.error(), out);
   }
   if (request->unprefixed) {
     // Known models only: what is logged is a configured id, not whatever a client sends.
@@ -53,7 +53,7 @@ awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, htt
     logDeprecatedName(plan->model->id);
   }
   const config::Model& model = *plan->model;
-  Admission admission{
+  flow::Admission admission{
       {"embedding", ids::uuidV7(),
        billing::spendTags(std::move(request->tags), req.header("User-Agent")), false, body_bytes},
       std::nullopt,
@@ -68,41 +68,18 @@ awaitable<void> embeddings(const Services& s, exchange::RequestContext& ctx, htt
     r.pricing = route.pricing;
     return adapter.embed(r, provider);
   };
-  auto cache = cachePlan(s, ctx, *plan, request->cache, "embedding", request->body,
-                         cache::kEmbeddingIgnored, nullptr);
-  if (!cache || !mayKeepAnswers(model)) {
-    co_return co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
+  // The cache, input by input: a batch of which some inputs were found sends the upstream only
+  // the others. A request with an Idempotency-Key is sent whole, so that its retry gets exactly
+  // the answer first sent.
+  openai::CacheOptions options = request->cache;
+  if (!req.header("Idempotency-Key").empty()) {
+    options.mode =
+        options.writes() ? openai::CacheOptions::Mode::WriteOnly : openai::CacheOptions::Mode::Off;
   }
-  // The cache, input by input. Its reads are made here, before the call; a request with an
-  // Idempotency-Key is sent whole, so that its retry gets exactly the answer first sent.
-  EmbeddingItems items(request->body, cache->key, s.ledger != nullptr);
-  if (request->cache.reads() && req.header("Idempotency-Key").empty()) {
-    if (auto refused = noteDryrun(ctx, request->dryrun)) {
-      co_return co_await refuse(ctx, *refused, out);
-    }
-    const std::string team_id = billedTeam(s, ctx);
-    auto found =
-        co_await s.cache.find(team_id, items.keys(), request->cache.notBefore(store::nowMs()));
-    items.found(std::move(found));
-    if (items.allFound()) {
-      const Replay replay{false, "application/json", items.answer(request->model)};
-      const exchange::TokenUsage usage = items.foundUsage();
-      co_return co_await answerFromCache(s, ctx, *plan, admission.facts, team_id, replay, usage,
-                                         out);
-    }
-    out.addHeader(std::string(kCacheHeader), items.anyFound() ? "partial" : "miss");
-    items.narrow(*request);
-  }
-  if (request->cache.writes()) {
-    cache->options.mode = openai::CacheOptions::Mode::WriteOnly;  // Read above.
-    cache->codec = &items;
-    admission.cache = std::move(cache);
-  }
-  if (!items.anyFound()) {
-    co_return co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
-  }
-  MergingWriter merged(out, items);
-  co_await call(s, ctx, req, *plan, std::move(admission), start, false, merged);
+  cache::EmbeddingItems items(*request, s.ledger != nullptr);
+  admission.cache = flow::cachePlan(s, ctx, *plan, options, "embedding", request->body,
+                                    cache::kEmbeddingIgnored, &items);
+  co_await flow::call(s, ctx, req, *plan, std::move(admission), start, false, out);
 }
 
 }  // namespace tollgate::api

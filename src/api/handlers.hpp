@@ -4,14 +4,16 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "api/services.hpp"
 #include "exchange/request_context.hpp"
+#include "flow/services.hpp"
 #include "http/request.hpp"
 #include "http/writer.hpp"
 
 namespace tollgate::api {
 
 using boost::asio::awaitable;
+/// The handlers are given the pipeline's services.
+using flow::Services;
 
 /// GET /health: 200 while the process runs.
 awaitable<void> health(exchange::RequestContext& ctx, http::Request& req,

@@ -1,8 +1,8 @@
 #include "api/handlers.hpp"
-#include "api/request_flow.hpp"
 #include "billing/pricing.hpp"
 #include "cache/digest.hpp"
 #include "core/ids.hpp"
+#include "flow/pipeline.hpp"
 #include "inference/execute.hpp"
 #include "openai/transcription_request.hpp"
 
@@ -35,7 +35,7 @@ awaitable<void> transcriptions(const Services& s, exchange::RequestContext& ctx,
                                http::ResponseWriter& out) {
   auto request = openai::decodeTranscriptionRequest(*req.spool, req.header("Content-Type"));
   if (!request) {
-    co_return co_await refuse(ctx, request.error(), out);
+    co_return co_await flow::refuse(ctx, request.error(), out);
   }
   if (request->file.size > ctx.config.gateway.max_upload_bytes) {
     // A named local: GCC 12 destroys a temporary built inside a co_await's operand twice.
@@ -44,20 +44,20 @@ awaitable<void> transcriptions(const Services& s, exchange::RequestContext& ctx,
                               " bytes; at most " +
                               std::to_string(ctx.config.gateway.max_upload_bytes) + " are accepted",
                           "file"};
-    co_return co_await refuse(ctx, too_large, out);
+    co_return co_await flow::refuse(ctx, too_large, out);
   }
   ctx.model = request->model;
-  auto plan = planFor(ctx.config, request->model, config::Endpoint::Transcription);
+  auto plan = flow::planFor(ctx.config, request->model, config::Endpoint::Transcription);
   if (!plan) {
-    co_return co_await refuse(ctx, plan.error(), out);
+    co_return co_await flow::refuse(ctx, plan.error(), out);
   }
   const config::Model& model = *plan->model;
   const auto wav_ms = request->wav ? std::optional(request->wav->duration_ms) : std::nullopt;
-  Admission admission{{"transcription", ids::uuidV7(),
-                       billing::spendTags(std::move(request->tags), req.header("User-Agent")),
-                       false, req.spool->size()},
-                      std::nullopt,
-                      request->dryrun};
+  flow::Admission admission{{"transcription", ids::uuidV7(),
+                             billing::spendTags(std::move(request->tags), req.header("User-Agent")),
+                             false, req.spool->size()},
+                            std::nullopt,
+                            request->dryrun};
   // The hold bounds the seconds an upstream can report; an answer that reports none (text, srt,
   // vtt) is charged that bound, flagged estimated.
   admission.facts.audio_estimate_ms = billing::audioBoundMs(wav_ms, model.max_audio_seconds);
@@ -72,7 +72,7 @@ awaitable<void> transcriptions(const Services& s, exchange::RequestContext& ctx,
   const inference::StartExchange start =
       [&r](const providers::Adapter& adapter, const config::Provider& provider,
            const inference::Route&) { return adapter.transcribe(r, provider); };
-  co_await call(s, ctx, req, *plan, std::move(admission), start, false, out);
+  co_await flow::call(s, ctx, req, *plan, std::move(admission), start, false, out);
 }
 
 }  // namespace tollgate::api

@@ -131,11 +131,11 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
   }
   const auto router = [&](providers::Transport& network, http::OutboundHttp& outbound,
                           const std::atomic<bool>& draining, net::Listener listener) {
-    const api::Services services{config,   {network, providers::builtinAdapters(), breakers},
-                                 outbound, draining,
-                                 ledger,   open_team_id,
-                                 cache,    gateway_id,
-                                 lease};
+    const flow::Services services{config,   {network, providers::builtinAdapters(), breakers},
+                                  outbound, draining,
+                                  ledger,   open_team_id,
+                                  cache,    gateway_id,
+                                  lease};
     // The console is served beside /v1, unless it has a listener of its own.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "api/request_flow.hpp"
 #include "core/text.hpp"
 #include "http/cookies.hpp"
 #include "openai/fields.hpp"

@@ -18,10 +18,10 @@
 #include "accounts/account_service.hpp"
 #include "accounts/records_json.hpp"
 #include "accounts/sessions.hpp"
-#include "api/services.hpp"
 #include "auth/sealed.hpp"
 #include "core/json.hpp"
 #include "exchange/request_context.hpp"
+#include "flow/services.hpp"
 #include "http/request.hpp"
 #include "http/writer.hpp"
 
@@ -36,7 +36,7 @@ class OidcClient;
 struct ConsoleServices {
   const config::Config& config;
   accounts::AccountService& accounts;
-  Services api;  ///< The inference path, for the playground.
+  flow::Services api;  ///< The inference path, for the playground.
   /// Seals the login cookie of a sign-in with the identity provider (oidc.cpp).
   std::shared_ptr<const auth::Sealer> login_sealer;
   /// This worker's client of the identity provider; null without [console.oidc] (addRoutes

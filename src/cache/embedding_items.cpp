@@ -1,14 +1,15 @@
-#include "api/embedding_items.hpp"
+#include "cache/embedding_items.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
-#include "api/cache_codecs.hpp"
 #include "cache/cache_key.hpp"
+#include "cache/codecs.hpp"
 #include "core/json.hpp"
 #include "openai/chat_response.hpp"
 
-namespace tollgate::api {
+namespace tollgate::cache {
 namespace {
 
 constexpr int kStatusOk = 200;
@@ -46,40 +47,59 @@ void writeItem(json::Writer& w, std::size_t index, std::string_view embedding_js
 
 }  // namespace
 
-EmbeddingItems::EmbeddingItems(const rapidjson::Value& body, const std::string& request_key,
-                               bool billed)
-    : billed_(billed) {
-  const rapidjson::Value* input = json::member(body, "input");
-  if (input == nullptr) {
-    return;
-  }
-  single_ = isOneItem(*input);
-  if (single_) {
-    keys_.push_back(cache::itemKey(request_key, *input));
-  } else {
-    for (const auto& item : input->GetArray()) {
-      keys_.push_back(cache::itemKey(request_key, item));
-    }
-  }
-  for (std::size_t i = 0; i < keys_.size(); ++i) {
-    missing_.push_back(i);
-  }
+EmbeddingItems::EmbeddingItems(openai::EmbeddingRequest& request, bool billed)
+    : request_(request), billed_(billed) {
+  const rapidjson::Value* input = json::member(request.body, "input");
+  single_ = input == nullptr || isOneItem(*input);
 }
 
-void EmbeddingItems::found(std::vector<std::optional<store::CacheEntry>> entries) {
+EmbeddingItems::~EmbeddingItems() = default;
+
+std::vector<std::string> EmbeddingItems::lookup(const std::string& key) {
+  keys_ = keysUnder(key);
+  return keys_;
+}
+
+std::vector<std::string> EmbeddingItems::keysUnder(const std::string& key) const {
+  std::vector<std::string> keys;
+  const rapidjson::Value* input = json::member(request_.body, "input");
+  if (input == nullptr) {
+    return keys;
+  }
+  if (single_) {
+    keys.push_back(itemKey(key, *input));
+    return keys;
+  }
+  for (const auto& item : input->GetArray()) {
+    keys.push_back(itemKey(key, item));
+  }
+  return keys;
+}
+
+std::optional<Hit> EmbeddingItems::found(std::vector<std::optional<store::CacheEntry>> entries) {
   found_ = std::move(entries);
-  found_.resize(keys_.size());
   missing_.clear();
   for (std::size_t i = 0; i < found_.size(); ++i) {
     if (!found_[i]) {
       missing_.push_back(i);
     }
   }
+  if (!found_.empty() && missing_.empty()) {
+    return Hit{Replay{false, "application/json", answer(request_.model)}, foundUsage()};
+  }
+  narrow();
+  return std::nullopt;
 }
 
-bool EmbeddingItems::allFound() const { return !keys_.empty() && missing_.empty(); }
+bool EmbeddingItems::partial() const { return missing_.size() < found_.size(); }
 
-bool EmbeddingItems::anyFound() const { return missing_.size() < keys_.size(); }
+http::ResponseWriter& EmbeddingItems::writer(http::ResponseWriter& out) {
+  if (!partial()) {
+    return out;
+  }
+  merging_ = std::make_unique<MergingWriter>(out, *this);
+  return *merging_;
+}
 
 exchange::TokenUsage EmbeddingItems::foundUsage() const {
   // Saturated: counts read from the store are summed as untrusted ones are.
@@ -120,10 +140,10 @@ std::string EmbeddingItems::answer(std::string_view model) const {
   return w.take();
 }
 
-void EmbeddingItems::narrow(openai::EmbeddingRequest& request) const {
-  rapidjson::Document& body = request.body;
+void EmbeddingItems::narrow() {
+  rapidjson::Document& body = request_.body;
   auto input = body.FindMember("input");
-  if (single_ || input == body.MemberEnd() || !anyFound()) {
+  if (single_ || input == body.MemberEnd() || !partial()) {
     return;
   }
   rapidjson::Value kept(rapidjson::kArrayType);
@@ -133,7 +153,7 @@ void EmbeddingItems::narrow(openai::EmbeddingRequest& request) const {
         body.GetAllocator());
   }
   input->value = std::move(kept);
-  request.inputs = missing_.size();
+  request_.inputs = missing_.size();
 }
 
 std::string EmbeddingItems::merge(const std::string& answer) const {
@@ -152,7 +172,7 @@ std::string EmbeddingItems::merge(const std::string& answer) const {
     }
     w.startArray();
     std::size_t next = 0;  // The upstream's next item.
-    for (std::size_t i = 0; i < keys_.size(); ++i) {
+    for (std::size_t i = 0; i < found_.size(); ++i) {
       if (found_[i]) {
         writeItem(w, i, found_[i]->body);
       } else {
@@ -166,21 +186,28 @@ std::string EmbeddingItems::merge(const std::string& answer) const {
   return w.take();
 }
 
-std::vector<Kept> EmbeddingItems::keep(const std::string&, const exchange::Transcript& sent,
+std::vector<Kept> EmbeddingItems::keep(const std::string& key, const exchange::Transcript& sent,
                                        const exchange::TokenUsage& usage) const {
+  // The items the upstream embedded: those the read did not find, or all when there was none.
+  const std::vector<std::string> keys = keys_.empty() ? keysUnder(key) : keys_;
+  std::vector<std::size_t> embedded = missing_;
+  if (found_.empty()) {
+    embedded.resize(keys.size());
+    std::iota(embedded.begin(), embedded.end(), std::size_t{0});
+  }
   rapidjson::Document doc;
   const rapidjson::Value* data =
-      sent.streamed || json::parse(doc, sent.body) ? nullptr : listOf(doc, missing_.size());
-  if (data == nullptr || missing_.empty()) {
+      sent.streamed || json::parse(doc, sent.body) ? nullptr : listOf(doc, embedded.size());
+  if (data == nullptr || embedded.empty()) {
     return {};
   }
   // The upstream counts a batch's tokens, not each item's: shared out, the rest to the first.
-  const auto n = static_cast<std::int64_t>(missing_.size());
+  const auto n = static_cast<std::int64_t>(embedded.size());
   std::vector<Kept> kept;
-  for (std::size_t j = 0; j < missing_.size(); ++j) {
+  for (std::size_t j = 0; j < embedded.size(); ++j) {
     const std::int64_t share = usage.prompt_tokens / n + (j == 0 ? usage.prompt_tokens % n : 0);
     kept.push_back(Kept{
-        keys_[missing_[j]],
+        keys[embedded[j]],
         json::serialize(*json::member((*data)[static_cast<rapidjson::SizeType>(j)], "embedding")),
         {share, 0}});
   }
@@ -210,4 +237,4 @@ boost::asio::awaitable<bool> MergingWriter::endStream(std::string_view last) {
   co_return co_await inner_.endStream(last);
 }
 
-}  // namespace tollgate::api
+}  // namespace tollgate::cache

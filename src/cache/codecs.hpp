@@ -1,12 +1,12 @@
-// The inference cache's codecs (cache_codec.hpp) of each endpoint. A hit's answer says so:
+// The inference cache's codecs (codec.hpp) of each endpoint. A hit's answer says so:
 // `tollgate::cache_hit: true` in its body (on every chunk of a stream) besides the
 // Tollgate-Cache response header, and, when billed, `tollgate::cost` 0 in its usage.
 #pragma once
 
-#include "api/cache_codec.hpp"
+#include "cache/codec.hpp"
 #include "openai/chat_response.hpp"
 
-namespace tollgate::api {
+namespace tollgate::cache {
 
 /// The member of a hit's answer (and of each of its chunks) that says it came from the cache.
 inline constexpr std::string_view kCacheHitMember = "tollgate::cache_hit";
@@ -41,4 +41,4 @@ class ChatAnswerCodec final : public CacheCodec {
   bool billed_;
 };
 
-}  // namespace tollgate::api
+}  // namespace tollgate::cache

@@ -1,12 +1,13 @@
-#include "api/idempotency.hpp"
+#include "flow/claim.hpp"
 
 #include <memory>
+#include <utility>
 
-#include "api/request_flow.hpp"
 #include "core/ids.hpp"
 #include "core/lease.hpp"
+#include "flow/refuse.hpp"
 
-namespace tollgate::api {
+namespace tollgate::flow {
 namespace {
 
 constexpr std::size_t kMaxKeyLength = 255;
@@ -54,7 +55,7 @@ Result<std::optional<std::string>> idempotencyKey(const http::Request& req) {
   return std::optional<std::string>(std::string(key));
 }
 
-boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
+boost::asio::awaitable<std::optional<ClaimGuard>> claimOrAnswer(
     store::StoreWork& work, exchange::RequestContext& ctx, const ClaimScope& scope,
     const std::string& key, const std::string& digest, http::ResponseWriter& out) {
   const store::IdempotencyClaim claim{scope.team_id,    key,
@@ -76,7 +77,7 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
   }
   switch (reply->outcome) {
     case store::ClaimOutcome::Claimed:
-      co_return Claim{scope.team_id, key, claim.claim_id};
+      co_return ClaimGuard(work, Claim{scope.team_id, key, claim.claim_id});
     case store::ClaimOutcome::Completed:
       if (ctx.fenced()) {
         co_await refuse(ctx, fencedError(), out);
@@ -114,11 +115,41 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
   co_return std::nullopt;
 }
 
-boost::asio::awaitable<void> release(store::StoreWork& work, const Claim& claim) {
-  store::StoreWork::Task task = [&claim](store::Store& db) {
+namespace {
+
+store::StoreWork::Task releaseTask(Claim claim) {
+  return [claim = std::move(claim)](store::Store& db) {
     db.releaseIdempotencyKey(claim.team_id, claim.key, claim.claim_id);
   };
-  co_await work.run(std::move(task));  // Failed: the claim stays until its gateway is gone.
 }
 
-}  // namespace tollgate::api
+}  // namespace
+
+ClaimGuard::ClaimGuard(ClaimGuard&& other) noexcept
+    : work_(other.work_),
+      claim_(std::move(other.claim_)),
+      charge_(other.charge_),
+      done_(std::exchange(other.done_, true)) {}
+
+ClaimGuard::~ClaimGuard() {
+  if (!done_ && charge_ == nullptr) {
+    work_->post(releaseTask(std::move(claim_)));  // Its attempt ended before it was settled.
+  }
+}
+
+void ClaimGuard::settleWith(billing::Charge& charge, const exchange::Transcript& sent,
+                            bool keep_answer) {
+  charge.completeClaim(claim_.key, claim_.claim_id, sent, keep_answer);
+  charge_ = &charge;
+}
+
+boost::asio::awaitable<void> ClaimGuard::release() {
+  if (done_ || (charge_ != nullptr && charge_->claimSettled())) {
+    co_return;
+  }
+  done_ = true;
+  // Failed: the claim stays until its gateway is gone.
+  co_await work_->run(releaseTask(claim_));
+}
+
+}  // namespace tollgate::flow

@@ -1,11 +1,11 @@
-#include "api/cache_codecs.hpp"
+#include "cache/codecs.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
 #include "core/json.hpp"
 
-namespace tollgate::api {
+namespace tollgate::cache {
 namespace {
 
 /// A whole answer as the gateway relays an OpenAI-compatible reasoning upstream's, billed.
@@ -62,4 +62,4 @@ TEST(ChatAnswerCodec, DetailsTheChargeDidNotTakeAreLeftOut) {
 }
 
 }  // namespace
-}  // namespace tollgate::api
+}  // namespace tollgate::cache

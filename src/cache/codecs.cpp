@@ -1,12 +1,13 @@
-#include "api/cache_codecs.hpp"
+#include "cache/codecs.hpp"
 
 #include <chrono>
 
 #include "cache/chat_replay.hpp"
 #include "core/ids.hpp"
 #include "core/json.hpp"
+#include "store/token_kinds.hpp"
 
-namespace tollgate::api {
+namespace tollgate::cache {
 namespace {
 
 /// A kept answer, parsed; nullopt when it is not a JSON object (never written so).
@@ -86,6 +87,13 @@ std::int64_t nowSeconds() {
 
 }  // namespace
 
+std::optional<Hit> CacheCodec::found(std::vector<std::optional<store::CacheEntry>> entries) {
+  if (entries.empty() || !entries.front()) {
+    return std::nullopt;
+  }
+  return Hit{replay(*entries.front()), store::countsOf(*entries.front())};
+}
+
 std::vector<Kept> JsonAnswerCodec::keep(const std::string& key, const exchange::Transcript& sent,
                                         const exchange::TokenUsage& usage) const {
   auto doc = sent.streamed ? std::nullopt : parsed(sent.body);
@@ -135,7 +143,7 @@ Replay ChatAnswerCodec::replay(const store::CacheEntry& kept) const {
     return Replay{true, "text/event-stream",
                   cache::streamFromCompletion(kept.body, stamp, meta_.include_usage)};
   }
-  return Replay{false, "application/json", cache::restampCompletion(kept.body, stamp)};
+  return Replay{false, "application/json", restampCompletion(kept.body, stamp)};
 }
 
-}  // namespace tollgate::api
+}  // namespace tollgate::cache

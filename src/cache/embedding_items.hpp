@@ -7,34 +7,36 @@
 
 #include <rapidjson/document.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "api/cache_codec.hpp"
+#include "cache/codec.hpp"
 #include "http/writer.hpp"
 #include "openai/embedding_request.hpp"
 
-namespace tollgate::api {
+namespace tollgate::cache {
+
+class MergingWriter;
 
 class EmbeddingItems final : public CacheCodec {
  public:
-  /// The items of `body`'s `input` (one for a string or a token array; one per member of an
-  /// array of strings or of token arrays), keyed under `request_key`.
-  EmbeddingItems(const rapidjson::Value& body, const std::string& request_key, bool billed);
+  /// The items of `request`'s `input` (one for a string or a token array; one per member of an
+  /// array of strings or of token arrays), each keyed under the request's key. A partial read
+  /// narrows `request` to the items not found.
+  EmbeddingItems(openai::EmbeddingRequest& request, bool billed);
+  ~EmbeddingItems() override;
 
-  const std::vector<std::string>& keys() const { return keys_; }
-  /// Takes what the cache found for keys(), in their order.
-  void found(std::vector<std::optional<store::CacheEntry>> entries);
-  bool allFound() const;
-  bool anyFound() const;
-  /// The counts the found items were charged when they were first embedded.
-  exchange::TokenUsage foundUsage() const;
-  /// The answer made of the found items alone (all found), to the model string `model`.
-  std::string answer(std::string_view model) const;
-  /// Leaves in `request`'s `input` only the items not found, in order (and counts them).
-  void narrow(openai::EmbeddingRequest& request) const;
+  /// The items' keys under the request's `key`, in their order.
+  std::vector<std::string> lookup(const std::string& key) override;
+  /// Takes what the cache found for lookup()'s keys: the answer made of the found items when
+  /// every one was found; else narrows the request to the items not found.
+  std::optional<Hit> found(std::vector<std::optional<store::CacheEntry>> entries) override;
+  bool partial() const override;
+  /// `out`, or when the read was partial a writer that puts the found items back in the answer.
+  http::ResponseWriter& writer(http::ResponseWriter& out) override;
   /// The upstream's answer for the items not found, with the found ones put back in their
   /// places; `answer` as it is when it is not an embedding list of as many items, each at the
   /// place its index says (the provider's reading of an upstream's list puts them so).
@@ -46,11 +48,21 @@ class EmbeddingItems final : public CacheCodec {
                          const exchange::TokenUsage& usage) const override;
 
  private:
-  std::vector<std::string> keys_;
-  std::vector<std::optional<store::CacheEntry>> found_;
-  std::vector<std::size_t> missing_;  ///< Indexes of the items not found (all, until found()).
-  bool single_ = false;               ///< `input` is one item, not an array of them.
+  std::vector<std::string> keysUnder(const std::string& key) const;
+  /// Leaves in the request's `input` only the items not found, in order (and counts them).
+  void narrow();
+  /// The counts the found items were charged when they were first embedded.
+  exchange::TokenUsage foundUsage() const;
+  /// The answer made of the found items alone (all found), to the model string `model`.
+  std::string answer(std::string_view model) const;
+
+  openai::EmbeddingRequest& request_;
+  std::vector<std::string> keys_;  ///< Those a read looked up (none: no read).
+  std::vector<std::optional<store::CacheEntry>> found_;  ///< An entry or none per key read.
+  std::vector<std::size_t> missing_;                     ///< Indexes of the items not found.
+  bool single_ = false;  ///< `input` is one item, not an array of them.
   bool billed_;
+  std::unique_ptr<MergingWriter> merging_;
 };
 
 /// Passes a response on with an EmbeddingItems' found items merged into its embedding list.
@@ -70,4 +82,4 @@ class MergingWriter final : public http::ResponseWriter {
   const EmbeddingItems& items_;
 };
 
-}  // namespace tollgate::api
+}  // namespace tollgate::cache

@@ -1,5 +1,6 @@
-// The shared services handlers are given (never reached through globals): the configuration,
-// this worker's upstreams and outbound HTTP client, the server's state and the ledger.
+// The shared services the pipeline and the handlers that call it are given (never reached
+// through globals): the configuration, this worker's upstreams and outbound HTTP client, the
+// server's state and the ledger.
 #pragma once
 
 #include <atomic>
@@ -10,7 +11,7 @@
 #include "http/outbound.hpp"
 #include "inference/execute.hpp"
 
-namespace tollgate::api {
+namespace tollgate::flow {
 
 struct Services {
   const config::Config& config;
@@ -24,4 +25,4 @@ struct Services {
   const Lease* lease = nullptr;       ///< Its lease on serving; nullptr: never fenced.
 };
 
-}  // namespace tollgate::api
+}  // namespace tollgate::flow

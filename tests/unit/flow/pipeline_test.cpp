@@ -4,6 +4,8 @@
 // cost at the prices its route was planned with, and charged exactly that; a dryrun is admitted
 // on the balance, answered, and charged nothing; a fenced gateway's request (its lease lapsed,
 // now or since the key was checked) is refused before anything goes upstream or is charged.
+#include "flow/pipeline.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,13 +14,12 @@
 #include <boost/asio/io_context.hpp>
 #include <optional>
 
-#include "api/request_flow.hpp"
 #include "fakes.hpp"
 #include "openai/chat_request.hpp"
 #include "providers/openai_compatible.hpp"
 #include "sqlite_ledger.hpp"
 
-namespace tollgate::api {
+namespace tollgate::flow {
 namespace {
 
 namespace asio = boost::asio;
@@ -82,9 +83,9 @@ class Call : public test::SqliteLedgerTest {
     asio::io_context ioc;
     asio::co_spawn(
         ioc,
-        api::call(s, ctx, req, *plan,
-                  Admission{{"chat", "ep", {}, false, body.size()}, kHold, request->dryrun}, start,
-                  false, out),
+        flow::call(s, ctx, req, *plan,
+                   Admission{{"chat", "ep", {}, false, body.size()}, kHold, request->dryrun}, start,
+                   false, out),
         asio::detached);
     ioc.run();
     return out;
@@ -187,4 +188,4 @@ TEST_F(Call, ARequestWhoseKeyWasCheckedBeforeAGapIsRefusedAfterIt) {
 }
 
 }  // namespace
-}  // namespace tollgate::api
+}  // namespace tollgate::flow

@@ -1,0 +1,296 @@
+#include "flow/pipeline.hpp"
+
+#include <algorithm>
+
+#include "cache/cache_key.hpp"
+#include "core/lease.hpp"
+#include "flow/claim.hpp"
+#include "http/recording_writer.hpp"
+#include "store/token_kinds.hpp"
+
+namespace tollgate::flow {
+namespace {
+
+constexpr std::int64_t kMsPerSecond = 1000;
+constexpr int kStatusOk = 200;
+
+/// What the stages of one call share: its services, request, plan and admission, and the team
+/// billed for it.
+struct Call {
+  const Services& s;
+  exchange::RequestContext& ctx;
+  const http::Request& req;
+  inference::Plan& plan;
+  Admission& admission;
+  const inference::StartExchange& start;
+  const bool stream;
+  http::ResponseWriter& out;
+  std::string team_id;   ///< The caller's team, or open mode's (empty: none, unbilled).
+  std::string endpoint;  ///< The facts' endpoint, which the hold takes with the facts.
+};
+
+bool mayKeepAnswers(const config::Model& model) { return !model.zdr && !model.tee; }
+
+/// Gives the exchange the gateway's lease (admitted in the epoch its key was checked in), and says
+/// whether it has run out since: the request is then refused (503 gateway_fenced), and nothing of
+/// it may be sent, upstream or to the client.
+bool fenced(const Services& s, exchange::RequestContext& ctx) {
+  if (ctx.lease == nullptr && s.lease != nullptr) {
+    const std::optional<std::uint64_t> now = s.lease->trusted(Lease::Clock::now());
+    ctx.lease = s.lease;
+    // Admitted in the epoch its key was checked in (none in open mode: this one).
+    ctx.lease_epoch = ctx.caller.lease_epoch.value_or(now.value_or(0));
+    if (!now) {
+      return true;
+    }
+  }
+  return ctx.fenced();
+}
+
+/// How long a claim of a request on `plan` may be running: the request's deadline (its first
+/// route's total time limit, see inference::execute) and a minute more; an hour when it has none.
+std::int64_t leaseMs(const inference::Plan& plan, bool stream) {
+  constexpr std::int64_t kMargin = 60'000;
+  constexpr std::int64_t kNoLimit = 3'600'000;
+  const config::Timeouts& t = plan.routes.front().timeouts;
+  const auto limit = stream ? t.streaming_total : t.non_streaming_total;
+  return limit.count() > 0 ? limit.count() + kMargin : kNoLimit;
+}
+
+// The stages, in the order call() runs them. A stage that answers the client says so (false, or
+// an empty result), and the call ends there.
+
+/// Dryrun rules, behind the fence: a fenced gateway serves nothing; a dryrun is taken only when
+/// the gateway and the caller's team take them.
+boost::asio::awaitable<bool> dryrunRules(Call& c) {
+  if (fenced(c.s, c.ctx)) {
+    co_await refuse(c.ctx, fencedError(), c.out);
+    co_return false;
+  }
+  std::optional<Error> refused;
+  if (c.admission.dryrun && !c.ctx.config.gateway.allow_dryrun) {
+    refused = Error{ErrorKind::DryrunNotAllowed,
+                    "this gateway does not take tollgate::dryrun requests; send the request "
+                    "without it (it is then billed)",
+                    "tollgate::dryrun"};
+  } else if (c.admission.dryrun && !c.ctx.caller.team_allows_dryrun) {
+    refused = Error{ErrorKind::DryrunNotAllowed,
+                    "the API key's team does not take tollgate::dryrun requests (tollgate admin "
+                    "teams dryrun TEAM allow); send the request without it (it is then billed)",
+                    "tollgate::dryrun"};
+  }
+  if (refused) {
+    co_await refuse(c.ctx, *refused, c.out);
+    co_return false;
+  }
+  c.ctx.dryrun = c.admission.dryrun;
+  co_return true;
+}
+
+/// Request limits: a key's and a team's requests and concurrency, counted for every request,
+/// cache hits and replays included. None are configured yet.
+boost::asio::awaitable<bool> requestLimits(Call&) { co_return true; }
+
+/// What the claim stage hands on: the claim, when the request carries an Idempotency-Key.
+struct Claimed {
+  bool answered = false;  ///< A replay, or a refusal: the call ends.
+  std::optional<ClaimGuard> claim;
+};
+
+/// The claim: only a billed request's key is claimed, as the key is about being charged once (a
+/// dryrun keeps nothing).
+boost::asio::awaitable<Claimed> claimKey(Call& c) {
+  auto key = idempotencyKey(c.req);
+  if (!key) {
+    co_await refuse(c.ctx, key.error(), c.out);
+    co_return Claimed{true, std::nullopt};
+  }
+  if (!*key || c.s.ledger == nullptr || c.team_id.empty() || c.ctx.dryrun) {
+    co_return Claimed{};
+  }
+  const ClaimScope scope{c.team_id, c.s.gateway_id,
+                         c.ctx.config.cache.idempotency_window_seconds * kMsPerSecond,
+                         leaseMs(c.plan, c.stream)};
+  auto claim =
+      co_await claimOrAnswer(*c.s.ledger, c.ctx, scope, **key, c.admission.digest(), c.out);
+  co_return Claimed{!claim, std::move(claim)};
+}
+
+/// The cache read: a hit answers the request (charged nothing, its spend row marked a hit, the
+/// claim released so that a retry is a hit again); a partial read narrows it to what was not
+/// found. True when it answered.
+boost::asio::awaitable<bool> cacheRead(Call& c, std::optional<ClaimGuard>& claim) {
+  std::optional<cache::CachePlan>& cache = c.admission.cache;
+  if (cache && !mayKeepAnswers(*c.plan.routes.front().model)) {
+    cache.reset();
+  }
+  if (!cache || !cache->options.reads()) {
+    co_return false;
+  }
+  auto entries = co_await c.s.cache.find(c.team_id, cache->codec->lookup(cache->key),
+                                         cache->options.notBefore(store::nowMs()));
+  const std::optional<cache::Hit> hit = cache->codec->found(std::move(entries));
+  if (!hit) {
+    c.out.addHeader(std::string(kCacheHeader), cache->codec->partial() ? "partial" : "miss");
+    co_return false;
+  }
+  if (claim) {
+    co_await claim->release();
+  }
+  if (fenced(c.s, c.ctx)) {
+    co_await refuse(c.ctx, fencedError(), c.out);  // Kept for a key that may be revoked.
+    co_return true;
+  }
+  const inference::Route& route = c.plan.routes.front();
+  c.ctx.served = route.model;
+  c.ctx.variant = route.variant != nullptr ? route.variant->name : std::string();
+  c.ctx.usage = hit->usage;
+  http::Response r = hit->replay.streamed ? http::Response::eventStream() : http::Response();
+  r.content_type = hit->replay.content_type;
+  r.header(std::string(kCacheHeader), "hit");
+  r.body = hit->replay.body;
+  co_await c.out.sendKept(std::move(r), hit->replay.streamed);
+  billing::recordCacheHit(c.s.ledger, c.ctx, c.team_id, *route.model, c.admission.facts);
+  co_return true;
+}
+
+/// Token and model limits, counted only for work that goes upstream. None are configured yet.
+boost::asio::awaitable<bool> tokenLimits(Call&) { co_return true; }
+
+/// The hold: the request's most on the team's balance (a dryrun's too, then charged nothing),
+/// and each route's prices. Null when refused (the claim released first).
+boost::asio::awaitable<std::unique_ptr<billing::Charge>> hold(Call& c,
+                                                              std::optional<ClaimGuard>& claim) {
+  auto charge = co_await billing::Charge::admit(c.s.ledger, c.ctx, *c.plan.model, c.team_id,
+                                                c.admission.max_cost, std::move(c.admission.facts));
+  if (!charge) {
+    if (claim) {
+      co_await claim->release();
+    }
+    co_await refuse(c.ctx, charge.error(), c.out);
+    co_return nullptr;
+  }
+  for (inference::Route& route : c.plan.routes) {
+    route.pricing = (*charge)->pricingFor(*route.model);
+  }
+  co_return std::move(*charge);
+}
+
+/// Whether the answer is kept in the cache: a dryrun reads the cache but never writes it.
+bool keeps(const Call& c) {
+  return c.admission.cache && c.admission.cache->options.writes() && !c.ctx.dryrun;
+}
+
+/// Execute: the attempts and the relay, settled by `charge`; the answer recorded as it is sent
+/// (into `sent`) when the claim or the cache needs it.
+boost::asio::awaitable<void> execute(Call& c, billing::Charge& charge,
+                                     std::optional<ClaimGuard>& claim, exchange::Transcript& sent) {
+  http::ResponseWriter& out = c.admission.cache ? c.admission.cache->codec->writer(c.out) : c.out;
+  if (!claim && !keeps(c)) {
+    co_return co_await inference::execute(c.ctx, c.plan, c.start, c.stream, c.s.upstreams, charge,
+                                          out);
+  }
+  http::RecordingWriter recorder(out, sent, claim.has_value());
+  if (claim) {
+    const bool keep_answer =
+        std::all_of(c.plan.routes.begin(), c.plan.routes.end(),
+                    [](const inference::Route& route) { return mayKeepAnswers(*route.model); });
+    claim->settleWith(charge, sent, keep_answer);
+  }
+  co_await inference::execute(c.ctx, c.plan, c.start, c.stream, c.s.upstreams, charge, recorder);
+  if (claim) {
+    co_await claim->release();  // Only when no settlement committed: the store failed.
+  }
+}
+
+/// Keep: the complete answer `sent` in the cache, when it is one the cache may keep: the answer
+/// of the plan's first route (the one a later request looks up), a success, not a dryrun's.
+void keep(const Call& c, const exchange::Transcript& sent) {
+  if (!keeps(c)) {
+    return;
+  }
+  const cache::CachePlan& cache = *c.admission.cache;
+  const inference::Route& route = c.plan.routes.front();
+  const std::string variant = route.variant != nullptr ? route.variant->name : std::string();
+  if (!sent.complete || sent.status != kStatusOk || c.ctx.status != kStatusOk ||
+      !c.ctx.error_code.empty() || c.ctx.served != route.model || c.ctx.variant != variant) {
+    return;
+  }
+  const std::int64_t now = store::nowMs();
+  for (cache::Kept& kept : cache.codec->keep(cache.key, sent, c.ctx.usage)) {
+    c.s.cache.put(store::CacheEntry{c.team_id, std::move(kept.key), c.endpoint, now,
+                                    kept.usage.prompt_tokens, kept.usage.completion_tokens,
+                                    std::move(kept.body), store::kindsOf(kept.usage)});
+  }
+}
+
+/// The team billed for the request: the caller's, or open mode's team (empty: none).
+std::string billedTeam(const Services& s, const exchange::RequestContext& ctx) {
+  return ctx.caller.team_id.empty() ? s.open_team_id : ctx.caller.team_id;
+}
+
+}  // namespace
+
+Result<inference::Plan> planFor(const config::Config& config, std::string_view model,
+                                config::Endpoint endpoint, std::string_view episode_id,
+                                std::string_view variant_name) {
+  auto plan = inference::plan(config, model, episode_id, variant_name);
+  if (plan && plan->model->endpoint != endpoint) {
+    return Error{ErrorKind::WrongEndpoint,
+                 "the model '" + plan->model->id + "' serves the " +
+                     std::string(config::endpointName(plan->model->endpoint)) + " endpoint, not " +
+                     std::string(config::endpointName(endpoint)) +
+                     "; GET /v1/models lists every model",
+                 "model"};
+  }
+  return plan;
+}
+
+std::optional<cache::CachePlan> cachePlan(const Services& s, const exchange::RequestContext& ctx,
+                                          const inference::Plan& plan,
+                                          const openai::CacheOptions& options,
+                                          std::string_view endpoint, const rapidjson::Value& body,
+                                          std::span<const std::string_view> ignored,
+                                          cache::CacheCodec* codec) {
+  if (options.mode == openai::CacheOptions::Mode::Off) {
+    return std::nullopt;
+  }
+  const inference::Route& route = plan.routes.front();
+  const std::string team_id = billedTeam(s, ctx);
+  const cache::KeyParts parts{team_id, endpoint, route.model->id,
+                              route.variant != nullptr ? route.variant->name : std::string_view(),
+                              ignored};
+  return cache::CachePlan{options, cache::requestKey(parts, body), codec};
+}
+
+boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& ctx,
+                                  const http::Request& req, inference::Plan& plan,
+                                  Admission admission, const inference::StartExchange& start,
+                                  bool stream, http::ResponseWriter& out) {
+  Call c{s,
+         ctx,
+         req,
+         plan,
+         admission,
+         start,
+         stream,
+         out,
+         billedTeam(s, ctx),
+         admission.facts.endpoint};
+  if (!co_await dryrunRules(c) || !co_await requestLimits(c)) {
+    co_return;
+  }
+  Claimed claimed = co_await claimKey(c);
+  if (claimed.answered || co_await cacheRead(c, claimed.claim) || !co_await tokenLimits(c)) {
+    co_return;
+  }
+  const std::unique_ptr<billing::Charge> charge = co_await hold(c, claimed.claim);
+  if (!charge) {
+    co_return;
+  }
+  exchange::Transcript sent;
+  co_await execute(c, *charge, claimed.claim, sent);
+  keep(c, sent);
+}
+
+}  // namespace tollgate::flow

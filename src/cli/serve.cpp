@@ -140,9 +140,9 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
     if (accounts && own == (listener == net::Listener::Console)) {
-      api::console::addRoutes(
-          console, {config, *accounts, services,
-                    std::make_shared<const auth::Sealer>(setup.server_secret, "oidc-login")});
+      console::addRoutes(console,
+                         {config, *accounts, services,
+                          std::make_shared<const auth::Sealer>(setup.server_secret, "oidc-login")});
     }
     if (listener == net::Listener::Console) {
       return api::makeProbedRouter(services, std::move(console));

@@ -4,7 +4,7 @@
 
 #include "core/text.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 /// A year: the longest lifetime caches honour (RFC 9111 §5.2.2.1 suggests no more).
@@ -94,4 +94,4 @@ http::Response shellResponse(std::string_view script, std::string_view style) {
   return r;
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -10,7 +10,7 @@
 
 #include "http/response.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 
 /// One built file: its content-hashed name, media type, bytes, and the same bytes gzipped.
 struct Asset {
@@ -49,4 +49,4 @@ http::Response assetResponse(const Asset& asset, std::string_view accept_encodin
 /// cached, since it names the current assets.
 http::Response shellResponse(std::string_view script, std::string_view style);
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -5,7 +5,7 @@
 #include "http/form.hpp"
 #include "openai/models.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 /// `allow_tee` / `allow_zdr`: absent or true includes the models tagged so, false leaves them out.
@@ -95,4 +95,4 @@ Awaitable<void> listFunctions(const ConsoleServices&, exchange::RequestContext& 
   co_await sendJson(out, w);
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -6,7 +6,7 @@
 #include "http/cookies.hpp"
 #include "openai/fields.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 using accounts::RefusalKind;
@@ -254,4 +254,4 @@ std::optional<std::string> stringOf(const rapidjson::Value& body, std::string_vi
   return v ? std::optional<std::string>(*v) : std::nullopt;
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -25,7 +25,7 @@
 #include "http/request.hpp"
 #include "http/writer.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 
 template <class T>
 using Awaitable = boost::asio::awaitable<T>;
@@ -184,4 +184,4 @@ Result<rapidjson::Document> jsonBody(const http::Request& req, BodyShape shape);
 /// A string member of a body jsonBody checked; nullopt when absent (or null).
 std::optional<std::string> stringOf(const rapidjson::Value& body, std::string_view name);
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -7,7 +7,7 @@
 #include "console/oidc_client.hpp"
 #include "store/connection.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 using http::Access;
@@ -151,4 +151,4 @@ void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& given) {
   add(Method::Get, "/console/{page*}", anyone(consolePage));
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -9,10 +9,10 @@
 #include "console/console_call.hpp"
 #include "http/router.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 
 /// Appends the console's routes to `routes`; their handlers use `s` (copied into each). Called
 /// once per worker: with [console.oidc], the worker's client of the provider is made here.
 void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& s);
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -9,7 +9,7 @@
 #include "console/console_call.hpp"
 #include "core/text.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 
 #define TOLLGATE_CONSOLE_CALL(name, ...)                                        \
   Awaitable<void> name(const ConsoleServices& s, exchange::RequestContext& ctx, \
@@ -71,4 +71,4 @@ TOLLGATE_CONSOLE_TEAM_HANDLER(playground);        ///< POST …/{team}/chat/comp
 #undef TOLLGATE_CONSOLE_HANDLER
 #undef TOLLGATE_CONSOLE_CALL
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

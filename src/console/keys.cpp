@@ -3,7 +3,7 @@
 // gateway on the store).
 #include "console/handlers.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 
 Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request&,
                          http::ResponseWriter& out, const MemberCaller& m) {
@@ -63,4 +63,4 @@ Awaitable<void> revokeKey(const ConsoleServices& s, exchange::RequestContext& ct
   });
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -14,7 +14,7 @@
 #include "http/cookies.hpp"
 #include "http/form.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 /// How long a sign-in may stay at the provider.
@@ -218,4 +218,4 @@ Awaitable<void> oidcCallback(const ConsoleServices& s, exchange::RequestContext&
   co_await out.send(std::move(r));
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

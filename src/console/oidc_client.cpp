@@ -4,7 +4,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 OidcProblem unavailable(std::string reason) { return {true, std::move(reason)}; }
@@ -154,4 +154,4 @@ OidcClient::Awaitable<Result<auth::IdClaims, OidcProblem>> OidcClient::verify(
   co_return std::move(claims).value();
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

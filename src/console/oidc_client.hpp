@@ -19,7 +19,7 @@
 #include "core/result.hpp"
 #include "http/outbound.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 
 /// Why a step with the provider did not give what a sign-in needs.
 struct OidcProblem {
@@ -80,4 +80,4 @@ class OidcClient {
   std::optional<Clock::time_point> last_miss_refetch_;
 };
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -11,7 +11,7 @@
 #include "core/base64.hpp"
 #include "core/text.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 bool unreserved(char c) {
@@ -223,4 +223,4 @@ bool constantTimeEquals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

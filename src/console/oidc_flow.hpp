@@ -14,7 +14,7 @@
 #include "auth/oidc_discovery.hpp"
 #include "config/config.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 
 /// The path of the callback the provider sends the browser back to, under `public_url`.
 inline constexpr std::string_view kOidcCallbackPath = "/console/api/auth/oidc/callback";
@@ -94,4 +94,4 @@ std::optional<PendingLogin> decodePendingLogin(std::string_view text);
 /// Equal in time that depends on the lengths only.
 bool constantTimeEquals(std::string_view a, std::string_view b);
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

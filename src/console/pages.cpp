@@ -3,7 +3,7 @@
 #include "console/assets.hpp"
 #include "console/handlers.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 /// Paths under /console/ that are never pages: an unknown API call or asset is a 404, not the
@@ -38,4 +38,4 @@ Awaitable<void> consoleAsset(const ConsoleServices&, exchange::RequestContext& c
   co_await out.send(std::move(r));
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -5,7 +5,7 @@
 #include "api/handlers.hpp"
 #include "console/handlers.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 
 Awaitable<void> playground(const ConsoleServices& s, exchange::RequestContext& ctx,
                            http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
@@ -22,7 +22,7 @@ Awaitable<void> playground(const ConsoleServices& s, exchange::RequestContext& c
                 .user_id = m.who.user.id,
                 .playground = true,
                 .lease_epoch = std::nullopt};
-  co_await chatCompletions(s.api, ctx, req, out);
+  co_await api::chatCompletions(s.api, ctx, req, out);
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

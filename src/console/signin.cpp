@@ -6,7 +6,7 @@
 #include "http/cookies.hpp"
 #include "http/form.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 /// The console's invitation page, where a link to accept an invitation leads.
@@ -242,4 +242,4 @@ Awaitable<void> me(const ConsoleServices& s, exchange::RequestContext&, http::Re
   co_await sendJson(out, w);
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -7,7 +7,7 @@
 #include "console/handlers.hpp"
 #include "http/form.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 constexpr std::int64_t kDefaultPage = 100;
@@ -239,4 +239,4 @@ Awaitable<void> auditLog(const ConsoleServices& s, exchange::RequestContext& ctx
   co_await sendJson(out, w);
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

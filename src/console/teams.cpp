@@ -2,7 +2,7 @@
 // as `tollgate admin`, with the signed-in user as the actor.
 #include "console/handlers.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 using accounts::Action;
@@ -255,4 +255,4 @@ Awaitable<void> previewInvitation(const ConsoleServices& s, exchange::RequestCon
   });
 }
 
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -7,7 +7,7 @@
 
 #include <array>
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 std::string_view headerOf(const http::Response& r, std::string_view name) {
@@ -108,4 +108,4 @@ TEST(ConsoleAssets, TheBinaryCarriesOneScriptAndOneStylesheetBothGzipped) {
 }
 
 }  // namespace
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -15,7 +15,7 @@
 #include "store/migrations.hpp"
 #include "temp_dir.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 namespace asio = boost::asio;
@@ -117,4 +117,4 @@ TEST_F(ConsoleCallTest, ARefusalAlsoCostsOneVisit) {
 }
 
 }  // namespace
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

@@ -2,7 +2,7 @@
 
 #include "console/console_call.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 TEST(FencedGateways, NamesEachGatewayWithItsHostPidAndLastSeenTime) {
@@ -16,4 +16,4 @@ TEST(FencedGateways, NamesEachGatewayWithItsHostPidAndLastSeenTime) {
 }
 
 }  // namespace
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

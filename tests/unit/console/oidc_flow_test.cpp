@@ -7,7 +7,7 @@
 
 #include "core/base64.hpp"
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 TEST(OidcFlowTest, AReturnPathIsAlwaysAConsolePath) {
@@ -116,9 +116,9 @@ TEST(OidcFlowTest, ConstantTimeEquals) {
 }
 
 }  // namespace
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console
 
-namespace tollgate::api::console {
+namespace tollgate::console {
 namespace {
 
 TEST(OidcFlowTest, APendingLoginRoundTripsAndNothingElseDecodes) {
@@ -137,4 +137,4 @@ TEST(OidcFlowTest, APendingLoginRoundTripsAndNothingElseDecodes) {
 }
 
 }  // namespace
-}  // namespace tollgate::api::console
+}  // namespace tollgate::console

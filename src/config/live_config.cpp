@@ -15,19 +15,6 @@ auto cacheKey(const Cache& c) {
                   c.idempotency_window_seconds);
 }
 
-auto oidcKey(const Oidc& o) { return std::tie(o.issuer, o.client_id, o.client_secret); }
-
-bool sameConsole(const Console& a, const Console& b) {
-  const auto key = [](const Console& c) {
-    return std::tie(c.enabled, c.host, c.port, c.public_url, c.owner_email, c.allow_signup,
-                    c.allowed_email_domains, c.login_links, c.session_idle, c.session_lifetime,
-                    c.max_teams_per_user);
-  };
-  const bool same_oidc =
-      a.oidc.has_value() == b.oidc.has_value() && (!a.oidc || oidcKey(*a.oidc) == oidcKey(*b.oidc));
-  return key(a) == key(b) && same_oidc;
-}
-
 /// Copies `running`'s `member` into `next`, noting `name` when they differed.
 template <class T>
 void keep(T& next, const T& running, bool same, const char* name,
@@ -61,8 +48,24 @@ std::vector<std::string> keepRestartOnly(Config& next, const Config& running) {
        "storage", changed);
   keep(next.cache, running.cache, cacheKey(next.cache) == cacheKey(running.cache), "cache",
        changed);
-  keep(next.console, running.console, sameConsole(next.console, running.console), "console",
+  // The console's listener, its origin (cookie names, redirect URIs), its first owner and the
+  // session policy the accounts service was built with need a restart; its identity provider,
+  // sign-up and sign-in rules and team quota apply to the next call.
+  Console& c = next.console;
+  const Console& rc = running.console;
+  keep(c.enabled, rc.enabled, c.enabled == rc.enabled, "console.enabled", changed);
+  if (c.host != rc.host || c.port != rc.port) {
+    changed.emplace_back("console.listen");
+    c.host = rc.host;
+    c.port = rc.port;
+  }
+  keep(c.public_url, rc.public_url, c.public_url == rc.public_url, "console.public_url", changed);
+  keep(c.owner_email, rc.owner_email, c.owner_email == rc.owner_email, "console.owner_email",
        changed);
+  keep(c.session_idle, rc.session_idle, c.session_idle == rc.session_idle,
+       "console.session_idle_seconds", changed);
+  keep(c.session_lifetime, rc.session_lifetime, c.session_lifetime == rc.session_lifetime,
+       "console.session_lifetime_seconds", changed);
   return changed;
 }
 

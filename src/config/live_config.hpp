@@ -42,7 +42,8 @@ class LiveConfig {
 /// Gives `next` the running configuration's values of every key that needs a restart, and
 /// returns those keys whose values differed (dotted, e.g. "gateway.listen", "storage"): [gateway]
 /// listen, auth, open_team, workers, max_body_bytes, max_upload_bytes and lease_ms; every key of
-/// [storage], [cache] and [console].
+/// [storage] and [cache]; [console] enabled, listen, public_url, owner_email and the session
+/// times (its identity provider, sign-up and sign-in rules and team quota are reloaded).
 std::vector<std::string> keepRestartOnly(Config& next, const Config& running);
 
 }  // namespace tollgate::config

@@ -60,7 +60,7 @@ Awaitable<std::optional<Found>> lookUp(const ConsoleServices& s, exchange::Reque
                                        const http::Request& req, http::ResponseWriter& out,
                                        Intent intent, std::optional<std::string> team_id) {
   using Refused = accounts::CallerFound::Refused;
-  const config::Console& c = s.config.console;
+  const config::Console& c = ctx.config.console;
   if (intent == Intent::Change && !sameOrigin(c, req)) {
     co_await fail(ctx, out, ErrorKind::CsrfFailed,
                   "a change to the console must come from the console's own origin (Origin "

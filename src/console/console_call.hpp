@@ -30,7 +30,7 @@ namespace tollgate::console {
 template <class T>
 using Awaitable = boost::asio::awaitable<T>;
 
-class OidcClient;
+class OidcClients;
 
 /// What the console's handlers are given.
 struct ConsoleServices {
@@ -39,9 +39,8 @@ struct ConsoleServices {
   flow::Services api;  ///< The inference path, for the playground.
   /// Seals the login cookie of a sign-in with the identity provider (oidc.cpp).
   std::shared_ptr<const auth::Sealer> login_sealer;
-  /// This worker's client of the identity provider; null without [console.oidc] (addRoutes
-  /// makes it).
-  std::shared_ptr<OidcClient> oidc = nullptr;
+  /// This worker's clients of the identity provider (addRoutes makes them).
+  std::shared_ptr<OidcClients> oidc = nullptr;
 };
 
 /// A signed-in user, and the session they called with.

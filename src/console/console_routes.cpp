@@ -87,8 +87,8 @@ Awaitable<void> guarded(Call call, const ConsoleServices& s, exchange::RequestCo
 
 void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& given) {
   ConsoleServices s = given;
-  if (s.config.console.oidc && !s.oidc) {
-    s.oidc = std::make_shared<OidcClient>(*s.config.console.oidc, s.api.outbound);
+  if (!s.oidc) {
+    s.oidc = std::make_shared<OidcClients>(s.api.outbound);
   }
   const auto add = [&](Method method, std::string pattern, Call call,
                        std::vector<std::string> types = {}, std::size_t limit = kSmallBody) {

@@ -58,7 +58,7 @@ http::Response toSignInPage(const config::Console& c, exchange::RequestContext& 
 Awaitable<void> refuse(const ConsoleServices& s, exchange::RequestContext& ctx,
                        const http::Request& req, http::ResponseWriter& out, std::string_view code) {
   co_await s.accounts.signInFailed(std::string(req.source));
-  http::Response r = toSignInPage(s.config.console, ctx, code);
+  http::Response r = toSignInPage(ctx.config.console, ctx, code);
   co_await out.send(std::move(r));
 }
 
@@ -80,7 +80,7 @@ Awaitable<void> refuse(const ConsoleServices& s, exchange::RequestContext& ctx,
                        const http::Request& req, http::ResponseWriter& out, const OidcProblem& p) {
   logProvider(p.unavailable ? "unavailable" : "refused", p.reason);
   if (p.unavailable) {
-    http::Response r = toSignInPage(s.config.console, ctx, codeOf(p));
+    http::Response r = toSignInPage(ctx.config.console, ctx, codeOf(p));
     co_await out.send(std::move(r));
     co_return;
   }
@@ -96,15 +96,16 @@ Awaitable<void> refusePerson(const ConsoleServices& s, exchange::RequestContext&
   const std::string why(reason);
   const std::string source(req.source);
   co_await s.accounts.recordSignInFailure(actor, why, source);
-  http::Response r = toSignInPage(s.config.console, ctx, code);
+  http::Response r = toSignInPage(ctx.config.console, ctx, code);
   co_await out.send(std::move(r));
 }
 
 /// Refuses (and answers) a start or callback when no provider is configured, or when the
 /// caller's source is throttled, before anything reaches the store or the provider.
-Awaitable<bool> refusedBeforeProvider(const ConsoleServices& s, exchange::RequestContext& ctx,
-                                      const http::Request& req, http::ResponseWriter& out) {
-  if (!s.oidc) {
+Awaitable<bool> refusedBeforeProvider(const ConsoleServices& s, const OidcClient* oidc,
+                                      exchange::RequestContext& ctx, const http::Request& req,
+                                      http::ResponseWriter& out) {
+  if (oidc == nullptr) {
     co_await fail(ctx, out, ErrorKind::ResourceNotFound,
                   "no identity provider is configured on this gateway", "");
     co_return true;
@@ -120,12 +121,13 @@ Awaitable<bool> refusedBeforeProvider(const ConsoleServices& s, exchange::Reques
 
 Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ctx,
                           http::Request& req, http::ResponseWriter& out) {
-  const config::Console& c = s.config.console;
-  if (co_await refusedBeforeProvider(s, ctx, req, out)) {
+  const config::Console& c = ctx.config.console;
+  const std::shared_ptr<OidcClient> oidc = s.oidc->clientFor(c);
+  if (co_await refusedBeforeProvider(s, oidc.get(), ctx, req, out)) {
     co_return;
   }
   const std::string return_to = safeReturnTo(queryField(req, "return_to"));
-  auto d = co_await s.oidc->discovery();
+  auto d = co_await oidc->discovery();
   if (!d) {
     logProvider("discovery", d.error().reason);
     co_return co_await fail(ctx, out, ErrorKind::IdentityProviderUnavailable,
@@ -137,7 +139,7 @@ Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ct
   const AuthorizationParams p{redirectUri(c), login.state, login.nonce,
                               auth::codeChallengeS256(login.code_verifier)};
   http::Response r{302, "text/plain; charset=utf-8", {}, "signing in with the identity provider\n"};
-  r.header("Location", authorizationUrl(*d, s.oidc->config(), p));
+  r.header("Location", authorizationUrl(*d, oidc->config(), p));
   r.header("Set-Cookie",
            http::setCookie(loginCookie(c), s.login_sealer->seal(encodePendingLogin(login)),
                            c.https(), kLoginSeconds));
@@ -148,8 +150,9 @@ Awaitable<void> oidcStart(const ConsoleServices& s, exchange::RequestContext& ct
 
 Awaitable<void> oidcCallback(const ConsoleServices& s, exchange::RequestContext& ctx,
                              http::Request& req, http::ResponseWriter& out) {
-  const config::Console& c = s.config.console;
-  if (co_await refusedBeforeProvider(s, ctx, req, out)) {
+  const config::Console& c = ctx.config.console;
+  const std::shared_ptr<OidcClient> oidc = s.oidc->clientFor(c);
+  if (co_await refusedBeforeProvider(s, oidc.get(), ctx, req, out)) {
     co_return;
   }
   const std::string error = queryField(req, "error");
@@ -170,23 +173,23 @@ Awaitable<void> oidcCallback(const ConsoleServices& s, exchange::RequestContext&
   }
   // RFC 9207: when the provider names itself, it must be ours (a mix-up defence).
   const auto iss = http::formValue(req.query, "iss");
-  if (!iss || (*iss && **iss != s.oidc->config().issuer)) {
+  if (!iss || (*iss && **iss != oidc->config().issuer)) {
     co_return co_await refuse(s, ctx, req, out, "sign_in_failed");
   }
   const std::string code = queryField(req, "code");
   if (code.empty()) {
     co_return co_await refuse(s, ctx, req, out, "sign_in_failed");
   }
-  auto d = co_await s.oidc->discovery();
+  auto d = co_await oidc->discovery();
   if (!d) {
     co_return co_await refuse(s, ctx, req, out, d.error());
   }
   const std::string redirect = redirectUri(c);
-  auto token = co_await s.oidc->redeem(*d, code, redirect, login->code_verifier);
+  auto token = co_await oidc->redeem(*d, code, redirect, login->code_verifier);
   if (!token) {
     co_return co_await refuse(s, ctx, req, out, token.error());
   }
-  auto claims = co_await s.oidc->verify(*d, *token, login->nonce);
+  auto claims = co_await oidc->verify(*d, *token, login->nonce);
   if (!claims) {
     co_return co_await refuse(s, ctx, req, out, claims.error());
   }
@@ -195,7 +198,7 @@ Awaitable<void> oidcCallback(const ConsoleServices& s, exchange::RequestContext&
                                     "email domain not allowed");
   }
   const std::string source(req.source);
-  accounts::ProviderIdentity who{s.oidc->config().issuer, claims->sub, claims->email};
+  accounts::ProviderIdentity who{oidc->config().issuer, claims->sub, claims->email};
   auto opened = co_await s.accounts.openWithProvider(std::move(who), c.allow_signup, source);
   if (!opened) {
     // Refused, and recorded, by openWithProvider.

@@ -154,4 +154,18 @@ OidcClient::Awaitable<Result<auth::IdClaims, OidcProblem>> OidcClient::verify(
   co_return std::move(claims).value();
 }
 
+std::shared_ptr<OidcClient> OidcClients::clientFor(const config::Console& console) {
+  if (!console.oidc) {
+    return nullptr;
+  }
+  const config::Oidc& o = *console.oidc;
+  const auto same = [&o](const config::Oidc& c) {
+    return c.issuer == o.issuer && c.client_id == o.client_id && c.client_secret == o.client_secret;
+  };
+  if (current_ == nullptr || !same(current_->config())) {
+    current_ = std::make_shared<OidcClient>(o, outbound_);
+  }
+  return current_;
+}
+
 }  // namespace tollgate::console

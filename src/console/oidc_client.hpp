@@ -8,6 +8,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,8 +44,8 @@ class OidcClient {
   static constexpr std::chrono::seconds kTimeout{10};
   static constexpr std::size_t kMaxTokenResponseBytes = 64 * 1024;
 
-  OidcClient(const config::Oidc& config, http::OutboundHttp& outbound)
-      : config_(config), outbound_(outbound) {}
+  OidcClient(config::Oidc config, http::OutboundHttp& outbound)
+      : config_(std::move(config)), outbound_(outbound) {}
 
   const config::Oidc& config() const { return config_; }
 
@@ -71,13 +72,27 @@ class OidcClient {
   /// Fetches the JWKS at `jwks_uri` into jwks_.
   Awaitable<Result<Ok, OidcProblem>> fetchKeys(std::string_view jwks_uri);
 
-  const config::Oidc& config_;
+  const config::Oidc config_;
   http::OutboundHttp& outbound_;
   std::optional<auth::OidcDiscovery> discovery_;
   Clock::time_point discovered_at_{};
   std::optional<auth::Jwks> jwks_;
   Clock::time_point keys_fetched_at_{};
   std::optional<Clock::time_point> last_miss_refetch_;
+};
+
+/// One worker's client of the identity provider its configuration names, kept while a reload
+/// keeps the provider (with the discovery document and keys it fetched) and made afresh for a
+/// reload that changes it. A request takes the client of the configuration it pinned.
+class OidcClients {
+ public:
+  explicit OidcClients(http::OutboundHttp& outbound) : outbound_(outbound) {}
+  /// The client of `console`'s provider; null when it names none.
+  std::shared_ptr<OidcClient> clientFor(const config::Console& console);
+
+ private:
+  http::OutboundHttp& outbound_;
+  std::shared_ptr<OidcClient> current_;
 };
 
 }  // namespace tollgate::console

@@ -142,7 +142,7 @@ void writeMe(json::Writer& w, const Caller& who, const std::string& csrf, std::i
 
 }  // namespace
 
-Awaitable<void> signInPage(const ConsoleServices& s, exchange::RequestContext& ctx,
+Awaitable<void> signInPage(const ConsoleServices&, exchange::RequestContext& ctx,
                            http::Request& req, http::ResponseWriter& out) {
   const auto token = http::formValue(req.query, "token");
   const std::string shown = token && *token && linkShaped(**token) ? **token : std::string();
@@ -150,7 +150,7 @@ Awaitable<void> signInPage(const ConsoleServices& s, exchange::RequestContext& c
   const auto ended = http::formValue(req.query, "ended");
   const auto return_to = http::formValue(req.query, "return_to");
   const SignInPage p{
-      .oidc = s.config.console.oidc.has_value(),
+      .oidc = ctx.config.console.oidc.has_value(),
       .error_text = error && *error ? signInErrorText(**error) : std::string_view(),
       .ended = ended && *ended,
       .return_to = safeReturnTo(return_to && *return_to ? std::string_view(**return_to) : ""),
@@ -163,7 +163,7 @@ Awaitable<void> signInPage(const ConsoleServices& s, exchange::RequestContext& c
 
 Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContext& ctx,
                                http::Request& req, http::ResponseWriter& out) {
-  const config::Console& c = s.config.console;
+  const config::Console& c = ctx.config.console;
   if (!c.login_links) {
     co_return co_await fail(ctx, out, ErrorKind::SignInFailed,
                             "sign-in links are off on this gateway", "");
@@ -224,21 +224,21 @@ Awaitable<void> signInWithLink(const ConsoleServices& s, exchange::RequestContex
   co_await out.send(std::move(r));
 }
 
-Awaitable<void> signOut(const ConsoleServices& s, exchange::RequestContext&, http::Request&,
+Awaitable<void> signOut(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request&,
                         http::ResponseWriter& out, const Caller& who) {
   co_await s.accounts.closeSession(who.session_id);
   http::Response r = http::Response::json(200, R"({"signed_out":true})");
-  r.header("Set-Cookie", sessionCookieValue(s.config.console, "", 0));
+  r.header("Set-Cookie", sessionCookieValue(ctx.config.console, "", 0));
   r.header("Cache-Control", "no-store");
   co_await out.send(std::move(r));
 }
 
-Awaitable<void> me(const ConsoleServices& s, exchange::RequestContext&, http::Request&,
+Awaitable<void> me(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request&,
                    http::ResponseWriter& out, const Caller& who) {
   const std::string csrf = co_await s.accounts.csrfToken(who.session_id);
   const auto teams = co_await s.accounts.teamsOf(who.user);
   json::Writer w;
-  writeMe(w, who, csrf, who.session_expires_at, teams, s.config.console);
+  writeMe(w, who, csrf, who.session_expires_at, teams, ctx.config.console);
   co_await sendJson(out, w);
 }
 

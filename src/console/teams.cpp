@@ -74,7 +74,7 @@ Awaitable<void> createTeam(const ConsoleServices& s, exchange::RequestContext& c
   // The creator is its owner; its balance starts at 0 (top-ups are the operator's).
   const std::string name = *stringOf(*body, "name");
   const auto made =
-      co_await s.accounts.createTeam(who.actor, name, 0, s.config.console.max_teams_per_user);
+      co_await s.accounts.createTeam(who.actor, name, 0, ctx.config.console.max_teams_per_user);
   co_await answer(
       ctx, out, made,
       [](json::Writer& w, const store::Team& t) { writeTeam(w, t, accounts::Role::Owner); }, 201);
@@ -193,7 +193,7 @@ Awaitable<void> createInvitation(const ConsoleServices& s, exchange::RequestCont
         w.key("invitation");
         accounts::writeInvite(w, c.invite);
         w.field("token", c.token);
-        w.field("link", inviteLink(s.config.console, req, c.token));
+        w.field("link", inviteLink(ctx.config.console, req, c.token));
         w.endObject();
       },
       201);

@@ -7,13 +7,18 @@
 //     audience, nonce, an expired token, `alg: none`, an unknown key (the JWKS fetched again
 //     once, and not again for the next unknown key), and what the token request carries
 //     (client_secret_basic, the PKCE verifier of the challenge sent);
-//   - a provider that is down: 502 identity_provider_unavailable, the gateway serving on.
+//   - a provider that is down: 502 identity_provider_unavailable, the gateway serving on;
+//   - a reload (SIGHUP) that changes the provider: the next start goes to the new one; one that
+//     removes it: the start answers 404.
 // The gateway sits behind an https public URL (a TLS proxy), so its cookies are __Host- named.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { startGateway, standardConfig, closedPort, adminOf, assertError } from '../fixtures/gateway.mjs';
+import fs from 'node:fs';
+import {
+  startGateway, standardConfig, closedPort, adminOf, assertError, toToml, waitFor,
+} from '../fixtures/gateway.mjs';
 import {
   CLIENT_ID, CLIENT_SECRET, startProvider, startForge, signingKey, startSignIn, loginAtProvider,
   callback, step,
@@ -37,7 +42,7 @@ async function oidcGateway(issuer, consoleExtra = {}) {
   const gw = await startGateway({ config, env });
   const { ok } = adminOf(() => ({ configPath: gw.configPath, env: { XDG_DATA_HOME: gw.dataHome, ...env } }));
   const audit = async () => JSON.parse((await ok('audit', 'list', '--json')).stdout);
-  return { gw, ok, audit };
+  return { gw, ok, audit, config };
 }
 
 /** The session cookie a callback's answer set (name=value), or undefined. */
@@ -352,5 +357,43 @@ describe('console sign-in with a provider that is down', { timeout: 30_000 }, ()
     assert.equal(r.headers.getSetCookie().length, 0);
     const ready = await step(`${gw.baseURL}/ready`);
     assert.equal(ready.status, 200);
+  });
+});
+
+describe('console sign-in after a reload changes the provider', { timeout: 30_000 }, () => {
+  let gw;
+  let config;
+  let provider;
+  before(async () => {
+    provider = await startProvider({ redirectUri: REDIRECT_URI, accounts: {} });
+    ({ gw, config } = await oidcGateway(`http://127.0.0.1:${await closedPort()}`));
+  });
+  after(async () => {
+    await gw?.stop();
+    await provider?.close();
+  });
+
+  /** Writes `config` and sends SIGHUP; resolves once the gateway says it reloaded. */
+  const reload = async () => {
+    fs.writeFileSync(gw.configPath, toToml(config));
+    const seen = gw.stderr.length;
+    process.kill(gw.pid, 'SIGHUP');
+    await waitFor(() => gw.stderr.slice(seen).includes('reloaded configuration'), 2000);
+    assert.ok(!gw.stderr.slice(seen).includes('needs a restart'), gw.stderr.slice(seen));
+  };
+
+  test('the next start goes to the provider the reload names, and none after one that removes it', async () => {
+    const down = await step(`${gw.baseURL}/console/api/auth/oidc/start`);
+    assert.equal(down.status, 502, down.text);
+    config.console.oidc.issuer = provider.issuer;
+    await reload();
+    const { res, auth } = await startSignIn(gw);
+    assert.equal(res.status, 302, res.text);
+    assert.equal(`${auth.origin}${auth.pathname}`, `${provider.issuer}/auth`);
+    delete config.console.oidc;
+    await reload();
+    const none = await step(`${gw.baseURL}/console/api/auth/oidc/start`);
+    assertError({ status: none.status, headers: none.headers, text: none.text, json: JSON.parse(none.text) },
+      { status: 404, code: 'resource_not_found' });
   });
 });

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -30,22 +31,42 @@ type = "dummy"
 
 TEST(KeepRestartOnly, ReportsAndKeepsWhatNeedsARestart) {
   const Config running = parsed("");
-  Config next = parsed("[storage]\nspend_retention_days = 3\n[console]\nlogin_links = false\n");
+  Config next = parsed(
+      "[storage]\nspend_retention_days = 3\n[console]\nlogin_links = false\n"
+      "public_url = \"https://gw.example.com\"\nsession_idle_seconds = 60\n");
   next.gateway.port = 9001;
   next.gateway.auth = AuthMode::Open;
   next.gateway.max_body_bytes = 1;
   next.gateway.idle_timeout = Millis{5};  // Not restart-only: taken.
   next.models[0].prices.base.input = 7;   // Taken.
   const auto changed = keepRestartOnly(next, running);
-  EXPECT_EQ(changed, (std::vector<std::string>{"gateway.listen", "gateway.auth",
-                                               "gateway.max_body_bytes", "storage", "console"}));
+  EXPECT_EQ(changed, (std::vector<std::string>{
+                         "gateway.listen", "gateway.auth", "gateway.max_body_bytes", "storage",
+                         "console.public_url", "console.session_idle_seconds"}));
   EXPECT_EQ(next.gateway.port, 9000);
   EXPECT_EQ(next.gateway.auth, running.gateway.auth);
   EXPECT_EQ(next.gateway.max_body_bytes, running.gateway.max_body_bytes);
   EXPECT_EQ(next.storage.spend_retention_days, 0);
-  EXPECT_TRUE(next.console.login_links);
+  EXPECT_EQ(next.console.public_url, running.console.public_url);
+  EXPECT_EQ(next.console.session_idle, running.console.session_idle);
+  EXPECT_FALSE(next.console.login_links);  // The console's sign-in rules are reloaded.
   EXPECT_EQ(next.gateway.idle_timeout, Millis{5});
   EXPECT_EQ(next.models[0].prices.base.input, 7);
+}
+
+TEST(KeepRestartOnly, TheIdentityProviderIsReloaded) {
+  ::setenv("TOLLGATE_TEST_IDP_SECRET", "shh", 1);
+  const std::string console = "[console]\npublic_url = \"https://gw.example.com\"\n";
+  const Config running = parsed(console);
+  Config next = parsed(console +
+                       "allow_signup = true\nmax_teams_per_user = 1\n[console.oidc]\n"
+                       "issuer = \"https://idp.example.com\"\nclient_id = \"tollgate\"\n"
+                       "client_secret = \"env::TOLLGATE_TEST_IDP_SECRET\"\n");
+  EXPECT_TRUE(keepRestartOnly(next, running).empty());
+  ASSERT_TRUE(next.console.oidc.has_value());
+  EXPECT_EQ(next.console.oidc->issuer, "https://idp.example.com");
+  EXPECT_TRUE(next.console.allow_signup);
+  EXPECT_EQ(next.console.max_teams_per_user, 1);
 }
 
 TEST(KeepRestartOnly, NothingWhenOnlyModelsChange) {

@@ -1,7 +1,9 @@
 // The Observer port: the one place an exchange is seen to end. The session calls it once per
 // exchange, synchronously, on the I/O thread that ends it, with the final record
-// (RequestContext: route, status and error code, each upstream attempt, tokens by kind, cost,
-// team, key id, model, variant, request id; never a header, cookie, key or body). A subscriber
+// (RequestContext: route, status and error code, each upstream attempt with its provider, outcome
+// and times (started, connected, first byte, ended), tokens by kind, cost, the cache's and the
+// Idempotency-Key's outcome, team, key id, model, variant, request id; never a header, cookie,
+// key or body). A subscriber
 // must neither block nor do I/O there: one that exports queues what it needs and returns. The
 // access log is the first subscriber; metrics and traces subscribe beside it.
 #pragma once

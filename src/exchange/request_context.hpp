@@ -42,10 +42,24 @@ using TokenUsage = usage::Counts;
 struct AttemptRecord {
   std::string_view provider;                ///< Its name, in the exchange's configuration.
   std::chrono::microseconds started{0};     ///< When it was made.
+  std::chrono::microseconds connected{0};   ///< When a connection took its request; 0: none.
+  bool reused = false;                      ///< The connection was one the pool kept.
   std::chrono::microseconds first_byte{0};  ///< When the upstream's answer began; 0: never.
   std::chrono::microseconds ended{0};       ///< When it was over (its answer relayed, or failed).
   int status = 0;                           ///< The status relayed when it answered; 0: failed.
   std::string_view error_code;              ///< The catalogue code of its failure, if it failed.
+};
+
+/// What the inference cache did for an exchange.
+enum class CacheOutcome : std::uint8_t { None, Hit, Miss, Partial };
+
+/// What became of an exchange's Idempotency-Key.
+enum class KeyOutcome : std::uint8_t {
+  None,      ///< It had none (or was refused before its key was looked at).
+  Claimed,   ///< Claimed for this attempt.
+  Replayed,  ///< A retry, answered with the first answer.
+  NotKept,   ///< A retry whose first answer was not kept (410).
+  Conflict,  ///< The key was running (409) or used with another request (422).
 };
 
 struct RequestContext {
@@ -93,6 +107,8 @@ struct RequestContext {
   std::chrono::microseconds upstream{0};   ///< Time spent waiting on upstreams.
   Clock::time_point attempt_started{};     ///< When the current upstream attempt began.
   std::vector<AttemptRecord> attempt_log;  ///< Every upstream attempt, in order.
+  CacheOutcome cache = CacheOutcome::None;
+  KeyOutcome idempotency = KeyOutcome::None;
   TokenUsage usage;
   money::Pico cost = 0;  ///< What the team was charged.
   std::size_t bytes_in = 0;

@@ -77,24 +77,29 @@ boost::asio::awaitable<std::optional<ClaimGuard>> claimOrAnswer(
   }
   switch (reply->outcome) {
     case store::ClaimOutcome::Claimed:
+      ctx.idempotency = exchange::KeyOutcome::Claimed;
       co_return ClaimGuard(work, Claim{scope.team_id, key, claim.claim_id});
     case store::ClaimOutcome::Completed:
       if (ctx.fenced()) {
         co_await refuse(ctx, fencedError(), out);
         co_return std::nullopt;
       }
+      ctx.idempotency = exchange::KeyOutcome::Replayed;
       co_await replay(*reply->answer, out);
       co_return std::nullopt;
     case store::ClaimOutcome::CompletedNotKept:
+      ctx.idempotency = exchange::KeyOutcome::NotKept;
       co_await refuse(ctx, notKept(reply->request_id, "its model retains no data"), out);
       co_return std::nullopt;
     case store::ClaimOutcome::CompletedOverBound:
+      ctx.idempotency = exchange::KeyOutcome::NotKept;
       co_await refuse(
           ctx,
           notKept(reply->request_id, "the team's kept Idempotency-Key answers were at their bound"),
           out);
       co_return std::nullopt;
     case store::ClaimOutcome::Mismatch: {
+      ctx.idempotency = exchange::KeyOutcome::Conflict;
       const Error e{ErrorKind::IdempotencyKeyReused,
                     "this Idempotency-Key was used with a different request; a retry must send "
                     "the same request, and a new request a new key",
@@ -108,6 +113,7 @@ boost::asio::awaitable<std::optional<ClaimGuard>> claimOrAnswer(
   const Error e{ErrorKind::IdempotencyKeyInUse,
                 "a request with this Idempotency-Key is still being answered; retry after it ends",
                 "Idempotency-Key"};
+  ctx.idempotency = exchange::KeyOutcome::Conflict;
   ctx.error_code = errorSpec(e.kind).code;
   http::Response busy = http::Response::error(e);
   busy.header("Retry-After", std::string(kRetryAfterSeconds));

@@ -131,9 +131,12 @@ boost::asio::awaitable<bool> cacheRead(Call& c, std::optional<ClaimGuard>& claim
                                          cache->options.notBefore(store::nowMs()));
   const std::optional<cache::Hit> hit = cache->codec->found(std::move(entries));
   if (!hit) {
-    c.out.addHeader(std::string(kCacheHeader), cache->codec->partial() ? "partial" : "miss");
+    const bool partial = cache->codec->partial();
+    c.ctx.cache = partial ? exchange::CacheOutcome::Partial : exchange::CacheOutcome::Miss;
+    c.out.addHeader(std::string(kCacheHeader), partial ? "partial" : "miss");
     co_return false;
   }
+  c.ctx.cache = exchange::CacheOutcome::Hit;
   if (claim) {
     co_await claim->release();
   }

@@ -105,7 +105,12 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
     co_return Attempt{std::move(call).error(), std::nullopt};
   }
   providers::UpstreamCall& c = **call;
-  ctx.attempt_log.back().first_byte = ctx.since(Clock::now());
+  exchange::AttemptRecord& record = ctx.attempt_log.back();
+  record.first_byte = ctx.since(Clock::now());
+  if (const auto connected = c.connected()) {
+    record.connected = ctx.since(connected->at);
+    record.reused = connected->reused;
+  }
   if (c.status() < 200 || c.status() >= 300) {
     const auto retry_after =
         routing::parseRetryAfter(c.header("Retry-After"), std::chrono::system_clock::now());
@@ -226,7 +231,9 @@ asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Pr
     ctx.provider = provider.name;
     ++ctx.attempts;
     ctx.attempt_started = now;
-    ctx.attempt_log.push_back({provider.name, ctx.since(now), {}, {}, 0, {}});
+    exchange::AttemptRecord& began = ctx.attempt_log.emplace_back();
+    began.provider = provider.name;
+    began.started = ctx.since(now);
     Attempt a = co_await attempt(ctx, provider, route, run.start, run.stream, limits, run.up,
                                  run.settlement, run.out);
     const auto ended = Clock::now();

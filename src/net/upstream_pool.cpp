@@ -215,10 +215,12 @@ class Pool;
 
 class HttpCall final : public UpstreamCall {
  public:
-  HttpCall(Pool& pool, std::unique_ptr<Connection> conn, const config::Provider& provider,
-           Clock::time_point deadline, Clock::time_point first_body_deadline)
+  HttpCall(Pool& pool, std::unique_ptr<Connection> conn, Connected connected,
+           const config::Provider& provider, Clock::time_point deadline,
+           Clock::time_point first_body_deadline)
       : pool_(pool),
         conn_(std::move(conn)),
+        connected_(connected),
         provider_(provider),
         deadline_(deadline),
         first_body_deadline_(std::min(first_body_deadline, deadline)) {}
@@ -227,6 +229,7 @@ class HttpCall final : public UpstreamCall {
   int status() const override { return reader_.status(); }
   std::string_view contentType() const override { return reader_.contentType(); }
   std::string_view header(std::string_view name) const override { return reader_.header(name); }
+  std::optional<Connected> connected() const override { return connected_; }
   bool ready() const override { return reader_.complete() || conn_->buffer.size() > 0; }
   asio::awaitable<Result<std::string_view>> readSome() override;
   asio::awaitable<void> finish(std::chrono::milliseconds budget) override;
@@ -245,6 +248,7 @@ class HttpCall final : public UpstreamCall {
 
   Pool& pool_;
   std::unique_ptr<Connection> conn_;
+  Connected connected_;
   const config::Provider& provider_;
   Clock::time_point deadline_;
   Clock::time_point first_body_deadline_;
@@ -541,6 +545,7 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
       }
       conn = std::move(fresh).value();
     }
+    const UpstreamCall::Connected connected{Clock::now(), reused};
     conn->tcp().expires_at(std::min(started + p.first_byte_timeout, deadline));
     beast::error_code wec = co_await send(*conn, request);
     if (!wec && r.attachment) {
@@ -554,8 +559,8 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
       : wec == beast::error::timeout ? timedOut(p, "while receiving the request")
                                      : unavailable(p, wec);
     }
-    auto call =
-        std::make_unique<HttpCall>(*this, std::move(conn), p, deadline, r.first_body_deadline);
+    auto call = std::make_unique<HttpCall>(*this, std::move(conn), connected, p, deadline,
+                                           r.first_body_deadline);
     if (auto ok = co_await call->readHead(); !ok) {
       co_return std::move(ok).error();
     }

@@ -32,6 +32,14 @@ class UpstreamCall {
   /// The value of the answer's header `name` (e.g. Retry-After); empty when it has none.
   virtual std::string_view header(std::string_view /*name*/) const { return {}; }
 
+  /// How the call reached its upstream: when a connection took its request, and whether the
+  /// pool had kept that connection (nullopt: no connection, an in-process answer).
+  struct Connected {
+    std::chrono::steady_clock::time_point at;
+    bool reused = false;
+  };
+  virtual std::optional<Connected> connected() const { return std::nullopt; }
+
   /// True when readSome() would not wait: body bytes (or the end) are already here.
   virtual bool ready() const = 0;
 
@@ -66,10 +74,13 @@ class BufferedCall final : public UpstreamCall {
 
   /// The answer's other headers (names compared without regard to case).
   std::vector<std::pair<std::string, std::string>> headers;
+  /// The connection a test's answer says it came over (none for an in-process provider's).
+  std::optional<Connected> connection;
 
   int status() const override { return status_; }
   std::string_view contentType() const override { return content_type_; }
   std::string_view header(std::string_view name) const override;
+  std::optional<Connected> connected() const override { return connection; }
   bool ready() const override { return true; }
   boost::asio::awaitable<Result<std::string_view>> readSome() override;
   boost::asio::awaitable<void> finish(std::chrono::milliseconds) override { co_return; }

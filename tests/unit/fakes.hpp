@@ -40,6 +40,8 @@ class FakeTransport final : public providers::Transport {
   /// Headers of every answer of a provider.
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> headers;
   std::vector<std::pair<std::string, providers::UpstreamRequest>> sent;
+  /// Providers whose answers come over a connection: true, one the pool kept.
+  std::map<std::string, bool> connections;
 
   asio::awaitable<Result<std::unique_ptr<providers::UpstreamCall>>> start(
       const config::Provider& p, providers::UpstreamRequest request) override {
@@ -54,6 +56,10 @@ class FakeTransport final : public providers::Transport {
     }
     auto call = std::make_unique<providers::BufferedCall>(s.status, s.content_type, s.body);
     call->headers = headers[p.name];
+    if (const auto kept = connections.find(p.name); kept != connections.end()) {
+      call->connection =
+          providers::UpstreamCall::Connected{std::chrono::steady_clock::now(), kept->second};
+    }
     co_return std::unique_ptr<providers::UpstreamCall>(std::move(call));
   }
 };

@@ -13,7 +13,10 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <optional>
+#include <string>
 
+#include "cache/cache_key.hpp"
+#include "cache/codecs.hpp"
 #include "fakes.hpp"
 #include "openai/chat_request.hpp"
 #include "providers/openai_compatible.hpp"
@@ -62,14 +65,13 @@ class Call : public test::SqliteLedgerTest {
     const routing::Breakers breakers(config);
     test::NoOutbound outbound;
     const std::atomic<bool> draining{false};
-    cache::AnswerCache cache({1 << 20, 0}, ledger_.get());
     const Services s{config,        {transport_, adapters_, breakers},
                      outbound,      draining,
                      ledger_.get(), "",
-                     cache,         "gw",
+                     cache_,        "gw",
                      serving_};
     const http::Request req;
-    exchange::RequestContext ctx(config, "req-1");
+    exchange::RequestContext ctx(config, "req-" + std::to_string(++calls_));
     ctx.caller.team_id = team_;
     ctx.caller.lease_epoch = key_epoch_;
     auto request = openai::decodeChatRequest(body);
@@ -79,15 +81,16 @@ class Call : public test::SqliteLedgerTest {
     const openai::ResponseMeta meta{request->model, "ep",  "auto",       false,
                                     false,          false, std::nullopt, ""};
     const inference::StartExchange start = inference::chatExchanges(*request, meta);
+    cache::ChatAnswerCodec codec(meta, false, true);
+    Admission admission{{"chat", "ep", {}, false, body.size()}, kHold, request->dryrun};
+    admission.cache = cachePlan(s, ctx, *plan, request->cache, "chat", request->body,
+                                cache::kChatIgnored, &codec);
     test::MemoryWriter out;
     asio::io_context ioc;
-    asio::co_spawn(
-        ioc,
-        flow::call(s, ctx, req, *plan,
-                   Admission{{"chat", "ep", {}, false, body.size()}, kHold, request->dryrun}, start,
-                   false, out),
-        asio::detached);
+    asio::co_spawn(ioc, flow::call(s, ctx, req, *plan, std::move(admission), start, false, out),
+                   asio::detached);
     ioc.run();
+    cache_outcome_ = ctx.cache;
     return out;
   }
 
@@ -106,6 +109,9 @@ class Call : public test::SqliteLedgerTest {
 
   providers::Registry adapters_;
   test::FakeTransport transport_;
+  cache::AnswerCache cache_{{1 << 20, 0}, nullptr};
+  exchange::CacheOutcome cache_outcome_ = exchange::CacheOutcome::None;  ///< The last call's.
+  int calls_ = 0;
   const Lease* serving_ = nullptr;          ///< The gateway's lease; nullptr: never fenced.
   std::optional<std::uint64_t> key_epoch_;  ///< The epoch the caller's key was checked in.
 };
@@ -185,6 +191,22 @@ TEST_F(Call, ARequestWhoseKeyWasCheckedBeforeAGapIsRefusedAfterIt) {
   const test::MemoryWriter out = call(std::string(kChat));
   EXPECT_TRUE(fencedAnswer(out)) << out.status << " " << out.body;
   EXPECT_TRUE(transport_.sent.empty());
+}
+
+TEST_F(Call, TheCacheReadStageRecordsAMissThenAHitThatIsChargedNothing) {
+  constexpr std::string_view kCached = R"({"model":"m","tollgate::cache_options":{"enabled":"on"},)"
+                                       R"("messages":[{"role":"user","content":"x"}]})";
+  db_->topUp(team_, 1'000'000'000'000);
+  EXPECT_EQ(call(std::string(kChat)).status, 200);
+  EXPECT_EQ(cache_outcome_, exchange::CacheOutcome::None);  // Asked not to use the cache.
+  EXPECT_EQ(call(std::string(kCached)).status, 200);
+  EXPECT_EQ(cache_outcome_, exchange::CacheOutcome::Miss);
+  const test::MemoryWriter hit = call(std::string(kCached));
+  EXPECT_EQ(hit.status, 200);
+  EXPECT_EQ(cache_outcome_, exchange::CacheOutcome::Hit);
+  EXPECT_NE(hit.body.find(R"("tollgate::cache_hit":true)"), std::string::npos) << hit.body;
+  EXPECT_NE(hit.body.find(R"("tollgate::cost":0)"), std::string::npos) << hit.body;
+  EXPECT_EQ(transport_.sent.size(), 2U);  // The hit never went upstream.
 }
 
 }  // namespace

@@ -181,9 +181,17 @@ TEST_F(Execute, EachAttemptIsRecordedWithItsOutcomeAndTimes) {
   transport_.scripts["a"] = failing(Error{ErrorKind::UpstreamUnavailable, "refused", ""});
   transport_.scripts["b"] = {std::nullopt, 500, "application/json", R"({"error":"boom"})"};
   transport_.scripts["c"] = {std::nullopt, 200, "application/json", kCompletion};
+  transport_.connections = {{"b", false}, {"c", true}};
   auto r = run(kChat);
   const std::vector<exchange::AttemptRecord>& log = r->ctx.attempt_log;
   ASSERT_EQ(log.size(), 3U);
+  EXPECT_EQ(log[0].connected.count(), 0);  // Never connected.
+  EXPECT_FALSE(log[1].reused);             // A fresh connection,
+  EXPECT_TRUE(log[2].reused);              // and one the pool kept,
+  for (std::size_t i = 1; i < log.size(); ++i) {
+    EXPECT_LE(log[i].started, log[i].connected) << i;     // each taken after the attempt began
+    EXPECT_LE(log[i].connected, log[i].first_byte) << i;  // and before its answer.
+  }
   EXPECT_EQ(log[0].provider, "a");
   EXPECT_EQ(log[0].status, 0);
   EXPECT_EQ(log[0].error_code, "upstream_unavailable");

@@ -1,8 +1,10 @@
-// The exchange layer: the record of one exchange, from accept to the access-log line (who asked,
-// what was planned, what it used and cost, how it ended), and the Settlement port
-// (settlement.hpp). It describes an exchange, not HTTP: the session makes the record, handlers,
-// the inference stages and billing fill it in as they go, so it is right however the exchange
-// ends (even when the client leaves). Free of Asio but for the port's awaitable.
+// The exchange layer: the record of one exchange, from accept to its one end (who asked, what was
+// planned, each upstream attempt, what it used and cost, what the cache and the Idempotency-Key
+// did, how it ended), and its two ports: Settlement (settlement.hpp) and Observer (observer.hpp).
+// It describes an exchange, not HTTP: the session makes the record, handlers, the pipeline's
+// stages and billing fill it in as they go, so it is right however the exchange ends (even when
+// the client leaves), and the session ends it once. Free of Asio but for the Settlement port's
+// awaitable.
 #pragma once
 
 #include <chrono>

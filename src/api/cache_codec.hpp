@@ -11,7 +11,7 @@
 #include "exchange/request_context.hpp"
 #include "exchange/transcript.hpp"
 #include "openai/fields.hpp"
-#include "store/store.hpp"
+#include "store/cache_store.hpp"
 
 namespace tollgate::api {
 

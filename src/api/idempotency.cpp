@@ -65,8 +65,8 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
                                       scope.window_ms,  Lease::kDeadAfter.count(),
                                       scope.lease_ms};
   auto reply = std::make_shared<store::ClaimReply>();
-  store::StoreWork::Task task = [reply, &claim](store::Store& db) {
-    *reply = db.claimIdempotencyKey(claim);
+  store::StoreWork::Task task = [reply, &claim](store::Connection& c) {
+    *reply = store::IdempotencyStore(c).claimIdempotencyKey(claim);
   };
   if (!co_await work.run(std::move(task))) {
     const Error e{ErrorKind::BillingUnavailable,
@@ -117,8 +117,8 @@ boost::asio::awaitable<std::optional<Claim>> claimOrAnswer(
 }
 
 boost::asio::awaitable<void> release(store::StoreWork& work, const Claim& claim) {
-  store::StoreWork::Task task = [&claim](store::Store& db) {
-    db.releaseIdempotencyKey(claim.team_id, claim.key, claim.claim_id);
+  store::StoreWork::Task task = [&claim](store::Connection& c) {
+    store::IdempotencyStore(c).releaseIdempotencyKey(claim.team_id, claim.key, claim.claim_id);
   };
   co_await work.run(std::move(task));  // Failed: the claim stays until its gateway is gone.
 }

@@ -200,7 +200,7 @@ void Ledger::applyTeam(store::Store& db, std::span<const Op> ops, std::span<Repl
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     if (op.kind == Kind::Task) {
-      op.task(db);
+      op.task(db.connection());
     } else if (op.kind == Kind::Hold) {
       replies[i].hold = db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.draw.lent},
                                 options_.gateway_id, times(kEscrowRequests, op.hold.amount),
@@ -337,7 +337,7 @@ void Ledger::runPosted() {
     transact("posted work of the store's was lost (" + std::to_string(tasks.size()) + " tasks)",
              [&](store::Store& db) {
                for (const Task& task : tasks) {
-                 task(db);
+                 task(db.connection());
                }
              });
   }

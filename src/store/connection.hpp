@@ -18,6 +18,9 @@ namespace tollgate::store {
 
 enum class Engine { Sqlite, Postgres };
 
+/// Milliseconds since the Unix epoch, the unit of every time in the store.
+std::int64_t nowMs();
+
 /// A failed statement or connection. Conflict is a unique or foreign-key violation, the only
 /// kind that callers handle (as "already exists"); the rest end the operation.
 class StoreError : public std::runtime_error {
@@ -124,6 +127,11 @@ class Connection {
   /// (SQLite, without waiting for readers or writers); nothing elsewhere.
   virtual void checkpoint() {}
 };
+
+/// Bytes the store keeps as base64 text (a body an upstream sent may be any bytes), decoded;
+/// throws StoreError when they are not base64 (the store was written by hand). `table` names
+/// where they were read, for the message.
+std::string decodedBody(const std::string& stored, std::string_view table);
 
 /// Where the database is: `sqlite://PATH` (relative to `base_dir` unless absolute) or a
 /// `postgresql://` URL whose password, if any, comes from the environment (PGPASSWORD).

@@ -176,7 +176,7 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
                            ctx.config.cache.idempotency_window_seconds * kMsPerSecond,
                            leaseMs(plan, stream)};
     const std::string digest = admission.digest();
-    claim = co_await claimOrAnswer(*s.ledger, ctx, scope, **idempotency_key, digest, out);
+    claim = co_await claimOrAnswer(*s.writer, ctx, scope, **idempotency_key, digest, out);
     if (!claim) {
       co_return;
     }
@@ -189,7 +189,7 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
     const auto entry = co_await cached(s, *admission.cache, team_id);
     if (entry) {
       if (claim) {
-        co_await release(*s.ledger, *claim);  // Nothing is charged: a retry is a hit again.
+        co_await release(*s.writer, *claim);  // Nothing is charged: a retry is a hit again.
       }
       const Replay replay = admission.cache->codec->replay(*entry);
       const exchange::TokenUsage usage = store::countsOf(*entry);
@@ -206,7 +206,7 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
                                                 admission.max_cost, std::move(admission.facts));
   if (!charge) {
     if (claim) {
-      co_await release(*s.ledger, *claim);
+      co_await release(*s.writer, *claim);
     }
     co_return co_await refuse(ctx, charge.error(), out);
   }
@@ -227,7 +227,7 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
   }
   co_await inference::execute(ctx, plan, start, stream, s.upstreams, **charge, recorder);
   if (claim && !(*charge)->claimSettled()) {
-    co_await release(*s.ledger, *claim);  // No settlement committed: the store failed.
+    co_await release(*s.writer, *claim);  // No settlement committed: the store failed.
   }
   if (keeps) {
     keepAnswer(s, ctx, plan, *admission.cache, team_id, endpoint, sent);

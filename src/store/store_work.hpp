@@ -1,8 +1,8 @@
 // The port through which what is not money reaches the store's writer: work a request waits for
 // (an Idempotency-Key's claim, a cache read the memory did not have) and work no one waits for
-// (cache entries, released claims). The ledger implements it on its writer thread, so no I/O
-// thread touches the database and, on SQLite, there is one writer. A task is given the writer's
-// connection and makes over it the part of the store it uses (e.g. CacheStore).
+// (cache entries, released claims). store::Writer implements it on its thread, after the charges,
+// so no I/O thread touches the database and, on SQLite, there is one writer. A task is given the
+// writer's connection and makes over it the part of the store it uses (e.g. CacheStore).
 #pragma once
 
 #include <boost/asio/awaitable.hpp>

@@ -61,11 +61,16 @@ class Call : public test::SqliteLedgerTest {
     const routing::Breakers breakers(config);
     test::NoOutbound outbound;
     const std::atomic<bool> draining{false};
-    cache::AnswerCache cache({1 << 20, 0}, ledger_.get());
-    const Services s{config,        {transport_, adapters_, breakers},
-                     outbound,      draining,
-                     ledger_.get(), "",
-                     cache,         "gw",
+    cache::AnswerCache cache({1 << 20, 0}, writer_.get());
+    const Services s{config,
+                     {transport_, adapters_, breakers},
+                     outbound,
+                     draining,
+                     ledger_.get(),
+                     writer_.get(),
+                     "",
+                     cache,
+                     "gw",
                      serving_};
     const http::Request req;
     exchange::RequestContext ctx(config, "req-1");

@@ -119,8 +119,8 @@ class Connection {
   /// Lets commits return before they reach the disk where the engine allows it: SQLite (WAL)
   /// then syncs at checkpoints only, so a commit survives a crash of the process but not a power
   /// cut, and leaves checkpoints to another connection (checkpoint()); PostgreSQL keeps its own
-  /// settings. For the ledger, whose every batch would else wait for a disk flush on the request
-  /// path.
+  /// settings. For the store's writer, whose every batch of charges would else wait for a disk
+  /// flush on the request path.
   virtual void relaxDurability() {}
 
   /// Copies what the write-ahead log holds into the database where the engine needs it done

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "core/money.hpp"
-#include "store/store.hpp"
+#include "store/accounts_store.hpp"
+#include "store/billing_store.hpp"
+#include "store/console_store.hpp"
 
 namespace tollgate::json {
 class Writer;

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/thread_name.hpp"
+#include "store/store.hpp"
 
 namespace tollgate::auth {
 namespace {

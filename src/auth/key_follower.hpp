@@ -17,7 +17,11 @@
 
 #include "auth/key_table.hpp"
 #include "core/lease.hpp"
-#include "store/store.hpp"
+#include "store/connection.hpp"
+
+namespace tollgate::store {
+class Store;
+}  // namespace tollgate::store
 
 namespace tollgate::auth {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "auth/api_key.hpp"
-#include "store/store.hpp"
+#include "store/accounts_store.hpp"
 
 namespace tollgate::auth {
 

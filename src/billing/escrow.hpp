@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/money.hpp"
-#include "store/store.hpp"
+#include "store/billing_store.hpp"
 
 namespace tollgate::billing {
 

@@ -1,22 +1,19 @@
 #include "billing/ledger.hpp"
 
 #include <algorithm>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <cstdio>
 #include <iterator>
 #include <limits>
 #include <span>
 #include <vector>
 
-#include "core/thread_name.hpp"
+#include "store/reply.hpp"
+#include "store/writer.hpp"
 
 namespace tollgate::billing {
 namespace {
 
 namespace asio = boost::asio;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::int64_t kDeadAfterMs = Lease::kDeadAfter.count();
 constexpr std::chrono::seconds kReclaimEvery{5};
@@ -33,35 +30,21 @@ constexpr std::int64_t kEscrowPlentyRequests = 100;
 money::Pico times(std::int64_t n, money::Pico amount) {
   return money::times(n, amount).value_or(std::numeric_limits<money::Pico>::max());
 }
-constexpr std::chrono::hours kPruneEvery{1};
-/// Posted tasks run this many to a transaction at most, so that a charge queued meanwhile waits
-/// for little.
-constexpr std::size_t kPostedPerCommit = 32;
-constexpr std::int64_t kMsPerDay = 86'400'000;
-
 }  // namespace
 
-Ledger::Ledger(store::Location where, Options options, const Lease& lease)
-    : where_(std::move(where)), options_(std::move(options)), lease_(lease) {
+Ledger::Ledger(store::Writer& writer, std::string gateway_id, const Lease& lease)
+    : writer_(writer), gateway_id_(std::move(gateway_id)), lease_(lease) {
   // The key follower has registered this gateway and forgotten this host's dead ones: their
   // holds go back now.
-  {
-    store::Transaction tx(store().connection());
-    db_->reclaimHolds(kDeadAfterMs);
+  writer_.attach(*this, [](store::Connection& c) {
+    store::Transaction tx(c);
+    store::BillingStore(c).reclaimHolds(kDeadAfterMs);
     tx.commit();
-  }
-  thread_ = std::thread([this] { run(); });
-  checkpointer_ = store::checkpointerFor(where_);
+  });
 }
 
 Ledger::~Ledger() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  wake_.notify_one();
-  thread_.join();
-  checkpointer_.reset();
+  writer_.detach(*this);
   if (commits_ > 0) {
     // How much the group commit gathered, for operators and the benchmark.
     std::printf(
@@ -73,27 +56,11 @@ Ledger::~Ledger() {
   }
 }
 
-store::Store& Ledger::store() {
-  if (!db_) {
-    db_ = std::make_unique<store::Store>(store::connect(where_));
-    db_->connection().relaxDurability();
-  }
-  return *db_;
-}
-
 asio::awaitable<Ledger::Reply> Ledger::submit(Op op) {
-  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
-      [this](auto handler, Op op) {
-        // The tracked executor keeps the waiter's event loop running until the reply is posted.
-        auto work = asio::prefer(asio::get_associated_executor(handler),
-                                 asio::execution::outstanding_work.tracked);
-        auto waiter = std::make_shared<decltype(handler)>(std::move(handler));
-        op.done = [work, waiter](Reply r) {
-          asio::post(work, [waiter, r]() mutable { std::move (*waiter)(r); });
-        };
-        enqueue(std::move(op));
-      },
-      asio::use_awaitable, std::move(op));
+  co_return co_await store::awaitReply<Reply>([this, &op](std::function<void(Reply)> done) {
+    op.done = std::move(done);
+    enqueue(std::move(op));
+  });
 }
 
 asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico amount) {
@@ -137,22 +104,6 @@ void Ledger::record(store::SpendRow row) {
   enqueue(std::move(op));
 }
 
-asio::awaitable<bool> Ledger::run(Task task) {
-  Op op;
-  op.kind = Kind::Task;
-  op.task = std::move(task);
-  const Reply r = co_await submit(std::move(op));
-  co_return r.committed;
-}
-
-void Ledger::post(Task task) {
-  {
-    std::lock_guard lock(mu_);
-    posted_.push_back(std::move(task));
-  }
-  wake_.notify_one();
-}
-
 void Ledger::release(const store::Hold& h) {
   std::lock_guard lock(escrow_mu_);
   escrows_.give(h.team_id, h.id, h.amount);
@@ -163,7 +114,7 @@ void Ledger::enqueue(Op op) {
     std::lock_guard lock(mu_);
     queue_.push_back(std::move(op));
   }
-  wake_.notify_one();
+  writer_.wake();
 }
 
 void Ledger::drawFromEscrows(std::span<Op> ops) {
@@ -177,33 +128,14 @@ void Ledger::drawFromEscrows(std::span<Op> ops) {
   }
 }
 
-template <typename Body>
-bool Ledger::transact(const std::string& failing, Body&& body) {
-  try {
-    store::Transaction tx(store().connection());
-    body(*db_);
-    tx.commit();
-    return true;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: %s: %s\n", failing.c_str(), e.what());
-    const auto* store_error = dynamic_cast<const store::StoreError*>(&e);
-    if (store_error == nullptr || store_error->kind() == store::StoreError::Kind::Unavailable) {
-      db_.reset();  // Connect again next time.
-    }
-    return false;
-  }
-}
-
-void Ledger::applyTeam(store::Store& db, std::span<const Op> ops, std::span<Reply> replies) {
+void Ledger::applyTeam(store::BillingStore& db, std::span<const Op> ops, std::span<Reply> replies) {
   std::vector<store::Settlement> settling;
   std::vector<std::size_t> settled_at;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    if (op.kind == Kind::Task) {
-      op.task(db);
-    } else if (op.kind == Kind::Hold) {
+    if (op.kind == Kind::Hold) {
       replies[i].hold = db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.draw.lent},
-                                options_.gateway_id, times(kEscrowRequests, op.hold.amount),
+                                gateway_id_, times(kEscrowRequests, op.hold.amount),
                                 times(kEscrowPlentyRequests, op.hold.amount), op.draw.existing);
     } else {
       settling.push_back({op.hold.id, op.row, op.withholdable, op.idempotency});
@@ -220,19 +152,20 @@ void Ledger::applyTeam(store::Store& db, std::span<const Op> ops, std::span<Repl
 }
 
 bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
-  const bool committed =
-      transact("the ledger could not commit " + std::to_string(ops.size()) + " operations",
-               [&](store::Store& db) {
-                 // The batch is sorted by team: each team's operations go together.
-                 for (std::size_t i = 0; i < ops.size();) {
-                   std::size_t end = i + 1;
-                   while (end < ops.size() && ops[end].hold.team_id == ops[i].hold.team_id) {
-                     ++end;
-                   }
-                   applyTeam(db, ops.subspan(i, end - i), replies.subspan(i, end - i));
-                   i = end;
-                 }
-               });
+  const bool committed = writer_.transact(
+      "the ledger could not commit " + std::to_string(ops.size()) + " operations",
+      [&](store::Connection& c) {
+        store::BillingStore db(c);
+        // The batch is sorted by team: each team's operations go together.
+        for (std::size_t i = 0; i < ops.size();) {
+          std::size_t end = i + 1;
+          while (end < ops.size() && ops[end].hold.team_id == ops[i].hold.team_id) {
+            ++end;
+          }
+          applyTeam(db, ops.subspan(i, end - i), replies.subspan(i, end - i));
+          i = end;
+        }
+      });
   if (!committed) {
     return false;
   }
@@ -246,8 +179,8 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
 }
 
 void Ledger::account(const Op& op, const Reply& reply, std::uint64_t epoch) {
-  if (op.kind == Kind::Task || op.hold.id.empty()) {
-    return;  // No escrow involved: work of the store's, or a row that charged nothing.
+  if (op.hold.id.empty()) {
+    return;  // No escrow involved: a row that charged nothing.
   }
   const std::string& team = op.hold.team_id;
   std::lock_guard lock(escrow_mu_);
@@ -274,7 +207,15 @@ void Ledger::account(const Op& op, const Reply& reply, std::uint64_t epoch) {
   }
 }
 
-void Ledger::commit(std::deque<Op>& batch) {
+bool Ledger::commit() {
+  std::deque<Op> batch;
+  {
+    std::lock_guard lock(mu_);
+    batch.swap(queue_);
+  }
+  if (batch.empty()) {
+    return false;
+  }
   // One order of team rows for every batch of every gateway: two gateways' transactions never
   // wait for each other's locks in a cycle.
   std::stable_sort(batch.begin(), batch.end(),
@@ -283,10 +224,10 @@ void Ledger::commit(std::deque<Op>& batch) {
   drawFromEscrows(ops);
   const std::uint64_t epoch = lease_.epoch();
   std::vector<Reply> replies(ops.size());
-  if (!apply(ops, replies) && ops.size() > 1 && db_) {
+  if (!apply(ops, replies) && ops.size() > 1 && writer_.connected()) {
     // The store is there but refused one of them: each on its own, so that one request's
     // failure is not every other one's.
-    for (std::size_t i = 0; i < ops.size() && db_; ++i) {
+    for (std::size_t i = 0; i < ops.size() && writer_.connected(); ++i) {
       apply(std::span(ops).subspan(i, 1), std::span(replies).subspan(i, 1));
     }
   }
@@ -312,35 +253,14 @@ void Ledger::commit(std::deque<Op>& batch) {
     }
   }
   if (!again.empty()) {
-    std::lock_guard lock(mu_);
-    queue_.insert(queue_.begin(), std::make_move_iterator(again.begin()),
-                  std::make_move_iterator(again.end()));
-  }
-}
-
-void Ledger::runPosted() {
-  for (;;) {
-    std::vector<Task> tasks;
     {
       std::lock_guard lock(mu_);
-      if (!queue_.empty()) {
-        return;  // Charges first.
-      }
-      while (!posted_.empty() && tasks.size() < kPostedPerCommit) {
-        tasks.push_back(std::move(posted_.front()));
-        posted_.pop_front();
-      }
+      queue_.insert(queue_.begin(), std::make_move_iterator(again.begin()),
+                    std::make_move_iterator(again.end()));
     }
-    if (tasks.empty()) {
-      return;
-    }
-    transact("posted work of the store's was lost (" + std::to_string(tasks.size()) + " tasks)",
-             [&](store::Store& db) {
-               for (const Task& task : tasks) {
-                 task(db);
-               }
-             });
+    writer_.wake();
   }
+  return true;
 }
 
 void Ledger::returnEscrows(bool all) {
@@ -353,11 +273,13 @@ void Ledger::returnEscrows(bool all) {
     return;
   }
   std::vector<bool> kept(back.size(), false);
-  const bool returned = transact("returning escrows failed (will retry)", [&](store::Store& db) {
-    for (std::size_t i = 0; i < back.size(); ++i) {
-      kept[i] = db.shrinkHold(back[i].id, back[i].amount);
-    }
-  });
+  const bool returned =
+      writer_.transact("returning escrows failed (will retry)", [&](store::Connection& c) {
+        store::BillingStore db(c);
+        for (std::size_t i = 0; i < back.size(); ++i) {
+          kept[i] = db.shrinkHold(back[i].id, back[i].amount);
+        }
+      });
   std::lock_guard lock(escrow_mu_);
   for (std::size_t i = 0; i < back.size(); ++i) {
     if (!returned) {
@@ -368,71 +290,14 @@ void Ledger::returnEscrows(bool all) {
   }
 }
 
-void Ledger::prune() {
-  const std::int64_t now = store::nowMs();
-  transact("pruning old rows failed (will retry)", [&](store::Store& db) {
-    if (options_.retention_days > 0) {
-      db.pruneSpend(now - options_.retention_days * kMsPerDay);
-    }
-    if (options_.audit_retention_days > 0) {
-      db.pruneAudit(now - options_.audit_retention_days * kMsPerDay);
-    }
-    if (options_.cache_retention_ms > 0) {
-      db.pruneCache(now - options_.cache_retention_ms);
-    }
-    if (options_.idempotency_window_ms > 0) {
-      db.pruneIdempotencyKeys(now - options_.idempotency_window_ms);
-    }
-  });
-}
-
-void Ledger::maintain() {
-  transact("reclaiming holds failed (will retry)",
-           [](store::Store& db) { db.reclaimHolds(kDeadAfterMs); });
-}
-
-void Ledger::run() {
-  nameThisThread("tg-ledger");
-  auto last_reclaim = Clock::now();
-  auto last_prune = Clock::now() - kPruneEvery;
-  for (;;) {
-    std::deque<Op> batch;
-    bool stopping = false;
-    {
-      std::unique_lock lock(mu_);
-      wake_.wait_for(lock, kEscrowIdle,
-                     [&] { return stop_ || !queue_.empty() || !posted_.empty(); });
-    }
-    // Where the I/O threads share a CPU with this one, let them run first: they queue what their
-    // ready connections hold, and one commit takes it all (else each commit would hold one).
-    std::this_thread::yield();
-    {
-      std::lock_guard lock(mu_);
-      batch.swap(queue_);
-      stopping = stop_;
-    }
-    if (!batch.empty()) {
-      commit(batch);
-    }
-    runPosted();
-    if (stopping) {
-      std::lock_guard lock(mu_);
-      if (queue_.empty()) {
-        break;
-      }
-      continue;
-    }
-    returnEscrows(false);
-    if (Clock::now() - last_reclaim >= kReclaimEvery) {
-      maintain();
-      last_reclaim = Clock::now();
-    }
-    if (Clock::now() - last_prune >= kPruneEvery) {
-      prune();
-      last_prune = Clock::now();
-    }
+void Ledger::tick(bool closing) {
+  returnEscrows(closing);
+  if (closing || Clock::now() - last_reclaim_ < kReclaimEvery) {
+    return;
   }
-  returnEscrows(true);
+  writer_.transact("reclaiming holds failed (will retry)",
+                   [](store::Connection& c) { store::BillingStore(c).reclaimHolds(kDeadAfterMs); });
+  last_reclaim_ = Clock::now();
 }
 
 }  // namespace tollgate::billing

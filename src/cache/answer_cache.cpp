@@ -85,7 +85,9 @@ boost::asio::awaitable<std::vector<std::optional<store::CacheEntry>>> AnswerCach
     co_return found;
   }
   auto read = std::make_shared<std::vector<std::optional<store::CacheEntry>>>(missing.size());
-  store::StoreWork::Task task = [read, &team_id, &keys, &missing, not_before](store::Store& db) {
+  store::StoreWork::Task task = [read, &team_id, &keys, &missing,
+                                 not_before](store::Connection& c) {
+    store::CacheStore db(c);
     for (std::size_t k = 0; k < missing.size(); ++k) {
       (*read)[k] = db.findCacheEntry(team_id, keys[missing[k]], not_before);
     }
@@ -125,7 +127,7 @@ void AnswerCache::put(store::CacheEntry entry) {
 }
 
 void AnswerCache::flush() {
-  store_->post([this](store::Store& db) {
+  store_->post([this](store::Connection& c) {
     std::vector<store::CacheEntry> entries;
     {
       std::lock_guard lock(mu_);
@@ -133,7 +135,7 @@ void AnswerCache::flush() {
       pending_bytes_ = 0;
       flush_posted_ = false;
     }
-    db.putCacheEntries(entries, options_.team_max_bytes);
+    store::CacheStore(c).putCacheEntries(entries, options_.team_max_bytes);
   });
 }
 

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "store/store.hpp"
+#include "store/cache_store.hpp"
 #include "store/store_work.hpp"
 
 namespace tollgate::cache {

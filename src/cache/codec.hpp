@@ -12,7 +12,7 @@
 #include "exchange/transcript.hpp"
 #include "http/writer.hpp"
 #include "openai/fields.hpp"
-#include "store/store.hpp"
+#include "store/cache_store.hpp"
 
 namespace tollgate::cache {
 

@@ -18,6 +18,7 @@
 #include "providers/adapter.hpp"
 #include "routing/breaker.hpp"
 #include "store/migrations.hpp"
+#include "store/writer.hpp"
 
 namespace tollgate::cli {
 namespace {
@@ -107,11 +108,12 @@ void reload(config::LiveConfig& live, routing::Breakers& breakers) {
 /// Serves `live`'s configuration until SIGINT or SIGTERM, reloading it on SIGHUP; returns the
 /// process exit code. Routes that need an API key ask `authenticator`; with none (open mode)
 /// every route is public. Requests are billed through `ledger` (nullptr: nothing is billed), in
-/// open mode to `open_team_id` if not empty. Nothing is served past `lease` (nullptr: no store
+/// open mode to `open_team_id` if not empty; their Idempotency-Keys are claimed through `writer`
+/// (set when `ledger` is). Nothing is served past `lease` (nullptr: no store
 /// is followed, nothing to fence).
 int runGateway(config::LiveConfig& live, const StoreSetup& setup,
                const http::Authenticator* authenticator, billing::Ledger* ledger,
-               const std::string& open_team_id, cache::AnswerCache& cache,
+               store::StoreWork* writer, const std::string& open_team_id, cache::AnswerCache& cache,
                const std::string& gateway_id, const Lease* lease) {
   // What needs a restart (listeners, limits of the route table, the console) is read from the
   // configuration served first.
@@ -131,11 +133,11 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
   }
   const auto router = [&](providers::Transport& network, http::OutboundHttp& outbound,
                           const std::atomic<bool>& draining, net::Listener listener) {
-    const flow::Services services{config,   {network, providers::builtinAdapters(), breakers},
-                                  outbound, draining,
-                                  ledger,   open_team_id,
-                                  cache,    gateway_id,
-                                  lease};
+    const flow::Services services{config,       {network, providers::builtinAdapters(), breakers},
+                                  outbound,     draining,
+                                  ledger,       writer,
+                                  open_team_id, cache,
+                                  gateway_id,   lease};
     // The console is served beside /v1, unless it has a listener of its own.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
@@ -188,7 +190,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
     cache::AnswerCache cache(cache_options, nullptr);
     config::LiveConfig live(config);
-    return runGateway(live, setup, nullptr, nullptr, "", cache, "", nullptr);
+    return runGateway(live, setup, nullptr, nullptr, nullptr, "", cache, "", nullptr);
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
@@ -196,30 +198,32 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   auth::KeyDirectory keys;
   Lease lease(config.gateway.lease);
   std::unique_ptr<auth::KeyFollower> follower;
-  // The cache's writes run on the ledger's thread: it is made after the ledger and ends after
-  // it (the ledger runs what is posted to it before it stops).
+  // The store's writer runs the ledger's charges and the cache's writes: it is made before both.
+  // The ledger ends first, its queue committed; then the writer, running what the cache posted
+  // to it before it stops; then the cache.
   std::unique_ptr<cache::AnswerCache> cache;
+  std::unique_ptr<store::Writer> writer;
   std::unique_ptr<billing::Ledger> ledger;
   try {
     follower = std::make_unique<auth::KeyFollower>(
         setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey),
         lease);
-    ledger = std::make_unique<billing::Ledger>(
+    writer = std::make_unique<store::Writer>(
         setup.location,
-        billing::Ledger::Options{gateway_id, config.storage.spend_retention_days,
+        store::Writer::Retention{config.storage.spend_retention_days,
+                                 config.storage.audit_retention_days,
                                  config.cache.retention_seconds * kMsPerSecond,
-                                 config.cache.idempotency_window_seconds * kMsPerSecond,
-                                 config.storage.audit_retention_days},
-        lease);
-    cache = std::make_unique<cache::AnswerCache>(cache_options, ledger.get());
+                                 config.cache.idempotency_window_seconds * kMsPerSecond});
+    ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
+    cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the store cannot be followed: %s\n", e.what());
     return 1;
   }
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret, &lease);
   config::LiveConfig live(config);
-  return runGateway(live, setup, required ? &authenticator : nullptr, ledger.get(), open_team_id,
-                    *cache, gateway_id, &lease);
+  return runGateway(live, setup, required ? &authenticator : nullptr, ledger.get(), writer.get(),
+                    open_team_id, *cache, gateway_id, &lease);
 }
 
 }  // namespace tollgate::cli

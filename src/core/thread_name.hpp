@@ -1,7 +1,7 @@
 #pragma once
 // Names the calling thread (as `top -H`, `perf` and /proc show it), so that a profile says
-// which of the gateway's threads did the work: the I/O workers, the ledger's writer, the key
-// follower, SQLite's checkpointer.
+// which of the gateway's threads did the work: the I/O workers, the store's writer (charges
+// first), the key follower, SQLite's checkpointer.
 #include <pthread.h>
 
 namespace tollgate {

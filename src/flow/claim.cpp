@@ -64,8 +64,8 @@ boost::asio::awaitable<std::optional<ClaimGuard>> claimOrAnswer(
                                       scope.window_ms,  Lease::kDeadAfter.count(),
                                       scope.lease_ms};
   auto reply = std::make_shared<store::ClaimReply>();
-  store::StoreWork::Task task = [reply, &claim](store::Store& db) {
-    *reply = db.claimIdempotencyKey(claim);
+  store::StoreWork::Task task = [reply, &claim](store::Connection& c) {
+    *reply = store::IdempotencyStore(c).claimIdempotencyKey(claim);
   };
   if (!co_await work.run(std::move(task))) {
     const Error e{ErrorKind::BillingUnavailable,
@@ -124,8 +124,8 @@ boost::asio::awaitable<std::optional<ClaimGuard>> claimOrAnswer(
 namespace {
 
 store::StoreWork::Task releaseTask(Claim claim) {
-  return [claim = std::move(claim)](store::Store& db) {
-    db.releaseIdempotencyKey(claim.team_id, claim.key, claim.claim_id);
+  return [claim = std::move(claim)](store::Connection& c) {
+    store::IdempotencyStore(c).releaseIdempotencyKey(claim.team_id, claim.key, claim.claim_id);
   };
 }
 

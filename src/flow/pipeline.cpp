@@ -112,7 +112,7 @@ boost::asio::awaitable<Claimed> claimKey(Call& c) {
                          c.ctx.config.cache.idempotency_window_seconds * kMsPerSecond,
                          leaseMs(c.plan, c.stream)};
   auto claim =
-      co_await claimOrAnswer(*c.s.ledger, c.ctx, scope, **key, c.admission.digest(), c.out);
+      co_await claimOrAnswer(*c.s.writer, c.ctx, scope, **key, c.admission.digest(), c.out);
   co_return Claimed{!claim, std::move(claim)};
 }
 

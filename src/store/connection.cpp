@@ -1,10 +1,18 @@
 #include "store/connection.hpp"
 
 #include <charconv>
+#include <chrono>
 
+#include "core/base64.hpp"
 #include "store/engines.hpp"
 
 namespace tollgate::store {
+
+std::int64_t nowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 const std::string& Row::text(std::size_t i) const {
   static const std::string kEmpty;
@@ -70,6 +78,14 @@ Transaction::~Transaction() {
       // The connection is gone; the server rolls the transaction back by itself.
     }
   }
+}
+
+std::string decodedBody(const std::string& stored, std::string_view table) {
+  std::optional<std::string> bytes = base64::decode(stored);
+  if (!bytes) {
+    throw StoreError(StoreError::Kind::Other, "a body in " + std::string(table) + " is not base64");
+  }
+  return std::move(*bytes);
 }
 
 }  // namespace tollgate::store

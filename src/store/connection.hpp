@@ -18,6 +18,9 @@ namespace tollgate::store {
 
 enum class Engine { Sqlite, Postgres };
 
+/// Milliseconds since the Unix epoch, the unit of every time in the store.
+std::int64_t nowMs();
+
 /// A failed statement or connection. Conflict is a unique or foreign-key violation, the only
 /// kind that callers handle (as "already exists"); the rest end the operation.
 class StoreError : public std::runtime_error {
@@ -116,14 +119,19 @@ class Connection {
   /// Lets commits return before they reach the disk where the engine allows it: SQLite (WAL)
   /// then syncs at checkpoints only, so a commit survives a crash of the process but not a power
   /// cut, and leaves checkpoints to another connection (checkpoint()); PostgreSQL keeps its own
-  /// settings. For the ledger, whose every batch would else wait for a disk flush on the request
-  /// path.
+  /// settings. For the store's writer, whose every batch of charges would else wait for a disk
+  /// flush on the request path.
   virtual void relaxDurability() {}
 
   /// Copies what the write-ahead log holds into the database where the engine needs it done
   /// (SQLite, without waiting for readers or writers); nothing elsewhere.
   virtual void checkpoint() {}
 };
+
+/// Bytes the store keeps as base64 text (a body an upstream sent may be any bytes), decoded;
+/// throws StoreError when they are not base64 (the store was written by hand). `table` names
+/// where they were read, for the message.
+std::string decodedBody(const std::string& stored, std::string_view table);
 
 /// Where the database is: `sqlite://PATH` (relative to `base_dir` unless absolute) or a
 /// `postgresql://` URL whose password, if any, comes from the environment (PGPASSWORD).

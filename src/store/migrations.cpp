@@ -6,7 +6,7 @@
 
 #include "core/ids.hpp"
 #include "core/unicode.hpp"
-#include "store/store.hpp"  // nowMs
+#include "store/connection.hpp"
 
 namespace tollgate::store {
 namespace {
@@ -359,9 +359,9 @@ constexpr std::string_view kV10 = R"sql(
 ALTER TABLE gateways ADD COLUMN lease_ms BIGINT NOT NULL DEFAULT 2000;
 )sql";
 
-// The parts of each request's token totals by kind (store.hpp: TokenKinds), in the spend log, its
-// daily aggregates and the inference cache (which a hit's spend row takes them from). Rows written
-// before read 0: no cached tokens, no cache writes, no audio, no reasoning.
+// The parts of each request's token totals by kind (token_kinds.hpp: TokenKinds), in the spend log,
+// its daily aggregates and the inference cache (which a hit's spend row takes them from). Rows
+// written before read 0: no cached tokens, no cache writes, no audio, no reasoning.
 constexpr std::string_view kV11 = R"sql(
 ALTER TABLE spend ADD COLUMN cached_tokens BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE spend ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;

@@ -21,8 +21,8 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 10'000;
 constexpr std::chrono::milliseconds kPollInterval{20};
-/// Prepared statements kept per connection (the ledger runs the same few thousands of times a
-/// second); statements past this many are prepared for one use.
+/// Prepared statements kept per connection (the store's writer runs the ledger's same few
+/// thousands of times a second); statements past this many are prepared for one use.
 constexpr std::size_t kMaxCachedStatements = 64;
 
 /// Whether this process has opened the database at `path` before (and notes that it has now):

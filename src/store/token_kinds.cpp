@@ -1,5 +1,7 @@
 #include "store/token_kinds.hpp"
 
+#include "store/cache_store.hpp"
+
 namespace tollgate::store {
 
 TokenKinds kindsOf(const usage::Counts& u) {

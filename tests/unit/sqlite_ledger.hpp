@@ -1,6 +1,6 @@
 // A test fixture for what bills: a SQLite store of its own (migrated, one team "acme", this
-// gateway registered as "gw" and its heartbeat trusted) and a Ledger on it. Tests derive from it
-// and call its SetUp first.
+// gateway registered as "gw" and its heartbeat trusted), its writer and a Ledger on it. Tests
+// derive from it and call its SetUp first.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +10,8 @@
 
 #include "billing/ledger.hpp"
 #include "store/migrations.hpp"
+#include "store/store.hpp"
+#include "store/writer.hpp"
 #include "temp_dir.hpp"
 
 namespace tollgate::test {
@@ -23,7 +25,8 @@ class SqliteLedgerTest : public ::testing::Test {
     team_ = db_->createTeam("acme").id;
     db_->registerGateway({"gw", "test-host", 0, 0, 0});
     beat(Lease::Clock::now());
-    ledger_ = std::make_unique<billing::Ledger>(where_, billing::Ledger::Options{"gw", 0}, lease_);
+    writer_ = std::make_unique<store::Writer>(where_, store::Writer::Retention{});
+    ledger_ = std::make_unique<billing::Ledger>(*writer_, "gw", lease_);
   }
 
   /// A heartbeat that began and committed at `at`.
@@ -41,6 +44,7 @@ class SqliteLedgerTest : public ::testing::Test {
   store::Location where_;
   std::unique_ptr<store::Store> db_;
   std::string team_;
+  std::unique_ptr<store::Writer> writer_;  ///< Made before the ledger, ended after it.
   std::unique_ptr<billing::Ledger> ledger_;
 };
 

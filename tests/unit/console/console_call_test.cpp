@@ -80,8 +80,11 @@ class ConsoleCallTest : public ::testing::Test {
   test::NoOutbound outbound_;
   const std::atomic<bool> draining_{false};
   cache::AnswerCache cache_{{1 << 20, 0}, nullptr};
-  const flow::Services services_{
-      config_, {transport_, adapters_, breakers_}, outbound_, draining_, nullptr, "", cache_, "gw"};
+  const flow::Services services_{config_,   {transport_, adapters_, breakers_},
+                                 outbound_, draining_,
+                                 nullptr,   nullptr,
+                                 "",        cache_,
+                                 "gw"};
   asio::io_context io_;
   std::unique_ptr<accounts::AccountService> accounts_;
   std::string team_id_;

@@ -65,10 +65,15 @@ class Call : public test::SqliteLedgerTest {
     const routing::Breakers breakers(config);
     test::NoOutbound outbound;
     const std::atomic<bool> draining{false};
-    const Services s{config,        {transport_, adapters_, breakers},
-                     outbound,      draining,
-                     ledger_.get(), "",
-                     cache_,        "gw",
+    const Services s{config,
+                     {transport_, adapters_, breakers},
+                     outbound,
+                     draining,
+                     ledger_.get(),
+                     writer_.get(),
+                     "",
+                     cache_,
+                     "gw",
                      serving_};
     const http::Request req;
     exchange::RequestContext ctx(config, "req-" + std::to_string(++calls_));

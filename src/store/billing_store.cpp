@@ -1,4 +1,6 @@
-// The Store's SQL for balances, holds and the spend log (see store.hpp).
+// The store's SQL for balances, holds and the spend log.
+#include "store/billing_store.hpp"
+
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -9,7 +11,6 @@
 
 #include "core/base64.hpp"
 #include "core/text.hpp"
-#include "store/store.hpp"
 #include "store/token_kinds.hpp"
 
 namespace tollgate::store {
@@ -138,8 +139,8 @@ void addToAggregates(std::string_view table, std::string_view columns,
 
 }  // namespace
 
-void Store::completeClaim(const SpendRow& row, const Settlement::Completion& done,
-                          std::vector<Statement>& out) {
+void BillingStore::completeClaim(const SpendRow& row, const Settlement::Completion& done,
+                                 std::vector<Statement>& out) {
   // If the claim is still the attempt's and running (else it was released, or taken over from a
   // gateway taken for dead). When not kept, only its request id stays. An answer is kept when the
   // team's sum (as committed, with this transaction's own additions) leaves room for it; else
@@ -153,8 +154,8 @@ void Store::completeClaim(const SpendRow& row, const Settlement::Completion& don
   out.push_back(
       {"UPDATE idempotency_keys SET state = 'completed', completed_at = $1, request_id = $2, "
        "status = $3, content_type = $4, streamed = $5, kept = CASE WHEN $6 = 0 THEN 0 WHEN " +
-           fits + " THEN 1 ELSE " + std::to_string(kKeptOverBound) + " END, body = CASE WHEN " +
-           fits + " THEN $7 END, bytes = CASE WHEN " + fits +
+           fits + " THEN 1 ELSE " + std::to_string(IdempotencyStore::kKeptOverBound) +
+           " END, body = CASE WHEN " + fits + " THEN $7 END, bytes = CASE WHEN " + fits +
            " THEN $8 ELSE 0 END WHERE team_id = $9 AND key = $10 AND claim_id = $11 AND state = "
            "'running'",
        {row.created_at, row.request_id, a ? Param(a->status) : Param(),
@@ -171,8 +172,8 @@ void Store::completeClaim(const SpendRow& row, const Settlement::Completion& don
   }
 }
 
-HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,
-                        std::int64_t only_above, bool existing) {
+HoldOutcome BillingStore::hold(const Hold& h, const std::string& gateway_id, std::int64_t extra,
+                               std::int64_t only_above, bool existing) {
   // The hold's row first (locked, as settlements and reclaims take them): requests admitted on a
   // hold that was reclaimed meanwhile settle as such, never into a row made again under its id.
   if (existing &&
@@ -205,7 +206,7 @@ HoldOutcome Store::hold(const Hold& h, const std::string& gateway_id, std::int64
   return {false, active == "1" || active == "t", team.front().integer(0)};
 }
 
-bool Store::shrinkHold(const std::string& hold_id, std::int64_t amount) {
+bool BillingStore::shrinkHold(const std::string& hold_id, std::int64_t amount) {
   // Locks the row and reads it: never more is taken back than it holds (after a commit whose
   // outcome was lost, the gateway may count a little more at hand than the store does).
   const Rows row = c_->query(
@@ -224,7 +225,7 @@ bool Store::shrinkHold(const std::string& hold_id, std::int64_t amount) {
   return true;
 }
 
-std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
+std::vector<SettleOutcome> BillingStore::settle(std::span<const Settlement> batch) {
   // Each hold gives the sum of its charges in one update, and each team is debited once; a hold
   // that is gone has its charges settled one by one below. Holds, then teams, each in key order.
   std::map<std::string, std::int64_t> by_hold;
@@ -315,7 +316,7 @@ std::vector<SettleOutcome> Store::settle(std::span<const Settlement> batch) {
   return outcomes;
 }
 
-void Store::spendWrites(std::span<const SpendRow* const> rows, std::vector<Statement>& out) {
+void BillingStore::spendWrites(std::span<const SpendRow* const> rows, std::vector<Statement>& out) {
   std::map<std::vector<std::string>, Sums> daily;  // team, day, model, key
   std::map<std::vector<std::string>, Sums> tags;   // team, day, tag, value
   std::map<std::vector<std::string>, Sums> users;  // team, day, user
@@ -358,7 +359,7 @@ void Store::spendWrites(std::span<const SpendRow* const> rows, std::vector<State
   addToAggregates("spend_daily_users", "team_id, day, user_id", users, out);
 }
 
-std::int64_t Store::reclaimHolds(std::int64_t alive_window_ms) {
+std::int64_t BillingStore::reclaimHolds(std::int64_t alive_window_ms) {
   std::int64_t n = 0;
   for (const Row& r :
        c_->query("DELETE FROM holds WHERE gateway_id NOT IN (SELECT id FROM "
@@ -371,7 +372,7 @@ std::int64_t Store::reclaimHolds(std::int64_t alive_window_ms) {
   return n;
 }
 
-std::int64_t Store::pruneSpend(std::int64_t before_ms) {
+std::int64_t BillingStore::pruneSpend(std::int64_t before_ms) {
   // Team by team, along the index the listings use (no index on time alone to keep up to date).
   std::int64_t n = 0;
   for (const Row& team : c_->query("SELECT id FROM teams")) {
@@ -383,11 +384,11 @@ std::int64_t Store::pruneSpend(std::int64_t before_ms) {
   return n;
 }
 
-void Store::topUp(const std::string& team_id, std::int64_t amount) {
+void BillingStore::topUp(const std::string& team_id, std::int64_t amount) {
   c_->query("UPDATE teams SET balance = balance + $1 WHERE id = $2", {amount, team_id});
 }
 
-std::vector<SpendRow> Store::listSpend(const SpendFilter& f) {
+std::vector<SpendRow> BillingStore::listSpend(const SpendFilter& f) {
   std::string sql = spendColumns();
   sql += "WHERE s.team_id = $1 AND s.created_at >= $2";
   std::vector<Param> params{f.team_id, f.since_ms};
@@ -439,8 +440,8 @@ std::vector<SpendRow> Store::listSpend(const SpendFilter& f) {
   return out;
 }
 
-std::vector<SpendTotal> Store::summarizeSpend(const std::string& team_id, SpendGroup by,
-                                              const std::string& since_day) {
+std::vector<SpendTotal> BillingStore::summarizeSpend(const std::string& team_id, SpendGroup by,
+                                                     const std::string& since_day) {
   const std::string column(groupColumn(by));
   const std::string table = by == SpendGroup::Tag ? "spend_daily_tags"
                             : by == SpendGroup::User

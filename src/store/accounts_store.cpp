@@ -1,6 +1,5 @@
-#include "store/store.hpp"
-
-#include <chrono>
+// The store's SQL for teams, users, memberships, invitations, keys and the change sequence.
+#include "store/accounts_store.hpp"
 
 #include "core/ids.hpp"
 #include "core/unicode.hpp"
@@ -14,16 +13,6 @@ constexpr std::string_view kTeamColumns =
 Team team(const Row& r) {
   return {r.text(0),    r.text(1),    r.text(2),        r.integer(3),
           r.integer(4), r.integer(5), r.integer(6) != 0};
-}
-/// A gateway's columns, and how long ago it was seen (`now` is the store's clock).
-std::string gatewayColumns(std::string_view now) {
-  return "SELECT id, host, pid, seen_at, applied_seq, lease_ms, " + std::string(now) +
-         " - seen_at FROM gateways ";
-}
-
-GatewayRecord gateway(const Row& r) {
-  return {r.text(0),    r.text(1),    r.integer(2), r.integer(3),
-          r.integer(4), r.integer(5), r.integer(6)};
 }
 User user(const Row& r, std::size_t at = 0) {
   return {r.text(at), r.text(at + 1), r.text(at + 2), r.integer(at + 3)};
@@ -62,13 +51,7 @@ std::string q(std::string_view head, std::string_view tail) {
 
 }  // namespace
 
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-Team Store::createTeam(const std::string& name) {
+Team AccountsStore::createTeam(const std::string& name) {
   Team t{ids::uuidV7(), name, "active", nowMs(), 0, 0};
   c_->query(
       "INSERT INTO teams (id, name, state, created_at, name_skeleton) VALUES ($1, $2, $3, $4, $5)",
@@ -76,7 +59,7 @@ Team Store::createTeam(const std::string& name) {
   return t;
 }
 
-std::vector<Team> Store::listTeams() {
+std::vector<Team> AccountsStore::listTeams() {
   std::vector<Team> out;
   for (const Row& r : c_->query(q(kTeamColumns, "ORDER BY name"))) {
     out.push_back(team(r));
@@ -84,56 +67,57 @@ std::vector<Team> Store::listTeams() {
   return out;
 }
 
-std::optional<Team> Store::findTeam(const std::string& name) {
+std::optional<Team> AccountsStore::findTeam(const std::string& name) {
   const Rows rows = c_->query(q(kTeamColumns, "WHERE name = $1"), {name});
   return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
 }
 
-std::optional<Team> Store::findLookAlikeTeam(const std::string& name) {
+std::optional<Team> AccountsStore::findLookAlikeTeam(const std::string& name) {
   const Rows rows =
       c_->query(q(kTeamColumns, "WHERE name_skeleton = $1"), {unicode::skeleton(name)});
   return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
 }
 
-std::optional<Team> Store::findTeamById(const std::string& id) {
+std::optional<Team> AccountsStore::findTeamById(const std::string& id) {
   const Rows rows = c_->query(q(kTeamColumns, "WHERE id = $1"), {id});
   return rows.empty() ? std::nullopt : std::optional(team(rows.front()));
 }
 
-void Store::setTeamState(const std::string& team_id, const std::string& state) {
+void AccountsStore::setTeamState(const std::string& team_id, const std::string& state) {
   c_->query("UPDATE teams SET state = $1 WHERE id = $2", {state, team_id});
 }
 
-void Store::setTeamDryrun(const std::string& team_id, bool allow) {
+void AccountsStore::setTeamDryrun(const std::string& team_id, bool allow) {
   c_->query("UPDATE teams SET allow_dryrun = $1 WHERE id = $2",
             {std::int64_t{allow ? 1 : 0}, team_id});
 }
 
-User Store::addUser(const std::string& email, const std::string& name) {
+User AccountsStore::addUser(const std::string& email, const std::string& name) {
   User u{ids::uuidV7(), email, name, nowMs()};
   c_->query("INSERT INTO users (id, email, name, created_at) VALUES ($1, $2, $3, $4)",
             {u.id, u.email, u.name, u.created_at});
   return u;
 }
 
-std::optional<User> Store::findUser(const std::string& email) {
+std::optional<User> AccountsStore::findUser(const std::string& email) {
   const Rows rows =
       c_->query("SELECT id, email, name, created_at FROM users WHERE email = $1", {email});
   return rows.empty() ? std::nullopt : std::optional(user(rows.front()));
 }
 
-std::optional<User> Store::findUserById(const std::string& id) {
+std::optional<User> AccountsStore::findUserById(const std::string& id) {
   const Rows rows = c_->query("SELECT id, email, name, created_at FROM users WHERE id = $1", {id});
   return rows.empty() ? std::nullopt : std::optional(user(rows.front()));
 }
 
-std::optional<std::string> Store::roleOf(const std::string& team_id, const std::string& user_id) {
+std::optional<std::string> AccountsStore::roleOf(const std::string& team_id,
+                                                 const std::string& user_id) {
   const Rows rows =
       c_->query("SELECT role FROM members WHERE team_id = $1 AND user_id = $2", {team_id, user_id});
   return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
 }
 
-std::vector<std::pair<Team, std::string>> Store::teamsOf(const std::string& user_id) {
+std::vector<std::pair<Team, std::string>> AccountsStore::teamsOf(const std::string& user_id) {
   std::vector<std::pair<Team, std::string>> out;
   for (const Row& r : c_->query("SELECT t.id, t.name, t.state, t.created_at, t.balance, "
                                 "t.reserved, t.allow_dryrun, m.role FROM members m JOIN teams t ON "
@@ -144,23 +128,23 @@ std::vector<std::pair<Team, std::string>> Store::teamsOf(const std::string& user
   return out;
 }
 
-void Store::addMember(const std::string& team_id, const std::string& user_id,
-                      const std::string& role) {
+void AccountsStore::addMember(const std::string& team_id, const std::string& user_id,
+                              const std::string& role) {
   c_->query("INSERT INTO members (team_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)",
             {team_id, user_id, role, nowMs()});
 }
 
-void Store::setRole(const std::string& team_id, const std::string& user_id,
-                    const std::string& role) {
+void AccountsStore::setRole(const std::string& team_id, const std::string& user_id,
+                            const std::string& role) {
   c_->query("UPDATE members SET role = $1 WHERE team_id = $2 AND user_id = $3",
             {role, team_id, user_id});
 }
 
-void Store::removeMember(const std::string& team_id, const std::string& user_id) {
+void AccountsStore::removeMember(const std::string& team_id, const std::string& user_id) {
   c_->query("DELETE FROM members WHERE team_id = $1 AND user_id = $2", {team_id, user_id});
 }
 
-std::vector<Member> Store::listMembers(const std::string& team_id) {
+std::vector<Member> AccountsStore::listMembers(const std::string& team_id) {
   std::vector<Member> out;
   for (const Row& r :
        c_->query("SELECT u.id, u.email, u.name, u.created_at, m.role, m.created_at FROM members m "
@@ -171,15 +155,16 @@ std::vector<Member> Store::listMembers(const std::string& team_id) {
   return out;
 }
 
-std::int64_t Store::countOwners(const std::string& team_id) {
+std::int64_t AccountsStore::countOwners(const std::string& team_id) {
   return c_->query("SELECT COUNT(*) FROM members WHERE team_id = $1 AND role = 'owner'", {team_id})
       .at(0)
       .integer(0);
 }
 
-Invite Store::createInvite(const std::string& team_id, const std::string& role,
-                           const std::optional<std::string>& email, const std::string& token_hash,
-                           std::int64_t expires_at, const std::optional<std::string>& created_by) {
+Invite AccountsStore::createInvite(const std::string& team_id, const std::string& role,
+                                   const std::optional<std::string>& email,
+                                   const std::string& token_hash, std::int64_t expires_at,
+                                   const std::optional<std::string>& created_by) {
   const std::string id = ids::uuidV7();
   c_->query(
       "INSERT INTO invites (id, team_id, role, email, token_hash, created_at, expires_at, "
@@ -188,7 +173,7 @@ Invite Store::createInvite(const std::string& team_id, const std::string& role,
   return *findInvite(id);
 }
 
-std::vector<Invite> Store::listInvites(const std::string& team_id) {
+std::vector<Invite> AccountsStore::listInvites(const std::string& team_id) {
   std::vector<Invite> out;
   for (const Row& r : c_->query(
            q(kInviteColumns, "WHERE i.team_id = $1 ORDER BY i.created_at, i.id"), {team_id})) {
@@ -197,17 +182,17 @@ std::vector<Invite> Store::listInvites(const std::string& team_id) {
   return out;
 }
 
-std::optional<Invite> Store::findInviteByHash(const std::string& token_hash) {
+std::optional<Invite> AccountsStore::findInviteByHash(const std::string& token_hash) {
   const Rows rows = c_->query(q(kInviteColumns, "WHERE i.token_hash = $1"), {token_hash});
   return rows.empty() ? std::nullopt : std::optional(invite(rows.front()));
 }
 
-std::optional<Invite> Store::findInvite(const std::string& id) {
+std::optional<Invite> AccountsStore::findInvite(const std::string& id) {
   const Rows rows = c_->query(q(kInviteColumns, "WHERE i.id = $1"), {id});
   return rows.empty() ? std::nullopt : std::optional(invite(rows.front()));
 }
 
-bool Store::acceptInvite(const std::string& id, const std::string& user_id) {
+bool AccountsStore::acceptInvite(const std::string& id, const std::string& user_id) {
   return !c_->query(
                 "UPDATE invites SET accepted_at = $1, accepted_by = $2 WHERE id = $3 AND "
                 "accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1 RETURNING id",
@@ -215,19 +200,19 @@ bool Store::acceptInvite(const std::string& id, const std::string& user_id) {
               .empty();
 }
 
-void Store::lockTeam(const std::string& team_id) {
+void AccountsStore::lockTeam(const std::string& team_id) {
   if (c_->engine() == Engine::Postgres) {
     c_->query("SELECT id FROM teams WHERE id = $1 FOR UPDATE", {team_id});
   }
 }
 
-void Store::revokeInvite(const std::string& id) {
+void AccountsStore::revokeInvite(const std::string& id) {
   c_->query("UPDATE invites SET revoked_at = $1 WHERE id = $2", {nowMs(), id});
 }
 
-ApiKey Store::createKey(const std::string& public_id, const std::string& secret_hash,
-                        const std::string& name, const std::string& team_id,
-                        const std::optional<std::string>& created_by_user_id) {
+ApiKey AccountsStore::createKey(const std::string& public_id, const std::string& secret_hash,
+                                const std::string& name, const std::string& team_id,
+                                const std::optional<std::string>& created_by_user_id) {
   const std::string id = ids::uuidV7();
   c_->query(
       "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_by, created_at, "
@@ -237,7 +222,7 @@ ApiKey Store::createKey(const std::string& public_id, const std::string& secret_
   return *findKey(public_id);
 }
 
-std::vector<ApiKey> Store::listKeys(const std::optional<std::string>& team_id) {
+std::vector<ApiKey> AccountsStore::listKeys(const std::optional<std::string>& team_id) {
   std::vector<ApiKey> out;
   const Rows rows =
       team_id ? c_->query(q(kKeyColumns, "WHERE k.team_id = $1 ORDER BY k.created_at, k.id"),
@@ -249,17 +234,17 @@ std::vector<ApiKey> Store::listKeys(const std::optional<std::string>& team_id) {
   return out;
 }
 
-std::optional<ApiKey> Store::findKey(const std::string& public_id) {
+std::optional<ApiKey> AccountsStore::findKey(const std::string& public_id) {
   const Rows rows = c_->query(q(kKeyColumns, "WHERE k.public_id = $1"), {public_id});
   return rows.empty() ? std::nullopt : std::optional(apiKey(rows.front()));
 }
 
-void Store::revokeKey(const std::string& id) {
+void AccountsStore::revokeKey(const std::string& id) {
   c_->query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
             {nowMs(), id});
 }
 
-std::vector<KeyGrant> Store::loadGrants(const std::vector<std::string>& key_roles) {
+std::vector<KeyGrant> AccountsStore::loadGrants(const std::vector<std::string>& key_roles) {
   // A key authorizes inference while its creator is a member whose role may create keys.
   std::string roles;  // $1, $2, …
   std::vector<Param> params;
@@ -287,7 +272,8 @@ std::vector<KeyGrant> Store::loadGrants(const std::vector<std::string>& key_role
   return out;
 }
 
-void Store::touchKeys(const std::vector<std::pair<std::string, std::int64_t>>& public_id_at) {
+void AccountsStore::touchKeys(
+    const std::vector<std::pair<std::string, std::int64_t>>& public_id_at) {
   for (const auto& [public_id, at] : public_id_at) {
     c_->query(
         "UPDATE api_keys SET last_used_at = $1 WHERE public_id = $2 AND "
@@ -296,71 +282,22 @@ void Store::touchKeys(const std::vector<std::pair<std::string, std::int64_t>>& p
   }
 }
 
-std::int64_t Store::bumpChange() {
+std::int64_t AccountsStore::bumpChange() {
   c_->announceChange();
   return c_->query("UPDATE changes SET seq = seq + 1 WHERE id = 1 RETURNING seq").at(0).integer(0);
 }
 
-std::int64_t Store::changeSeq() {
+std::int64_t AccountsStore::changeSeq() {
   return c_->query("SELECT seq FROM changes WHERE id = 1").at(0).integer(0);
 }
 
-void Store::endTransactionsIdleFor(std::chrono::milliseconds limit) {
-  if (c_->engine() == Engine::Postgres) {
-    c_->script("SET idle_in_transaction_session_timeout = " + std::to_string(limit.count()));
-  }
-}
-
-std::int64_t Store::lockedChangeSeq() {
+std::int64_t AccountsStore::lockedChangeSeq() {
   const bool postgres = c_->engine() == Engine::Postgres;
   return c_
       ->query(postgres ? "SELECT seq FROM changes WHERE id = 1 FOR SHARE"
                        : "SELECT seq FROM changes WHERE id = 1")
       .at(0)
       .integer(0);
-}
-
-void Store::registerGateway(const GatewayRecord& g) {
-  const std::string now(c_->nowMsSql());
-  c_->query(
-      "INSERT INTO gateways (id, host, pid, started_at, seen_at, applied_seq, lease_ms) VALUES "
-      "($1, $2, $3, " +
-          now + ", " + now + ", $4, $5)",
-      {g.id, g.host, g.pid, g.applied_seq, g.lease_ms});
-}
-
-bool Store::heartbeat(const std::string& id, std::int64_t applied_seq) {
-  return !c_->query("UPDATE gateways SET seen_at = " + std::string(c_->nowMsSql()) +
-                        ", applied_seq = $1 WHERE id = $2 RETURNING 1",
-                    {applied_seq, id})
-              .empty();
-}
-
-void Store::unregisterGateway(const std::string& id) {
-  c_->query("DELETE FROM gateways WHERE id = $1", {id});
-}
-
-std::vector<GatewayRecord> Store::gatewaysOn(const std::string& host) {
-  std::vector<GatewayRecord> out;
-  for (const Row& r :
-       c_->query(gatewayColumns(c_->nowMsSql()) + "WHERE host = $1 ORDER BY id", {host})) {
-    out.push_back(gateway(r));
-  }
-  return out;
-}
-
-std::vector<GatewayRecord> Store::laggingGateways(std::int64_t seq) {
-  std::vector<GatewayRecord> out;
-  for (const Row& r : c_->query(
-           gatewayColumns(c_->nowMsSql()) + "WHERE applied_seq < $1 ORDER BY seen_at DESC, id",
-           {seq})) {
-    out.push_back(gateway(r));
-  }
-  return out;
-}
-
-void Store::forgetGatewaysUnseenFor(std::int64_t ms) {
-  c_->query("DELETE FROM gateways WHERE seen_at < " + std::string(c_->nowMsSql()) + " - $1", {ms});
 }
 
 }  // namespace tollgate::store

@@ -1,19 +1,20 @@
-// The Store's SQL for the console: sessions, one-time sign-in links, logins with an identity
-// provider under way, and the audit log (see store.hpp).
+// The store's SQL for the console: sessions, one-time sign-in links, logins with an identity
+// provider under way, and the audit log.
+#include "store/console_store.hpp"
+
 #include "core/ids.hpp"
-#include "store/store.hpp"
 
 namespace tollgate::store {
 
-void Store::createSession(const std::string& id_hash, const ConsoleSession& s,
-                          const std::string& source) {
+void ConsoleStore::createSession(const std::string& id_hash, const ConsoleSession& s,
+                                 const std::string& source) {
   c_->query(
       "INSERT INTO console_sessions (id_hash, user_id, created_at, seen_at, expires_at, source) "
       "VALUES ($1, $2, $3, $4, $5, $6)",
       {id_hash, s.user_id, s.created_at, s.seen_at, s.expires_at, source});
 }
 
-std::optional<ConsoleSession> Store::findSession(const std::string& id_hash) {
+std::optional<ConsoleSession> ConsoleStore::findSession(const std::string& id_hash) {
   const Rows rows = c_->query(
       "SELECT user_id, created_at, seen_at, expires_at FROM console_sessions WHERE id_hash = $1",
       {id_hash});
@@ -24,16 +25,16 @@ std::optional<ConsoleSession> Store::findSession(const std::string& id_hash) {
   return ConsoleSession{r.text(0), r.integer(1), r.integer(2), r.integer(3)};
 }
 
-void Store::touchSession(const std::string& id_hash, std::int64_t at) {
+void ConsoleStore::touchSession(const std::string& id_hash, std::int64_t at) {
   c_->query("UPDATE console_sessions SET seen_at = $1 WHERE id_hash = $2 AND seen_at < $1",
             {at, id_hash});
 }
 
-void Store::deleteSession(const std::string& id_hash) {
+void ConsoleStore::deleteSession(const std::string& id_hash) {
   c_->query("DELETE FROM console_sessions WHERE id_hash = $1", {id_hash});
 }
 
-std::int64_t Store::forgetEndedSignIns(std::int64_t idle_before, std::int64_t now) {
+std::int64_t ConsoleStore::forgetEndedSignIns(std::int64_t idle_before, std::int64_t now) {
   const std::size_t sessions =
       c_->query("DELETE FROM console_sessions WHERE seen_at < $1 OR expires_at <= $2 RETURNING 1",
                 {idle_before, now})
@@ -45,38 +46,38 @@ std::int64_t Store::forgetEndedSignIns(std::int64_t idle_before, std::int64_t no
   return static_cast<std::int64_t>(sessions + links);
 }
 
-std::int64_t Store::deleteSessionsOf(const std::string& user_id) {
+std::int64_t ConsoleStore::deleteSessionsOf(const std::string& user_id) {
   return static_cast<std::int64_t>(
       c_->query("DELETE FROM console_sessions WHERE user_id = $1 RETURNING 1", {user_id}).size());
 }
 
-std::optional<std::string> Store::userOfIdentity(const std::string& issuer,
-                                                 const std::string& subject) {
+std::optional<std::string> ConsoleStore::userOfIdentity(const std::string& issuer,
+                                                        const std::string& subject) {
   const Rows rows = c_->query(
       "SELECT user_id FROM user_identities WHERE issuer = $1 AND subject = $2", {issuer, subject});
   return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
 }
 
-std::optional<std::string> Store::identityAt(const std::string& user_id,
-                                             const std::string& issuer) {
+std::optional<std::string> ConsoleStore::identityAt(const std::string& user_id,
+                                                    const std::string& issuer) {
   const Rows rows = c_->query(
       "SELECT subject FROM user_identities WHERE user_id = $1 AND issuer = $2", {user_id, issuer});
   return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
 }
 
-void Store::bindIdentity(const std::string& issuer, const std::string& subject,
-                         const std::string& user_id) {
+void ConsoleStore::bindIdentity(const std::string& issuer, const std::string& subject,
+                                const std::string& user_id) {
   c_->query(
       "INSERT INTO user_identities (issuer, subject, user_id, created_at) VALUES ($1, $2, $3, $4)",
       {issuer, subject, user_id, nowMs()});
 }
 
-std::int64_t Store::unbindIdentities(const std::string& user_id) {
+std::int64_t ConsoleStore::unbindIdentities(const std::string& user_id) {
   return static_cast<std::int64_t>(
       c_->query("DELETE FROM user_identities WHERE user_id = $1 RETURNING 1", {user_id}).size());
 }
 
-bool Store::liveLoginLink(const std::string& token_hash, std::int64_t now) {
+bool ConsoleStore::liveLoginLink(const std::string& token_hash, std::int64_t now) {
   return !c_->query(
                 "SELECT 1 FROM login_links WHERE token_hash = $1 AND used_at IS NULL AND "
                 "expires_at > $2",
@@ -84,15 +85,16 @@ bool Store::liveLoginLink(const std::string& token_hash, std::int64_t now) {
               .empty();
 }
 
-void Store::createLoginLink(const std::string& token_hash, const std::string& user_id,
-                            std::int64_t expires_at) {
+void ConsoleStore::createLoginLink(const std::string& token_hash, const std::string& user_id,
+                                   std::int64_t expires_at) {
   c_->query(
       "INSERT INTO login_links (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, "
       "$4)",
       {token_hash, user_id, nowMs(), expires_at});
 }
 
-std::optional<std::string> Store::useLoginLink(const std::string& token_hash, std::int64_t now) {
+std::optional<std::string> ConsoleStore::useLoginLink(const std::string& token_hash,
+                                                      std::int64_t now) {
   const Rows rows = c_->query(
       "UPDATE login_links SET used_at = $1 WHERE token_hash = $2 AND used_at IS NULL AND "
       "expires_at > $1 RETURNING user_id",
@@ -100,7 +102,7 @@ std::optional<std::string> Store::useLoginLink(const std::string& token_hash, st
   return rows.empty() ? std::nullopt : std::optional(rows.front().text(0));
 }
 
-void Store::appendAudit(const AuditEntry& e) {
+void ConsoleStore::appendAudit(const AuditEntry& e) {
   c_->query(
       "INSERT INTO audit_log (id, at, actor, team_id, action, target, source) VALUES ($1, $2, $3, "
       "$4, $5, $6, $7)",
@@ -108,12 +110,12 @@ void Store::appendAudit(const AuditEntry& e) {
        e.team_id.empty() ? Param() : Param(e.team_id), e.action, e.target, e.source});
 }
 
-std::int64_t Store::pruneAudit(std::int64_t before_ms) {
+std::int64_t ConsoleStore::pruneAudit(std::int64_t before_ms) {
   return static_cast<std::int64_t>(
       c_->query("DELETE FROM audit_log WHERE at < $1 RETURNING 1", {before_ms}).size());
 }
 
-std::vector<AuditEntry> Store::listAudit(const AuditFilter& f) {
+std::vector<AuditEntry> ConsoleStore::listAudit(const AuditFilter& f) {
   std::string sql =
       "SELECT a.id, a.at, a.actor, a.team_id, t.name, a.action, a.target, a.source FROM audit_log "
       "a LEFT JOIN teams t ON t.id = a.team_id WHERE 1 = 1";

@@ -1,0 +1,145 @@
+// The store's writer on a SQLite store: a journal's batch runs before awaited tasks, and those
+// before posted ones; an awaited task the store refuses fails alone, not the tasks committed with
+// it; a journal detached has its queue committed and gives everything back.
+#include "store/writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_future.hpp>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+namespace tollgate::store {
+namespace {
+
+namespace asio = boost::asio;
+
+/// A journal that says when it committed and ticked.
+class Recorder final : public Journal {
+ public:
+  Recorder(Writer& writer, std::vector<std::string>& order) : writer_(writer), order_(order) {}
+  void queue() {
+    {
+      std::lock_guard lock(mu_);
+      queued_ = true;
+    }
+    writer_.wake();
+  }
+  bool commit() override {
+    {
+      std::lock_guard lock(mu_);
+      if (!queued_) {
+        return false;
+      }
+      queued_ = false;
+    }
+    order_.push_back("journal");
+    return true;
+  }
+  void tick(bool closing) override {
+    if (closing) {
+      order_.push_back("closed");
+    }
+  }
+
+ private:
+  Writer& writer_;
+  std::vector<std::string>& order_;  ///< Writer thread only.
+  std::mutex mu_;
+  bool queued_ = false;
+};
+
+class WriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Location where{Engine::Sqlite, dir_.file("t.db")};
+    connect(where)->script("CREATE TABLE probe (x INTEGER NOT NULL)");
+    writer_ = std::make_unique<Writer>(where, Writer::Retention{});
+    io_thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    work_.reset();
+    io_thread_.join();
+  }
+
+  /// Runs `task` through the writer from the event loop; returns once it is queued.
+  std::future<bool> run(StoreWork::Task task) {
+    std::future<bool> done = asio::co_spawn(io_, writer_->run(std::move(task)), asio::use_future);
+    // The loop runs the coroutine up to its wait (the task queued) before what is posted after.
+    std::promise<void> queued;
+    asio::post(io_, [&queued] { queued.set_value(); });
+    queued.get_future().wait();
+    return done;
+  }
+
+  test::TempDir dir_{"tollgate-writer-test"};
+  std::unique_ptr<Writer> writer_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
+  std::thread io_thread_;
+};
+
+TEST_F(WriterTest, AJournalsBatchRunsFirstThenAwaitedTasksThenPostedOnes) {
+  std::vector<std::string> order;  // Written on the writer's thread only.
+  Recorder journal(*writer_, order);
+  writer_->attach(journal, [](Connection&) {});
+  // Hold the writer in a posted task while each kind of work is queued.
+  std::promise<void> queued;
+  std::promise<void> holding;
+  writer_->post([&](Connection&) {
+    holding.set_value();
+    queued.get_future().wait();
+  });
+  holding.get_future().wait();
+  writer_->post([&](Connection&) { order.push_back("posted"); });
+  std::future<bool> awaited = run([&](Connection&) { order.push_back("awaited"); });
+  journal.queue();
+  queued.set_value();
+  EXPECT_TRUE(awaited.get());
+  writer_->detach(journal);
+  writer_.reset();  // Runs what is posted, then stops.
+  EXPECT_EQ(order, (std::vector<std::string>{"journal", "awaited", "posted", "closed"}));
+}
+
+TEST_F(WriterTest, AnAwaitedTaskTheStoreRefusesFailsAlone) {
+  std::promise<void> queued;
+  std::promise<void> holding;
+  writer_->post([&](Connection&) {
+    holding.set_value();
+    queued.get_future().wait();
+  });
+  holding.get_future().wait();
+  std::future<bool> good = run([](Connection& c) { c.query("INSERT INTO probe (x) VALUES (1)"); });
+  std::future<bool> bad =
+      run([](Connection& c) { c.query("INSERT INTO probe (x) VALUES (NULL)"); });
+  queued.set_value();
+  EXPECT_TRUE(good.get());
+  EXPECT_FALSE(bad.get());
+  EXPECT_TRUE(run([](Connection& c) {
+                if (c.query("SELECT x FROM probe").size() != 1) {
+                  throw StoreError(StoreError::Kind::Other, "the good task was rolled back");
+                }
+              }).get());
+}
+
+TEST_F(WriterTest, AttachThrowsWhatOpeningThrew) {
+  std::vector<std::string> order;
+  Recorder journal(*writer_, order);
+  EXPECT_THROW(writer_->attach(journal,
+                               [](Connection&) {
+                                 throw StoreError(StoreError::Kind::Unavailable, "unreachable");
+                               }),
+               StoreError);
+}
+
+}  // namespace
+}  // namespace tollgate::store

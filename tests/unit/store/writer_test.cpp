@@ -81,6 +81,17 @@ class WriterTest : public ::testing::Test {
     return done;
   }
 
+  /// Keeps the writer in a posted task until `release` is set, so that what is queued meanwhile
+  /// waits for it; returns once the writer is held.
+  void holdWriter(std::promise<void>& release) {
+    std::promise<void> holding;
+    writer_->post([&release, &holding](Connection&) {
+      holding.set_value();
+      release.get_future().wait();
+    });
+    holding.get_future().wait();
+  }
+
   test::TempDir dir_{"tollgate-writer-test"};
   std::unique_ptr<Writer> writer_;
   asio::io_context io_;
@@ -94,12 +105,7 @@ TEST_F(WriterTest, AJournalsBatchRunsFirstThenAwaitedTasksThenPostedOnes) {
   writer_->attach(journal, [](Connection&) {});
   // Hold the writer in a posted task while each kind of work is queued.
   std::promise<void> queued;
-  std::promise<void> holding;
-  writer_->post([&](Connection&) {
-    holding.set_value();
-    queued.get_future().wait();
-  });
-  holding.get_future().wait();
+  holdWriter(queued);
   writer_->post([&](Connection&) { order.push_back("posted"); });
   std::future<bool> awaited = run([&](Connection&) { order.push_back("awaited"); });
   journal.queue();
@@ -112,12 +118,7 @@ TEST_F(WriterTest, AJournalsBatchRunsFirstThenAwaitedTasksThenPostedOnes) {
 
 TEST_F(WriterTest, AnAwaitedTaskTheStoreRefusesFailsAlone) {
   std::promise<void> queued;
-  std::promise<void> holding;
-  writer_->post([&](Connection&) {
-    holding.set_value();
-    queued.get_future().wait();
-  });
-  holding.get_future().wait();
+  holdWriter(queued);
   std::future<bool> good = run([](Connection& c) { c.query("INSERT INTO probe (x) VALUES (1)"); });
   std::future<bool> bad =
       run([](Connection& c) { c.query("INSERT INTO probe (x) VALUES (NULL)"); });

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "core/log.hpp"
 #include "core/thread_name.hpp"
 
 namespace tollgate::billing {
@@ -185,7 +186,7 @@ bool Ledger::transact(const std::string& failing, Body&& body) {
     tx.commit();
     return true;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: %s: %s\n", failing.c_str(), e.what());
+    log::line(log::Level::Error, failing + ": " + e.what());
     const auto* store_error = dynamic_cast<const store::StoreError*>(&e);
     if (store_error == nullptr || store_error->kind() == store::StoreError::Kind::Unavailable) {
       db_.reset();  // Connect again next time.

@@ -77,7 +77,9 @@ void upstreamAttempts(json::Writer& w, const std::vector<exchange::AttemptRecord
     if (a.first_byte.count() > 0) {
       w.field("first_byte_ms", millis(a.first_byte - a.started));
     }
-    w.field("total_ms", millis(a.ended - a.started));
+    if (a.ended.count() > 0) {
+      w.field("total_ms", millis(a.ended - a.started));
+    }
     w.endObject();
   }
   w.endArray();

@@ -80,16 +80,20 @@ struct SpanExporter::State {
     co_return ok;
   }
 
+  bool stopRequested() {
+    const std::lock_guard lock(mutex);
+    return stopping;
+  }
+
   /// Sends batches every kInterval, or sooner when one is full; at shutdown, what is left.
   asio::awaitable<void> run() {
     for (;;) {
-      timer.expires_after(kInterval);
-      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-      bool stop = false;
-      {
-        const std::lock_guard lock(mutex);
-        stop = stopping;
+      // A stop asked for while a batch was being sent does not wait for the next interval.
+      if (!stopRequested()) {
+        timer.expires_after(kInterval);
+        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       }
+      const bool stop = stopRequested();
       for (std::vector<ExchangeSpans> batch = take(); !batch.empty(); batch = take()) {
         if (!co_await send(batch) && stop) {
           co_return;

@@ -95,6 +95,7 @@ describe('trace context, span export and the access log', () => {
         retry_whole: retriedModel(mock.url, 'rw mock:fail-first=1 mock:status=503'),
         retry_stream: retriedModel(mock.url, 'rs mock:fail-first=1 mock:status=503'),
         kept_model: retriedModel(mock.url, 'kept'),
+        cached_model: retriedModel(mock.url, 'ck mock:cached=600'),
       },
     });
     config.traces = { endpoint: `${collector.url}/v1/traces`, headers: { Authorization: 'env::TRACE_TEST_AUTH' } };
@@ -262,6 +263,16 @@ describe('trace context, span export and the access log', () => {
     const hit = await chat(chatBody(`${m}-c`, cached, 'kept_model'));
     assert.equal(hit.status, 200, hit.text);
 
+    // Long enough a prompt for the mock's 1000 prompt tokens to be believed.
+    const kinds = await chat(chatBody(`${m}-kinds ${'x'.repeat(1200)}`, {}, 'cached_model'));
+    assert.equal(kinds.status, 200, kinds.text);
+
+    const kindsLine = await logged(from, kinds.headers.get('x-request-id'));
+    assert.equal(kindsLine.prompt_tokens, 1000);
+    assert.equal(kindsLine.completion_tokens, 40);
+    assert.equal(kindsLine.cached_tokens, 600);
+    assert.equal(kindsLine.reasoning_tokens, 30);
+    assert.equal(kindsLine.audio_prompt_tokens, undefined);
     const claimed = await logged(from, first.headers.get('x-request-id'));
     assert.equal(claimed.idempotency, 'claimed');
     assert.equal(claimed.cache, 'off');

@@ -303,6 +303,35 @@ describe('trace context, span export and the access log', () => {
   });
 });
 
+test('a collector that never answers costs neither requests nor shutdown their time', { timeout: 30_000 }, async () => {
+  const mock = await startMock();
+  let posted = 0;
+  const silent = http.createServer((req) => { posted += 1; req.resume(); });  // Never answers.
+  await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const dead = `http://127.0.0.1:${await closedPort()}/v1`;
+  const config = standardConfig(mock.url, dead);
+  config.traces = { endpoint: `http://127.0.0.1:${silent.address().port}` };
+  const gw = await startGateway({ config });
+  try {
+    for (let i = 0; i < 3; i += 1) {
+      const t0 = Date.now();
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody(marker('silent')));
+      assert.equal(r.status, 200, r.text);
+      assert.ok(Date.now() - t0 < 1000);
+    }
+    await waitFor(() => posted > 0, 8000, 100);  // A batch is waiting on the collector.
+    const t0 = Date.now();
+    const exit = await gw.stop();
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.ok(Date.now() - t0 < 5000, `stopping took ${Date.now() - t0} ms`);
+  } finally {
+    await gw.kill();
+    await mock.close();
+    silent.closeAllConnections();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
 describe('[log] format', () => {
   /** Reloads `gw` and resolves the stderr written until its reload line appeared. */
   const reload = async (gw, pattern) => {

@@ -35,7 +35,8 @@ void begin(json::Writer& w, Level level, std::string_view msg) {
     w.field("ts_ms", static_cast<std::int64_t>(now.count()));
   }
   w.field("level", levelName(level));
-  w.field("msg", msg);
+  // A message may quote a store's or a library's bytes: a JSON line stays valid UTF-8.
+  w.field("msg", text::isValidUtf8(msg) ? std::string(msg) : text::printable(msg, msg.size()));
 }
 
 void write(std::string text) {

@@ -10,6 +10,7 @@
 #include "cli/serve.hpp"
 #include "cli/store_setup.hpp"
 #include "config/config.hpp"
+#include "core/build_info.hpp"
 #include "store/migrations.hpp"
 
 namespace {
@@ -23,7 +24,8 @@ constexpr std::string_view kUsage =
     "  tollgate admin [--config FILE | --data-dir DIR] COMMAND   teams, members, invitations\n"
     "                                                    and API keys (tollgate admin for more)\n"
     "  tollgate migrate [--config FILE | --data-dir DIR]  apply the store's schema migrations\n"
-    "  tollgate check-config FILE                        validate a configuration file\n";
+    "  tollgate check-config FILE                        validate a configuration file\n"
+    "  tollgate --version                                the version and the commit built\n";
 
 int usage() {
   std::fputs(kUsage.data(), stderr);
@@ -148,6 +150,13 @@ int main(int argc, char** argv) {
     }
     if (command == "check-config") {
       return checkConfig(argc, argv);
+    }
+    if (command == "--version" && argc == 2) {
+      const std::string_view version = tollgate::build::version();
+      const std::string_view commit = tollgate::build::commit();
+      std::printf("tollgate %.*s (%.*s)\n", static_cast<int>(version.size()), version.data(),
+                  static_cast<int>(commit.size()), commit.data());
+      return 0;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: %s\n", e.what());

@@ -4,10 +4,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <cstdio>
 
 #include "accounts/records_json.hpp"
 #include "core/address.hpp"
+#include "core/log.hpp"
 
 namespace tollgate::accounts {
 namespace {
@@ -28,7 +28,7 @@ AccountService::AccountService(store::Location where, std::string server_secret,
   accounts();
   asio::co_spawn(thread_, flushFailures(), [](const std::exception_ptr& e) {
     if (e) {
-      std::fprintf(stderr, "tollgate: writing the failed sign-ins' summary stopped\n");
+      log::line(log::Level::Error, "writing the failed sign-ins' summary stopped");
     }
   });
 }

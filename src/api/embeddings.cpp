@@ -1,4 +1,3 @@
-#include <cstdio>
 #include <mutex>
 #include <set>
 
@@ -7,6 +6,7 @@
 #include "cache/cache_key.hpp"
 #include "cache/embedding_items.hpp"
 #include "core/ids.hpp"
+#include "core/log.hpp"
 #include "flow/pipeline.hpp"
 #include "inference/execute.hpp"
 #include "openai/embedding_request.hpp"
@@ -27,10 +27,8 @@ void logDeprecatedName(const std::string& model) {
   if (logged.size() >= kMaxLoggedNames || !logged.insert(model).second) {
     return;
   }
-  std::fprintf(stderr,
-               "tollgate: deprecated: embedding model '%s' named without the "
-               "tollgate::embedding_model_name:: prefix\n",
-               model.c_str());
+  log::line(log::Level::Warn, "deprecated: embedding model '" + model +
+                                  "' named without the tollgate::embedding_model_name:: prefix");
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 
+#include "core/log.hpp"
 #include "core/thread_name.hpp"
 #include "store/store.hpp"
 
@@ -66,7 +66,7 @@ KeyFollower::~KeyFollower() {
     flush();
     db_->unregisterGateway(gateway_id_);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: could not unregister from the store: %s\n", e.what());
+    log::line(log::Level::Warn, std::string("could not unregister from the store: ") + e.what());
   }
 }
 
@@ -142,7 +142,8 @@ void KeyFollower::run() {
       step(last_beat, last_flush);
     } catch (const std::exception& e) {
       // The table in use stays valid; changes wait until the store is back.
-      std::fprintf(stderr, "tollgate: following the store failed (will retry): %s\n", e.what());
+      log::line(log::Level::Warn,
+                std::string("following the store failed (will retry): ") + e.what());
       db_.reset();
       // Fenced meanwhile once the lease runs out; back as soon as a heartbeat commits again.
       const auto retry_after =

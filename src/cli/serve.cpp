@@ -14,11 +14,14 @@
 #include "config/console_config.hpp"
 #include "console/console_routes.hpp"
 #include "core/ids.hpp"
+#include "core/log.hpp"
+#include "net/outbound.hpp"
 #include "net/server.hpp"
 #include "providers/adapter.hpp"
 #include "routing/breaker.hpp"
 #include "store/migrations.hpp"
 #include "store/writer.hpp"
+#include "telemetry/span_exporter.hpp"
 
 namespace tollgate::cli {
 namespace {
@@ -79,9 +82,8 @@ void bootstrap(store::Store& st, const config::Config& config, const StoreSetup&
 void reload(config::LiveConfig& live, routing::Breakers& breakers) {
   const std::shared_ptr<const config::Config> running = live.pin();
   if (running->source_file.empty()) {
-    std::fprintf(stderr,
-                 "tollgate: SIGHUP: serving the embedded default; there is no configuration file "
-                 "to reload\n");
+    log::line(log::Level::Warn,
+              "SIGHUP: serving the embedded default; there is no configuration file to reload");
     return;
   }
   config::Config next;
@@ -90,19 +92,17 @@ void reload(config::LiveConfig& live, routing::Breakers& breakers) {
   } catch (const std::exception& e) {
     // check-config's message (a ConfigError), or what else stopped the read: never the end of
     // the gateway, whose signal loop this runs on.
-    std::fprintf(stderr, "tollgate: reload refused, configuration %s stays: %s\n",
-                 running->hash.c_str(), e.what());
+    log::line(log::Level::Error,
+              "reload refused, configuration " + running->hash + " stays: " + e.what());
     return;
   }
   for (const std::string& key : config::keepRestartOnly(next, *running)) {
-    std::fprintf(stderr, "tollgate: reload: %s changed and needs a restart; kept as it was\n",
-                 key.c_str());
+    log::line(log::Level::Warn, "reload: " + key + " changed and needs a restart; kept as it was");
   }
   breakers.adopt(next);
   const std::string hash = next.hash;
   live.swap(std::make_shared<const config::Config>(std::move(next)));
-  std::fprintf(stderr, "tollgate: reloaded configuration %s (was %s)\n", hash.c_str(),
-               running->hash.c_str());
+  log::line(log::Level::Info, "reloaded configuration " + hash + " (was " + running->hash + ")");
 }
 
 /// Serves `live`'s configuration until SIGINT or SIGTERM, reloading it on SIGHUP; returns the
@@ -127,7 +127,7 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
           setup.location, setup.server_secret, accounts::PropagationPolicy{},
           accounts::SessionPolicy{config.console.session_idle, config.console.session_lifetime});
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tollgate: the console cannot use the store: %s\n", e.what());
+      log::line(log::Level::Error, std::string("the console cannot use the store: ") + e.what());
       return 1;
     }
   }
@@ -151,19 +151,25 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
     }
     return api::makeRouter(services, authenticator, std::move(console));
   };
-  return net::serve(live, router, [&] { reload(live, breakers); });
+  // Spans leave from a thread of their own, which ends after the workers.
+  std::unique_ptr<telemetry::SpanExporter> spans;
+  if (config.traces.endpoint) {
+    spans = std::make_unique<telemetry::SpanExporter>(config.traces, net::makeOwnOutbound);
+  }
+  const auto on_reload = [&] { reload(live, breakers); };
+  return net::serve(live, router, on_reload, spans.get());
 }
 
 }  // namespace
 
 int serve(const config::Config& config, const StoreSetup& setup) {
+  log::useJson(config.log.format == config::LogFormat::Json);
   const bool required = config.gateway.auth == config::AuthMode::Required;
   std::string open_team_id;
   try {
     store::Store st(store::connect(setup.location));
     for (const std::string& line : store::migrate(st.connection()).look_alikes) {
-      std::fprintf(stderr, "tollgate: a name kept from before look-alikes were refused: %s\n",
-                   line.c_str());
+      log::line(log::Level::Warn, "a name kept from before look-alikes were refused: " + line);
     }
     if (required) {
       bootstrap(st, config, setup);
@@ -171,16 +177,15 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     if (!config.gateway.open_team.empty()) {
       const auto team = st.findTeam(config.gateway.open_team);
       if (!team) {
-        std::fprintf(stderr,
-                     "tollgate: [gateway] open_team \"%s\" is not a team; create it with: "
-                     "tollgate admin teams create NAME --balance USD\n",
-                     config.gateway.open_team.c_str());
+        log::line(log::Level::Error, "[gateway] open_team \"" + config.gateway.open_team +
+                                         "\" is not a team; create it with: tollgate admin teams "
+                                         "create NAME --balance USD");
         return 1;
       }
       open_team_id = team->id;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: the store cannot be used: %s\n", e.what());
+    log::line(log::Level::Error, std::string("the store cannot be used: ") + e.what());
     return 1;
   }
   const cache::AnswerCache::Options cache_options{config.cache.memory_bytes,
@@ -217,7 +222,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
     cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: the store cannot be followed: %s\n", e.what());
+    log::line(log::Level::Error, std::string("the store cannot be followed: ") + e.what());
     return 1;
   }
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret, &lease);

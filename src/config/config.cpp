@@ -21,6 +21,7 @@
 #include "config/price_config.hpp"
 #include "config/routing_config.hpp"
 #include "config/table_reader.hpp"
+#include "config/telemetry_config.hpp"
 #include "core/json.hpp"
 #include "core/text.hpp"
 
@@ -183,25 +184,29 @@ bool isHostName(std::string_view name) {
   return true;
 }
 
-/// An http(s) URL with a host, an optional port and a path: nothing that two URL readers could
-/// take differently, and nothing the request head (written by hand) cannot carry.
-UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
+}  // namespace
+
+void parseListen(const TableReader& r, std::string& host, std::uint16_t& port) {
+  parseListenKey(r, host, port);
+}
+
+UpstreamUrl parseHttpUrl(const TableReader& r, std::string_view key, const std::string& text) {
   if (hasControlOrSpace(text)) {
-    r.fail("api_base", "must not contain spaces or control characters");
+    r.fail(key, "must not contain spaces or control characters");
   }
   const auto parsed = boost::urls::parse_uri(text);
   if (!parsed) {
-    r.fail("api_base", "is not a valid URL (" + parsed.error().message() + ")");
+    r.fail(key, "is not a valid URL (" + parsed.error().message() + ")");
   }
   const boost::urls::url_view u = *parsed;
   UpstreamUrl url;
   if (u.scheme_id() == boost::urls::scheme::https) {
     url.tls = true;
   } else if (u.scheme_id() != boost::urls::scheme::http) {
-    r.fail("api_base", "must start with http:// or https://");
+    r.fail(key, "must start with http:// or https://");
   }
   if (u.has_userinfo() || u.has_query() || u.has_fragment()) {
-    r.fail("api_base", "must not carry credentials, a query or a fragment");
+    r.fail(key, "must not carry credentials, a query or a fragment");
   }
   switch (u.host_type()) {
     case boost::urls::host_type::ipv4:
@@ -211,22 +216,22 @@ UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
     case boost::urls::host_type::name: {
       const std::string_view name = u.encoded_host();
       if (!isHostName(name)) {
-        r.fail("api_base", "host must be an ASCII host name (letters, digits, hyphens, dots)");
+        r.fail(key, "host must be an ASCII host name (letters, digits, hyphens, dots)");
       }
       if (isNumericLabel(name.substr(name.rfind('.') + 1))) {
-        r.fail("api_base", "host \"" + std::string(name) +
-                               "\" ends in a number but is not an IPv4 address (write a.b.c.d)");
+        r.fail(key, "host \"" + std::string(name) +
+                        "\" ends in a number but is not an IPv4 address (write a.b.c.d)");
       }
       url.host = name;
       break;
     }
     default:
-      r.fail("api_base", "must name a host");
+      r.fail(key, "must name a host");
   }
   if (u.has_port()) {
     const auto port = parsePort(u.port(), 1);
     if (!port) {
-      r.fail("api_base", "port must be a number from 1 to 65535");
+      r.fail(key, "port must be a number from 1 to 65535");
     }
     url.port = std::to_string(*port);  // 080 connects to 80: write it as such in Host too.
   } else {
@@ -236,10 +241,10 @@ UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
   // and not others, and a dot segment is removed by some and passed on by others.
   for (const std::string segment : u.segments()) {
     if (segment.find_first_of("/\\") != std::string::npos) {
-      r.fail("api_base", "path must not contain percent-encoded slashes");
+      r.fail(key, "path must not contain percent-encoded slashes");
     }
     if (segment == "." || segment == "..") {
-      r.fail("api_base", "path must not contain . or .. segments");
+      r.fail(key, "path must not contain . or .. segments");
     }
   }
   std::string_view path = u.encoded_path();
@@ -248,12 +253,6 @@ UpstreamUrl parseApiBase(const TableReader& r, const std::string& text) {
   }
   url.path = path;
   return url;
-}
-
-}  // namespace
-
-void parseListen(const TableReader& r, std::string& host, std::uint16_t& port) {
-  parseListenKey(r, host, port);
 }
 
 std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env) {
@@ -342,7 +341,7 @@ Provider parseProvider(const TableReader& r, const std::string& name, const EnvL
     if (!base && p.type == ProviderType::OpenAI) {
       r.fail("api_base", "is required for type \"openai\"");
     }
-    p.api_base = parseApiBase(r, base.value_or(std::string(kAnthropicApiBase)));
+    p.api_base = parseHttpUrl(r, "api_base", base.value_or(std::string(kAnthropicApiBase)));
     const auto model = r.string("model");
     if (!model || model->empty()) {
       r.fail("model", "is required for type \"" + *type + "\" (the upstream's model name)");
@@ -613,7 +612,7 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
-  r.allowOnly({"gateway", "storage", "cache", "console", "models", "functions"});
+  r.allowOnly({"gateway", "storage", "cache", "console", "traces", "log", "models", "functions"});
   Config config;
   if (const toml::table* g = r.table("gateway")) {
     config.gateway = parseGateway(TableReader(*g, "gateway", source));
@@ -630,6 +629,12 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
         config.console.port == config.gateway.port && config.console.host == config.gateway.host) {
       TableReader(*c, "console", source).fail("listen", "must differ from [gateway] listen");
     }
+  }
+  if (const toml::table* t = r.table("traces")) {
+    config.traces = parseTraces(TableReader(*t, "traces", source), env);
+  }
+  if (const toml::table* l = r.table("log")) {
+    config.log = parseLog(TableReader(*l, "log", source));
   }
   const toml::table* models = r.table("models");
   if (models == nullptr || models->empty()) {

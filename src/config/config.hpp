@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/address.hpp"
@@ -245,11 +246,34 @@ struct Console {
   bool ownListener() const { return !host.empty(); }
 };
 
+/// Spans of each exchange sent to an OpenTelemetry collector over OTLP/HTTP in JSON ([traces];
+/// docs/operating.md), and how new traces are sampled.
+struct Traces {
+  /// Where batches are POSTed (https, or http to a loopback address; /v1/traces when the URL
+  /// has no path); none: nothing is exported.
+  std::optional<UpstreamUrl> endpoint;
+  /// Sent with every batch (the collector's credentials): values from the environment.
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// The share of new traces sampled (a caller's traceparent decides for its own).
+  double sample_ratio = 1.0;
+  /// Spans waiting to be sent at most; past it new ones are dropped (and counted).
+  std::int64_t max_queue_spans = 2048;
+};
+
+/// How the gateway's stderr lines other than the access log are written ([log] format).
+enum class LogFormat { Text, Json };
+
+struct Log {
+  LogFormat format = LogFormat::Text;
+};
+
 struct Config {
   Gateway gateway;
   Storage storage;
   Cache cache;
   Console console;
+  Traces traces;
+  Log log;
   std::string source_file;  ///< The config file; empty for the embedded default.
   std::string source_dir;   ///< The config file's folder; empty for the embedded default.
   /// Which configuration this is: the first 16 hex digits of the SHA-256 of the file's bytes

@@ -48,6 +48,15 @@ std::vector<std::string> keepRestartOnly(Config& next, const Config& running) {
        "storage", changed);
   keep(next.cache, running.cache, cacheKey(next.cache) == cacheKey(running.cache), "cache",
        changed);
+  // The exporter is made at start; the sample ratio applies to the next exchange.
+  Traces& t = next.traces;
+  const Traces& rt = running.traces;
+  keep(t.endpoint, rt.endpoint, t.endpoint == rt.endpoint, "traces.endpoint", changed);
+  keep(t.headers, rt.headers, t.headers == rt.headers, "traces.headers", changed);
+  keep(t.max_queue_spans, rt.max_queue_spans, t.max_queue_spans == rt.max_queue_spans,
+       "traces.max_queue_spans", changed);
+  keep(next.log.format, running.log.format, next.log.format == running.log.format, "log.format",
+       changed);
   // The console's listener, its origin (cookie names, redirect URIs), its first owner and the
   // session policy the accounts service was built with need a restart; its identity provider,
   // sign-up and sign-in rules and team quota apply to the next call.

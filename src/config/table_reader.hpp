@@ -27,6 +27,10 @@ class TableReader;
 /// address, an IPv6 address in brackets, or localhost; port 0 picks a free one.
 void parseListen(const TableReader& r, std::string& host, std::uint16_t& port);
 
+/// The http(s) URL `text` of `key`: a host, an optional port and a path; nothing that two URL
+/// readers could take differently, and nothing the request head (written by hand) cannot carry.
+UpstreamUrl parseHttpUrl(const TableReader& r, std::string_view key, const std::string& text);
+
 /// The secret `key` names as env::VARIABLE: the variable's value (not empty, no spaces or control
 /// characters); empty when the key is absent.
 std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env);

@@ -5,12 +5,12 @@
 // admitted, a session opened). A failed sign-in ends on the sign-in page with an error code;
 // before the provider vouched for someone it is only counted (SignInGuard), after it its reason
 // (never a token) goes to the audit log.
-#include <cstdio>
 
 #include "auth/pkce.hpp"
 #include "console/handlers.hpp"
 #include "console/oidc_client.hpp"
 #include "console/oidc_flow.hpp"
+#include "core/log.hpp"
 #include "http/cookies.hpp"
 #include "http/form.hpp"
 
@@ -37,8 +37,8 @@ std::string queryField(const http::Request& req, std::string_view name) {
 }
 
 void logProvider(std::string_view what, const std::string& reason) {
-  std::fprintf(stderr, "tollgate: console sign-in: %.*s: %s\n", static_cast<int>(what.size()),
-               what.data(), text::printable(reason, 300).c_str());
+  log::line(log::Level::Warn,
+            "console sign-in: " + std::string(what) + ": " + text::printable(reason, 300));
 }
 
 /// 303 to the sign-in page showing `code`, the login cookie cleared.

@@ -2,10 +2,10 @@
 // exchange, synchronously, on the I/O thread that ends it, with the final record
 // (RequestContext: route, status and error code, each upstream attempt with its provider, outcome
 // and times (started, connected, first byte, ended), tokens by kind, cost, the cache's and the
-// Idempotency-Key's outcome, team, key id, model, variant, request id; never a header, cookie,
-// key or body). A subscriber
-// must neither block nor do I/O there: one that exports queues what it needs and returns. The
-// access log is the first subscriber; metrics and traces subscribe beside it.
+// Idempotency-Key's outcome, team, key id, model, variant, request id, its trace and the spans of
+// the exchange and of each attempt; never a header, cookie, key or body). A subscriber must
+// neither block nor do I/O there: one that exports queues what it needs and returns. The access
+// log is the first subscriber; the span exporter (telemetry/) and metrics subscribe beside it.
 #pragma once
 
 #include <vector>

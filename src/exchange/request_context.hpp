@@ -18,6 +18,7 @@
 #include "config/config.hpp"
 #include "core/lease.hpp"
 #include "core/money.hpp"
+#include "core/trace_context.hpp"
 #include "core/usage.hpp"
 
 namespace tollgate::exchange {
@@ -42,14 +43,16 @@ using TokenUsage = usage::Counts;
 
 /// One upstream attempt of an exchange, its times counted from the exchange's start.
 struct AttemptRecord {
-  std::string_view provider;                ///< Its name, in the exchange's configuration.
-  std::chrono::microseconds started{0};     ///< When it was made.
-  std::chrono::microseconds connected{0};   ///< When a connection took its request; 0: none.
-  bool reused = false;                      ///< The connection was one the pool kept.
-  std::chrono::microseconds first_byte{0};  ///< When the upstream's answer began; 0: never.
-  std::chrono::microseconds ended{0};       ///< When it was over (its answer relayed, or failed).
-  int status = 0;                           ///< The status relayed when it answered; 0: failed.
-  std::string_view error_code;              ///< The catalogue code of its failure, if it failed.
+  std::string_view provider;                      ///< Its name, in the exchange's configuration.
+  const config::UpstreamUrl* api_base = nullptr;  ///< Where it was sent (the provider's).
+  trace::SpanId span{};                           ///< Its span: the parent the upstream is sent.
+  std::chrono::microseconds started{0};           ///< When it was made.
+  std::chrono::microseconds connected{0};         ///< When a connection took its request; 0: none.
+  bool reused = false;                            ///< The connection was one the pool kept.
+  std::chrono::microseconds first_byte{0};        ///< When the upstream's answer began; 0: never.
+  std::chrono::microseconds ended{0};  ///< When it was over (its answer relayed, or failed).
+  int status = 0;                      ///< The status relayed when it answered; 0: failed.
+  std::string_view error_code;         ///< The catalogue code of its failure, if it failed.
 };
 
 /// What the inference cache did for an exchange.
@@ -77,6 +80,9 @@ struct RequestContext {
 
   std::string request_id;  ///< Sent to the client and the upstream as x-request-id.
   Clock::time_point started = Clock::now();
+  /// The W3C trace it belongs to (the caller's traceparent, or a new one) and its span, set
+  /// once the request's head is read.
+  trace::Context trace;
 
  private:
   std::shared_ptr<const config::Config> pin_;

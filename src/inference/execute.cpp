@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/text.hpp"
+#include "core/trace_context.hpp"
 #include "inference/relay.hpp"
 #include "inference/variant_request.hpp"
 #include "routing/backoff.hpp"
@@ -96,6 +97,12 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
   }
   providers::UpstreamRequest upstream_request = std::move(built).value();
   upstream_request.headers.emplace_back("X-Request-Id", ctx.request_id);
+  // The attempt's own span is the upstream's parent, in the exchange's trace.
+  upstream_request.headers.emplace_back("traceparent",
+                                        trace::traceparent(ctx.trace, ctx.attempt_log.back().span));
+  if (!ctx.trace.tracestate.empty()) {
+    upstream_request.headers.emplace_back("tracestate", ctx.trace.tracestate);
+  }
   upstream_request.deadline = limits.deadline;
   upstream_request.first_body_deadline = limits.first_body;
   providers::Transport* local = adapter->localTransport();
@@ -233,6 +240,8 @@ asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Pr
     ctx.attempt_started = now;
     exchange::AttemptRecord& began = ctx.attempt_log.emplace_back();
     began.provider = provider.name;
+    began.api_base = &provider.api_base;
+    began.span = trace::newSpanId();
     began.started = ctx.since(now);
     Attempt a = co_await attempt(ctx, provider, route, run.start, run.stream, limits, run.up,
                                  run.settlement, run.out);

@@ -1,8 +1,11 @@
 #include "net/access_log.hpp"
 
 #include <cstdio>
+#include <utility>
 
 #include "core/json.hpp"
+#include "core/money.hpp"
+#include "core/trace_context.hpp"
 
 namespace tollgate::net {
 namespace {
@@ -10,6 +13,76 @@ namespace {
 double millis(std::chrono::microseconds us) {
   constexpr double kMicrosPerMilli = 1000.0;
   return static_cast<double>(us.count()) / kMicrosPerMilli;
+}
+
+std::string_view cacheName(exchange::CacheOutcome c) {
+  switch (c) {
+    case exchange::CacheOutcome::Hit:
+      return "hit";
+    case exchange::CacheOutcome::Miss:
+      return "miss";
+    case exchange::CacheOutcome::Partial:
+      return "partial";
+    case exchange::CacheOutcome::None:
+      break;
+  }
+  return "off";
+}
+
+std::string_view keyName(exchange::KeyOutcome k) {
+  switch (k) {
+    case exchange::KeyOutcome::Claimed:
+      return "claimed";
+    case exchange::KeyOutcome::Replayed:
+      return "replayed";
+    case exchange::KeyOutcome::NotKept:
+      return "not_kept";
+    case exchange::KeyOutcome::Conflict:
+      return "conflict";
+    case exchange::KeyOutcome::None:
+      break;
+  }
+  return "";
+}
+
+/// The token kinds beyond the two totals, those that are not zero.
+void tokenKinds(json::Writer& w, const exchange::TokenUsage& u) {
+  const std::pair<std::string_view, std::int64_t> kinds[] = {
+      {"cached_tokens", u.cached_tokens},
+      {"cache_write_tokens", u.cache_write_tokens},
+      {"cache_write_1h_tokens", u.cache_write_1h_tokens},
+      {"audio_prompt_tokens", u.audio_prompt_tokens},
+      {"reasoning_tokens", u.reasoning_tokens},
+      {"audio_completion_tokens", u.audio_completion_tokens}};
+  for (const auto& [name, count] : kinds) {
+    if (count != 0) {
+      w.field(name, count);
+    }
+  }
+}
+
+/// One entry per upstream attempt: its provider, the status it answered or the code of its
+/// failure, and when its answer began and ended, in ms from the attempt's start.
+void upstreamAttempts(json::Writer& w, const std::vector<exchange::AttemptRecord>& log) {
+  w.key("upstream_attempts");
+  w.startArray();
+  for (const exchange::AttemptRecord& a : log) {
+    w.startObject();
+    w.field("provider", a.provider);
+    if (a.status != 0) {
+      w.field("status", a.status);
+    } else {
+      w.field("error", a.error_code);
+    }
+    if (a.first_byte.count() > 0) {
+      w.field("first_byte_ms", millis(a.first_byte - a.started));
+    }
+    if (a.ended.count() > 0) {
+      w.field("total_ms", millis(a.ended - a.started));
+    }
+    w.endObject();
+  }
+  w.endArray();
 }
 
 }  // namespace
@@ -21,6 +94,7 @@ void AccessLog::ended(const exchange::RequestContext& e) {
   w.startObject();
   w.field("ts_ms", static_cast<std::int64_t>(now.count()));
   w.field("request_id", e.request_id);
+  w.field("trace_id", trace::hex(e.trace.trace_id));
   w.field("method", e.method);
   w.field("path", e.path);
   w.field("status", e.status);
@@ -50,6 +124,20 @@ void AccessLog::ended(const exchange::RequestContext& e) {
   if (e.usage.prompt_tokens > 0 || e.usage.completion_tokens > 0) {  // No sum: counts may be huge.
     w.field("prompt_tokens", e.usage.prompt_tokens);
     w.field("completion_tokens", e.usage.completion_tokens);
+  }
+  tokenKinds(w, e.usage);
+  if (e.cost != 0) {
+    w.key("cost");
+    w.rawNumber(money::formatUsd(e.cost));  // USD, exact.
+  }
+  if (!e.model.empty()) {
+    w.field("cache", cacheName(e.cache));
+  }
+  if (e.idempotency != exchange::KeyOutcome::None) {
+    w.field("idempotency", keyName(e.idempotency));
+  }
+  if (!e.attempt_log.empty()) {
+    upstreamAttempts(w, e.attempt_log);
   }
   w.endObject();
   pending_ += w.take();

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "net/upstream_pool.hpp"
+
 namespace tollgate::net {
 namespace {
 
@@ -43,7 +45,30 @@ class PooledOutbound final : public http::OutboundHttp {
   providers::Transport& transport_;
 };
 
+/// A PooledOutbound over a pool it owns.
+class OwnPoolOutbound final : public http::OutboundHttp {
+ public:
+  explicit OwnPoolOutbound(boost::asio::io_context& ioc)
+      : pool_(makeUpstreamPool(ioc)), outbound_(*pool_) {}
+  ~OwnPoolOutbound() override { pool_->close(); }
+  OwnPoolOutbound(const OwnPoolOutbound&) = delete;
+  OwnPoolOutbound& operator=(const OwnPoolOutbound&) = delete;
+
+  boost::asio::awaitable<Result<http::OutboundResponse>> send(
+      http::OutboundRequest request) override {
+    return outbound_.send(std::move(request));
+  }
+
+ private:
+  std::unique_ptr<UpstreamPool> pool_;
+  PooledOutbound outbound_;
+};
+
 }  // namespace
+
+std::unique_ptr<http::OutboundHttp> makeOwnOutbound(boost::asio::io_context& ioc) {
+  return std::make_unique<OwnPoolOutbound>(ioc);
+}
 
 std::unique_ptr<http::OutboundHttp> makeOutbound(providers::Transport& transport) {
   return std::make_unique<PooledOutbound>(transport);

@@ -18,8 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/json.hpp"
-#include "core/text.hpp"
+#include "core/log.hpp"
 #include "core/thread_name.hpp"
 #include "net/access_log.hpp"
 #include "net/outbound.hpp"
@@ -46,10 +45,14 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 /// which may hold upstream calls, handlers' state and session guards) goes first.
 struct Worker {
   Worker(const config::LiveConfig& live, const RouterFactory& make_router,
-         const std::atomic<bool>& draining, std::span<const Listener> listeners) {
+         const std::atomic<bool>& draining, std::span<const Listener> listeners,
+         exchange::Observer* observer) {
     upstream = makeUpstreamPool(ioc);
     outbound = makeOutbound(*upstream);
     observers.add(access_log);
+    if (observer != nullptr) {
+      observers.add(*observer);
+    }
     for (const Listener l : listeners) {
       routers.push_back(
           std::make_unique<http::Router>(make_router(*upstream, *outbound, draining, l)));
@@ -78,19 +81,8 @@ struct Worker {
   std::vector<std::unique_ptr<SessionShared>> shared;  ///< One per listener.
   asio::io_context ioc{1};
   AccessLog access_log{ioc};
-  exchange::Observers observers;  ///< Of this worker's exchanges: the access log.
+  exchange::Observers observers;  ///< Of this worker's exchanges: the access log, then the rest.
 };
-
-/// One JSON line on stderr for an event that is not an exchange (those go to the access log).
-void logEvent(std::string_view level, std::string_view msg, std::string_view detail) {
-  json::Writer line;
-  line.startObject();
-  line.field("level", level);
-  line.field("msg", msg);
-  line.field("detail", text::printable(detail));
-  line.endObject();
-  std::fprintf(stderr, "%s\n", line.take().c_str());
-}
 
 /// The completion handler of every spawned coroutine: a failure is logged as one JSON line.
 void logFailure(std::exception_ptr e) {
@@ -104,7 +96,7 @@ void logFailure(std::exception_ptr e) {
     what = ex.what();
   } catch (...) {
   }
-  logEvent("error", "connection handler failed", what);
+  log::event(log::Level::Error, "connection handler failed", what);
 }
 
 /// Errors of accept() that mean the process or system is out of a resource: retrying at once
@@ -131,7 +123,8 @@ asio::awaitable<void> acceptLoop(tcp::acceptor& acceptor,
     if (outOfResources(ec)) {
       if (!starved) {
         starved = true;
-        logEvent("warn", "cannot accept connections; retrying every 100 ms", ec.message());
+        log::event(log::Level::Warn, "cannot accept connections; retrying every 100 ms",
+                   ec.message());
       }
       // Open connections are served meanwhile; pending ones wait in the listen backlog.
       backoff.expires_after(kAcceptBackoff);
@@ -199,7 +192,7 @@ void awaitSignal(asio::signal_set& signals, const std::function<void()>& reload)
 }  // namespace
 
 int serve(const config::LiveConfig& live, const RouterFactory& make_router,
-          const std::function<void()>& reload) {
+          const std::function<void()>& reload, exchange::Observer* observer) {
   std::signal(SIGPIPE, SIG_IGN);
   raiseOpenFileLimit();
   const std::shared_ptr<const config::Config> first = live.pin();
@@ -215,7 +208,7 @@ int serve(const config::LiveConfig& live, const RouterFactory& make_router,
   }
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned i = workerCount(g.workers); i > 0; --i) {
-    workers.push_back(std::make_unique<Worker>(live, make_router, draining, kinds));
+    workers.push_back(std::make_unique<Worker>(live, make_router, draining, kinds, observer));
   }
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<tcp::endpoint> endpoints;
@@ -225,8 +218,8 @@ int serve(const config::LiveConfig& live, const RouterFactory& make_router,
       listen(*acceptors.back(), tcp::endpoint(asio::ip::make_address(host), port));
       endpoints.push_back(acceptors.back()->local_endpoint());
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tollgate: cannot listen on %s:%u: %s\n", host.c_str(),
-                   static_cast<unsigned>(port), e.what());
+      log::line(log::Level::Error,
+                "cannot listen on " + host + ":" + std::to_string(port) + ": " + e.what());
       return 1;
     }
   }
@@ -284,7 +277,7 @@ int serve(const config::LiveConfig& live, const RouterFactory& make_router,
     return cv.wait_for(lock, timeout, [&] { return finished == workers.size(); });
   };
   if (!waitFor(g.shutdown_timeout)) {
-    logEvent("warn", "shutdown deadline passed; closing remaining connections", "");
+    log::event(log::Level::Warn, "shutdown deadline passed; closing remaining connections", "");
     // Upstream calls first: their clients still get an error event or an error answer.
     for (auto& w : workers) {
       asio::post(w->ioc, [worker = w.get()] { worker->upstream->close(); });

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "config/live_config.hpp"
+#include "exchange/observer.hpp"
 #include "http/outbound.hpp"
 #include "http/router.hpp"
 #include "providers/transport.hpp"
@@ -27,8 +28,10 @@ using RouterFactory =
 /// gateway.shutdown_timeout; on SIGHUP calls `reload` (on the thread that waits for signals).
 /// Prints `tollgate listening on HOST:PORT` on stdout once accepting (and `tollgate console
 /// listening on HOST:PORT` when the console has a listener of its own). Returns the process
-/// exit code. Listeners and workers are those of the configuration served first.
+/// exit code. Listeners and workers are those of the configuration served first. Each exchange's
+/// end is told to its worker's access log, then to `observer` (nullptr: none; it must be
+/// thread-safe, as every worker tells it).
 int serve(const config::LiveConfig& live, const RouterFactory& make_router,
-          const std::function<void()>& reload);
+          const std::function<void()>& reload, exchange::Observer* observer);
 
 }  // namespace tollgate::net

@@ -12,6 +12,7 @@
 
 #include "core/address.hpp"
 #include "core/ids.hpp"
+#include "core/trace_context.hpp"
 #include "net/http_readers.hpp"
 #include "net/write_now.hpp"
 
@@ -48,11 +49,11 @@ class BeastHeaders final : public http::Headers {
   const bhttp::fields& fields_;
 };
 
-/// Every X-Forwarded-For value of `fields`, in order, joined by commas (a proxy may add a line of
-/// its own rather than append to the one it got).
-std::string forwardedFor(const bhttp::fields& fields) {
+/// Every `name` value of `fields`, in order, joined by commas: one list, however many lines it
+/// came in (a proxy may add a line of its own to X-Forwarded-For rather than append to it).
+std::string joinedValues(const bhttp::fields& fields, std::string_view name) {
   std::string joined;
-  const auto [first, last] = fields.equal_range("X-Forwarded-For");
+  const auto [first, last] = fields.equal_range(name);
   for (auto f = first; f != last; ++f) {
     if (!joined.empty()) {
       joined += ',';
@@ -60,6 +61,14 @@ std::string forwardedFor(const bhttp::fields& fields) {
     joined.append(f->value().data(), f->value().size());
   }
   return joined;
+}
+
+/// The exchange's trace: the caller's when it sent one valid traceparent (two are invalid), its
+/// tracestate lines joined; else a new one, sampled at [traces] sample_ratio.
+trace::Context startTrace(const bhttp::fields& fields, double sample_ratio) {
+  const bool one = fields.count("traceparent") == 1;
+  return trace::begin(one ? std::string_view(fields["traceparent"]) : std::string_view(),
+                      one ? joinedValues(fields, "tracestate") : std::string(), sample_ratio);
 }
 
 /// Writes responses on the client's connection; counts bytes and remembers a failed write.
@@ -358,8 +367,11 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     RequestReader reader(g.max_header_bytes, shared.router.maxBodyLimit());
     const ReadResult head = co_await readPart(stream, buffer, reader, RequestReader::Step::HeadDone,
                                               g.header_timeout, "headers");
+    const double sample_ratio = ctx.config.traces.sample_ratio;
     if (!head.ok) {
       if (head.error) {
+        ctx.trace = reader.headDone() ? startTrace(reader.message().base(), sample_ratio)
+                                      : trace::begin({}, {}, sample_ratio);
         ConnectionWriter closing(stream, ctx, kHttp11, false, false);
         if (reader.headDone()) {
           ctx.method = reader.message().method_string();
@@ -372,6 +384,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     }
 
     auto& req = reader.message();
+    ctx.trace = startTrace(req.base(), sample_ratio);
     const Target target = splitTarget(req.target());
     const http::Method method = http::parseMethod(req.method_string());
     const bool head_only = method == http::Method::Head;
@@ -435,7 +448,8 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     const std::string source =
         g.trusted_proxies.empty()
             ? peer
-            : address::requestSource(peer, forwardedFor(req.base()), g.trusted_proxies);
+            : address::requestSource(peer, joinedValues(req.base(), "X-Forwarded-For"),
+                                     g.trusted_proxies);
     http::Request request{method,         target.path, target.query,
                           req.version(),  &headers,    &req.body().memory(),
                           routing.params, &req.body(), source};

@@ -1,8 +1,8 @@
 #include "store/checkpointer.hpp"
 
 #include <chrono>
-#include <cstdio>
 
+#include "core/log.hpp"
 #include "core/thread_name.hpp"
 
 namespace tollgate::store {
@@ -35,7 +35,8 @@ void Checkpointer::run() {
       }
       c->checkpoint();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tollgate: checkpointing the store failed (will retry): %s\n", e.what());
+      log::line(log::Level::Warn,
+                std::string("checkpointing the store failed (will retry): ") + e.what());
       c.reset();
     }
     lock.lock();

@@ -1,12 +1,12 @@
 #include "store/writer.hpp"
 
-#include <cstdio>
 #include <exception>
 #include <future>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/log.hpp"
 #include "core/thread_name.hpp"
 #include "store/billing_store.hpp"
 #include "store/cache_store.hpp"
@@ -115,8 +115,7 @@ bool Writer::transact(std::string_view failing, const std::function<void(Connect
     tx.commit();
     return true;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate: %.*s: %s\n", static_cast<int>(failing.size()), failing.data(),
-                 e.what());
+    log::line(log::Level::Error, std::string(failing) + ": " + e.what());
     const auto* store_error = dynamic_cast<const StoreError*>(&e);
     if (store_error == nullptr || store_error->kind() == StoreError::Kind::Unavailable) {
       c_.reset();  // Connect again next time.

@@ -85,6 +85,10 @@ function withEchoLine(line) {
   return text.replace('[models.echo]\n', `[models.echo]\n${line}\n`);
 }
 
+function withTraces(traces) {
+  return toToml({ gateway: { listen: '127.0.0.1:0' }, traces, models: { echo } });
+}
+
 const LISTEN = 'gateway.listen';
 const API_BASE = 'models.m.providers.p.api_base';
 const EXCEEDS = 'must not exceed total_timeout_ms';
@@ -131,6 +135,13 @@ const BAD = [
   ['cost of nan', withEchoLine('output_cost_per_token = nan'), 'models.echo.output_cost_per_token', COST],
   ['cost of inf', withEchoLine('input_cost_per_token = inf'), 'models.echo.input_cost_per_token', COST],
   ['negative integer cost', withEchoLine('input_cost_per_token = -1'), 'models.echo.input_cost_per_token', COST],
+  ['a traces endpoint over http to another machine', withTraces({ endpoint: 'http://otel.example.com:4318' }),
+    'traces.endpoint', 'must be https'],
+  ['a traces header written in the file', withTraces({ endpoint: 'https://otel.example.com', headers: { Authorization: 'Bearer x' } }),
+    'traces.headers.Authorization', 'env::'],
+  ['a sample ratio over 1', withTraces({ sample_ratio: 2 }), 'traces.sample_ratio', 'from 0 to 1'],
+  ['a log format of neither text nor json',
+    toToml({ gateway: { listen: '127.0.0.1:0' }, log: { format: 'xml' }, models: { echo } }), 'log.format', 'json'],
 ];
 
 describe('check-config and serve refuse the same files', () => {

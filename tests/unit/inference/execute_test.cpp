@@ -8,6 +8,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <set>
 
 #include "fakes.hpp"
 #include "providers/dummy.hpp"
@@ -301,6 +302,29 @@ TEST_F(Execute, TheUpstreamGetsTheRequestIdCredentialsAndItsModel) {
   EXPECT_EQ(header("Authorization"), "Bearer " + std::string(kKey));
   EXPECT_EQ(header("Accept"), "application/json");
   EXPECT_NE(req.body.find(R"("model":"up")"), std::string::npos) << req.body;
+}
+
+TEST_F(Execute, EachAttemptIsSentASpanOfItsOwnInTheExchangesTrace) {
+  transport_.scripts["a"] = failing(Error{ErrorKind::UpstreamUnavailable, "refused", ""});
+  transport_.scripts["b"] = {std::nullopt, 500, "application/json", R"({"error":"boom"})"};
+  transport_.scripts["c"] = {std::nullopt, 200, "application/json", kCompletion};
+  auto r = run(kChat);
+  ASSERT_EQ(transport_.sent.size(), 3U);
+  ASSERT_EQ(r->ctx.attempt_log.size(), 3U);
+  std::set<trace::SpanId> spans;
+  for (std::size_t i = 0; i < transport_.sent.size(); ++i) {
+    const auto& headers = transport_.sent[i].second.headers;
+    const auto sent = std::find_if(headers.begin(), headers.end(),
+                                   [](const auto& h) { return h.first == "traceparent"; });
+    ASSERT_NE(sent, headers.end()) << i;
+    EXPECT_EQ(sent->second, trace::traceparent(r->ctx.trace, r->ctx.attempt_log[i].span)) << i;
+    EXPECT_NE(r->ctx.attempt_log[i].span, r->ctx.trace.span_id) << i;
+    spans.insert(r->ctx.attempt_log[i].span);
+    EXPECT_EQ(std::count_if(headers.begin(), headers.end(),
+                            [](const auto& h) { return h.first == "tracestate"; }),
+              0);  // The caller sent none.
+  }
+  EXPECT_EQ(spans.size(), 3U);
 }
 
 /// An adapter for a wire of its own: its requests name the provider, its answers pass through

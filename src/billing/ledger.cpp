@@ -147,11 +147,16 @@ void Ledger::applyTeam(store::BillingStore& db, std::span<const Op> ops, std::sp
   }
   const std::vector<store::SettleOutcome> outcomes = db.settle(settling);
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
-    replies[settled_at[k]].settled = outcomes[k];
+    Reply& r = replies[settled_at[k]];
+    r.settled = outcomes[k];
+    if (listener_ != nullptr && outcomes[k] != store::SettleOutcome::Withheld) {
+      r.written = std::move(settling[k].row);
+    }
   }
 }
 
 bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
+  const auto began = Clock::now();
   const bool committed = writer_.transact(
       "the ledger could not commit " + std::to_string(ops.size()) + " operations",
       [&](store::Connection& c) {
@@ -167,10 +172,21 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
         }
       });
   if (!committed) {
+    for (Reply& r : replies) {
+      r.written.reset();
+    }
     return false;
   }
   for (Reply& r : replies) {
     r.committed = true;
+    if (r.written) {
+      listener_->spent(*r.written);
+      r.written.reset();
+    }
+  }
+  if (listener_ != nullptr) {
+    listener_->batch(ops.size(),
+                     std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began));
   }
   ++commits_;
   operations_ += static_cast<std::int64_t>(ops.size());

@@ -19,6 +19,8 @@
 #include "routing/breaker.hpp"
 #include "store/migrations.hpp"
 #include "store/writer.hpp"
+#include "telemetry/metrics.hpp"
+#include "telemetry/metrics_route.hpp"
 
 namespace tollgate::cli {
 namespace {
@@ -110,11 +112,12 @@ void reload(config::LiveConfig& live, routing::Breakers& breakers) {
 /// every route is public. Requests are billed through `ledger` (nullptr: nothing is billed), in
 /// open mode to `open_team_id` if not empty; their Idempotency-Keys are claimed through `writer`
 /// (set when `ledger` is). Nothing is served past `lease` (nullptr: no store
-/// is followed, nothing to fence).
+/// is followed, nothing to fence). Exchanges are recorded in `metrics`, served on GET /metrics
+/// (on the console's listener when it has its own).
 int runGateway(config::LiveConfig& live, const StoreSetup& setup,
                const http::Authenticator* authenticator, billing::Ledger* ledger,
                store::StoreWork* writer, const std::string& open_team_id, cache::AnswerCache& cache,
-               const std::string& gateway_id, const Lease* lease) {
+               const std::string& gateway_id, const Lease* lease, telemetry::Metrics& metrics) {
   // What needs a restart (listeners, limits of the route table, the console) is read from the
   // configuration served first.
   const std::shared_ptr<const config::Config> first = live.pin();
@@ -138,9 +141,12 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
                                   ledger,       writer,
                                   open_team_id, cache,
                                   gateway_id,   lease};
-    // The console is served beside /v1, unless it has a listener of its own.
+    // The console is served beside /v1, unless it has a listener of its own; so is /metrics.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
+    if (own == (listener == net::Listener::Console)) {
+      console.push_back(telemetry::metricsRoute(metrics, breakers));
+    }
     if (accounts && own == (listener == net::Listener::Console)) {
       console::addRoutes(console,
                          {config, *accounts, services,
@@ -151,7 +157,9 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
     }
     return api::makeRouter(services, authenticator, std::move(console));
   };
-  return net::serve(live, router, [&] { reload(live, breakers); });
+  return net::serve(
+      live, router, [&] { reload(live, breakers); },
+      [&](exchange::Observers& observers) { observers.add(metrics.addWorker()); });
 }
 
 }  // namespace
@@ -190,7 +198,8 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
     cache::AnswerCache cache(cache_options, nullptr);
     config::LiveConfig live(config);
-    return runGateway(live, setup, nullptr, nullptr, nullptr, "", cache, "", nullptr);
+    telemetry::Metrics metrics(config);
+    return runGateway(live, setup, nullptr, nullptr, nullptr, "", cache, "", nullptr, metrics);
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
@@ -202,6 +211,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   // The ledger ends first, its queue committed; then the writer, running what the cache posted
   // to it before it stops; then the cache.
   std::unique_ptr<cache::AnswerCache> cache;
+  telemetry::Metrics metrics(config);  // Told of the ledger's commits: outlives the ledger.
   std::unique_ptr<store::Writer> writer;
   std::unique_ptr<billing::Ledger> ledger;
   try {
@@ -215,6 +225,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
                                  config.cache.retention_seconds * kMsPerSecond,
                                  config.cache.idempotency_window_seconds * kMsPerSecond});
     ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
+    ledger->listen(metrics.ledger());
     cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the store cannot be followed: %s\n", e.what());
@@ -223,7 +234,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret, &lease);
   config::LiveConfig live(config);
   return runGateway(live, setup, required ? &authenticator : nullptr, ledger.get(), writer.get(),
-                    open_team_id, *cache, gateway_id, &lease);
+                    open_team_id, *cache, gateway_id, &lease, metrics);
 }
 
 }  // namespace tollgate::cli

@@ -43,7 +43,8 @@ class LiveConfig {
 /// returns those keys whose values differed (dotted, e.g. "gateway.listen", "storage"): [gateway]
 /// listen, auth, open_team, workers, max_body_bytes, max_upload_bytes and lease_ms; every key of
 /// [storage] and [cache]; [console] enabled, listen, public_url, owner_email and the session
-/// times (its identity provider, sign-up and sign-in rules and team quota are reloaded).
+/// times (its identity provider, sign-up and sign-in rules and team quota are reloaded);
+/// [metrics] team_labels and max_teams (its allow and token are reloaded).
 std::vector<std::string> keepRestartOnly(Config& next, const Config& running);
 
 }  // namespace tollgate::config

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "config/live_config.hpp"
+#include "exchange/observer.hpp"
 #include "http/outbound.hpp"
 #include "http/router.hpp"
 #include "providers/transport.hpp"
@@ -23,12 +24,16 @@ using RouterFactory =
     std::function<http::Router(providers::Transport& network, http::OutboundHttp& outbound,
                                const std::atomic<bool>& draining, Listener listener)>;
 
+/// Adds observers of one worker's exchanges beside its access log (called once per worker
+/// thread, before serving; what it adds outlives the server).
+using AddObservers = std::function<void(exchange::Observers& observers)>;
+
 /// Serves `live`'s configuration until SIGINT or SIGTERM, then drains within
 /// gateway.shutdown_timeout; on SIGHUP calls `reload` (on the thread that waits for signals).
 /// Prints `tollgate listening on HOST:PORT` on stdout once accepting (and `tollgate console
 /// listening on HOST:PORT` when the console has a listener of its own). Returns the process
 /// exit code. Listeners and workers are those of the configuration served first.
 int serve(const config::LiveConfig& live, const RouterFactory& make_router,
-          const std::function<void()>& reload);
+          const std::function<void()>& reload, const AddObservers& add_observers);
 
 }  // namespace tollgate::net

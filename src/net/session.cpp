@@ -381,6 +381,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     http::Routing routing =
         shared.router.route(method, target.path, req[bhttp::field::content_type]);
     if (routing.route != nullptr) {
+      ctx.route = routing.route->pattern;
       // Who is calling is settled before the body is read: a stranger cannot make us buffer it.
       if (auto refused =
               shared.router.admit(*routing.route, req[bhttp::field::authorization], ctx.caller)) {

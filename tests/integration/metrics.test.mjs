@@ -2,7 +2,8 @@
 // retried one, a cache hit, an Idempotency-Key replay, one refused for its balance) every family
 // is there with sensible values, promtool accepts the text, and the cost and uncollected counters
 // agree with the committed spend rows per model within 1e-9 USD. Only an allowed source or the
-// bearer token is answered; anyone else gets the 404 of an unknown route.
+// bearer token is answered; anyone else gets the 404 of an unknown route. With team labels on,
+// per model and team; on PostgreSQL, over two gateways sharing the store, their counters summed.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -49,18 +50,34 @@ for (const engine of ENGINES) {
     let store;
     let mock;
     let gw;
+    let gateways; // Both serve the mix, their scrapes summed.
     const { keyFor } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
     let key;
     let broke;
 
-    /** Each model's committed cost and uncollected amount, in pico-USD, from the store. */
+    /** Each model and team's committed cost and uncollected amount, in pico-USD, from the store. */
     function committed() {
-      const out = {};
-      for (const line of store.sql('SELECT model, SUM(cost), SUM(uncollected) FROM spend GROUP BY model;').split('\n')) {
-        const [model, cost, uncollected] = line.trim().split('|').map((s) => s.trim());
-        if (model) out[model] = { cost: BigInt(cost), uncollected: BigInt(uncollected) };
+      const out = [];
+      const rows = store.sql('SELECT s.model, t.name, SUM(s.cost), SUM(s.uncollected) FROM spend s ' +
+        'JOIN teams t ON t.id = s.team_id GROUP BY s.model, t.name;');
+      for (const line of rows.split('\n')) {
+        const [model, team, cost, uncollected] = line.trim().split('|').map((x) => x.trim());
+        if (model) out.push({ model, team, cost: BigInt(cost), uncollected: BigInt(uncollected) });
       }
       return out;
+    }
+
+    /** Every gateway's samples, concatenated (so that total() sums them). */
+    const scrapeAll = async () => (await Promise.all(gateways.map(async (g) => samples((await scrape(g.baseURL)).text)))).flat();
+
+    /** Whether the counters' increase from `before` to `after` equals the rows, per model and team. */
+    function agrees(before, after, rows) {
+      return rows.every(({ model, team, cost, uncollected }) => {
+        const where = { model, team };
+        const c = total(after, 'tollgate_cost_usd_total', where) - total(before, 'tollgate_cost_usd_total', where);
+        const u = total(after, 'tollgate_uncollected_usd_total', where) - total(before, 'tollgate_uncollected_usd_total', where);
+        return Math.abs(c - Number(cost) / 1e12) <= 1e-9 && Math.abs(u - Number(uncollected) / 1e12) <= 1e-9;
+      });
     }
 
     before(async () => {
@@ -80,24 +97,31 @@ for (const engine of ENGINES) {
         },
       });
       config.storage = store.storage;
+      config.metrics = { team_labels: true };
       gw = await startGateway({ config, env: store.env });
+      gateways = [gw];
+      if (engine.name === 'postgres') {
+        gateways.push(await startGateway({ config, env: store.env }));
+      }
       key = await keyFor('metrics-a', '10');
       broke = await keyFor('metrics-broke', '0');
     });
 
     after(async () => {
-      await gw?.stop();
+      await Promise.all((gateways ?? []).map((g) => g.stop()));
       await mock?.close();
       store?.stop();
     });
 
     test('after a mix of requests every family is there, promtool accepts it, money agrees with the spend rows', async () => {
-      const before = samples((await scrape(gw.baseURL)).text);
-      const chat = (body, headers = {}, k = key) =>
-        postJson(gw.baseURL, '/v1/chat/completions', body, { headers: { ...bearer(k), ...headers } });
+      const before = await scrapeAll();
+      let turn = 0; // Requests go to the gateways in turn.
+      const next = () => gateways[turn++ % gateways.length].baseURL;
+      const chat = (body, headers = {}, k = key, base = next()) =>
+        postJson(base, '/v1/chat/completions', body, { headers: { ...bearer(k), ...headers } });
 
       assert.equal((await chat(chatBody(marker('whole')))).status, 200);
-      const streamed = await fetch(`${gw.baseURL}/v1/chat/completions`, {
+      const streamed = await fetch(`${next()}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...bearer(key) },
         body: JSON.stringify(chatBody(marker('stream'), { stream: true })),
@@ -107,13 +131,16 @@ for (const engine of ENGINES) {
       assert.equal((await chat(chatBody(`${marker('fail')} mock:status=400`))).status, 400);
       assert.equal((await chat(chatBody(marker('retried'), {}, 'fallback_model'))).status, 200);
       const cached = chatBody(marker('cached'), { 'tollgate::cache_options': { enabled: 'on' } }, 'cached_model');
-      assert.equal((await chat(cached)).status, 200);
-      const hit = await chat(cached);
+      // A hit and a replay on the gateway that kept the answer (another one finds it once its
+      // write committed).
+      const keeper = next();
+      assert.equal((await chat(cached, {}, key, keeper)).status, 200);
+      const hit = await chat(cached, {}, key, keeper);
       assert.equal(hit.headers.get('tollgate-cache'), 'hit');
       const once = chatBody(marker('once'), {}, 'cached_model');
       const idem = { 'idempotency-key': `k-${marker('idem')}` };
-      assert.equal((await chat(once, idem)).status, 200);
-      assert.equal((await chat(once, idem)).status, 200);
+      assert.equal((await chat(once, idem, key, keeper)).status, 200);
+      assert.equal((await chat(once, idem, key, keeper)).status, 200);
       const refused = await chat(chatBody(marker('broke')), {}, broke);
       assert.equal(refused.status, 403);
       assert.equal(refused.json.error.code, 'insufficient_balance');
@@ -122,20 +149,13 @@ for (const engine of ENGINES) {
       // The settlements commit after their answers: the counters catch up with the rows.
       let after;
       await waitFor(async () => {
-        after = samples((await scrape(gw.baseURL)).text);
-        const rows = committed();
-        return Object.keys(rows).length > 0 && Object.entries(rows).every(([model, r]) => {
-          const cost = total(after, 'tollgate_cost_usd_total', { model }) - total(before, 'tollgate_cost_usd_total', { model });
-          const unc = total(after, 'tollgate_uncollected_usd_total', { model }) - total(before, 'tollgate_uncollected_usd_total', { model });
-          return Math.abs(cost - Number(r.cost) / 1e12) <= 1e-9 && Math.abs(unc - Number(r.uncollected) / 1e12) <= 1e-9;
-        });
+        after = await scrapeAll();
+        return agrees(before, after, committed());
       }, 5000, 50);
       const rows = committed();
-      assert.ok(rows.mock_model.cost > 0n, 'the mix was charged');
-      for (const [model, r] of Object.entries(rows)) {
-        const cost = total(after, 'tollgate_cost_usd_total', { model }) - total(before, 'tollgate_cost_usd_total', { model });
-        assert.ok(Math.abs(cost - Number(r.cost) / 1e12) <= 1e-9, `${model}: scraped ${cost}, rows ${r.cost} pico-USD`);
-      }
+      assert.ok(rows.some((r) => r.model === 'mock_model' && r.team === 'metrics-a' && r.cost > 0n), 'the mix was charged');
+      assert.ok(agrees(before, after, rows), JSON.stringify({ rows: rows.map((r) => ({ ...r, cost: String(r.cost), uncollected: String(r.uncollected) })),
+        scraped: after.filter((x) => x.name.startsWith('tollgate_cost') || x.name.startsWith('tollgate_uncollected')) }));
 
       const res = await scrape(gw.baseURL);
       assert.equal(res.status, 200);
@@ -166,7 +186,7 @@ for (const engine of ENGINES) {
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'hit' }) >= 1);
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'miss' }) >= 1);
       assert.ok(total(after, 'tollgate_idempotency_keys_total', { outcome: 'replayed' }) >= 1);
-      assert.equal(total(after, 'tollgate_circuit_breaker_state', { model: 'mock_model', provider: 'primary', state: 'closed' }), 1);
+      assert.equal(total(after, 'tollgate_circuit_breaker_state', { model: 'mock_model', provider: 'primary', state: 'closed' }), gateways.length);
       assert.ok(total(after, 'tollgate_ledger_batch_operations_count') >= 1);
       assert.ok(total(after, 'tollgate_ledger_commit_duration_seconds_count') >= 1);
       // Label values never carry what a client sent.

@@ -68,6 +68,8 @@ asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico
     const auto now = Clock::now();
     std::lock_guard lock(escrow_mu_);
     if (auto held = escrows_.take(team_id, amount, lease_.trusted(now), now)) {
+      ++in_flight_.holds;
+      in_flight_.amount += amount;
       co_return HoldReply{HoldStatus::Held, 0, std::move(*held)};
     }
   }
@@ -107,6 +109,13 @@ void Ledger::record(store::SpendRow row) {
 void Ledger::release(const store::Hold& h) {
   std::lock_guard lock(escrow_mu_);
   escrows_.give(h.team_id, h.id, h.amount);
+  --in_flight_.holds;
+  in_flight_.amount -= h.amount;
+}
+
+Ledger::InFlight Ledger::inFlight() const {
+  std::lock_guard lock(escrow_mu_);
+  return in_flight_;
 }
 
 void Ledger::enqueue(Op op) {
@@ -213,13 +222,22 @@ void Ledger::account(const Op& op, const Reply& reply, std::uint64_t epoch) {
       escrows_.gone(team, op.hold.id);
     } else if (reply.hold.held) {
       escrows_.granted(team, op.hold.id, reply.hold.extra, epoch);
+      ++in_flight_.holds;
+      in_flight_.amount += op.hold.amount;
     } else {
       escrows_.refused(team, op.draw, epoch);
     }
-  } else if (reply.settled == store::SettleOutcome::Kept) {
-    escrows_.settled(team, op.hold.id, op.hold.amount - op.row.cost, epoch);
   } else {
-    escrows_.gone(team, op.hold.id);
+    if (reply.settled != store::SettleOutcome::Withheld) {
+      // Settled: no longer in flight (a withheld one is released by its Charge).
+      --in_flight_.holds;
+      in_flight_.amount -= op.hold.amount;
+    }
+    if (reply.settled == store::SettleOutcome::Kept) {
+      escrows_.settled(team, op.hold.id, op.hold.amount - op.row.cost, epoch);
+    } else {
+      escrows_.gone(team, op.hold.id);
+    }
   }
 }
 

@@ -91,6 +91,13 @@ class Ledger final : public store::Journal {
   /// ledger is used.
   void listen(CommitListener& listener) { listener_ = &listener; }
 
+  /// Holds taken and not yet settled or released, and what they hold.
+  struct InFlight {
+    std::int64_t holds = 0;
+    money::Pico amount = 0;
+  };
+  InFlight inFlight() const;
+
   /// The writer's thread: commits what is queued, holds and settlements, in one batch.
   bool commit() override;
   /// The writer's thread: gives back escrows unused for a while (all of them when `closing`),
@@ -142,8 +149,9 @@ class Ledger final : public store::Journal {
   CommitListener* listener_ = nullptr;
   std::mutex mu_;
   std::deque<Op> queue_;  ///< Guarded by mu_.
-  std::mutex escrow_mu_;
+  mutable std::mutex escrow_mu_;
   EscrowBook escrows_;  ///< Guarded by escrow_mu_.
+  InFlight in_flight_;  ///< Guarded by escrow_mu_.
   // Batches committed, what they held, and the largest (writer thread only; printed at the end).
   std::int64_t commits_ = 0;
   std::int64_t operations_ = 0;

@@ -225,7 +225,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
                                  config.cache.retention_seconds * kMsPerSecond,
                                  config.cache.idempotency_window_seconds * kMsPerSecond});
     ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
-    ledger->listen(metrics.ledger());
+    metrics.follow(*ledger);
     cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: the store cannot be followed: %s\n", e.what());

@@ -303,6 +303,11 @@ Metrics::Metrics(const config::Config& config)
 
 Metrics::~Metrics() = default;
 
+void Metrics::follow(billing::Ledger& ledger) {
+  ledger.listen(money_);
+  ledger_ = &ledger;
+}
+
 exchange::Observer& Metrics::addWorker() {
   std::lock_guard lock(mu_);
   return *workers_.emplace_back(std::make_unique<WorkerMetrics>());
@@ -390,6 +395,18 @@ std::string Metrics::scrape(const config::Config& config, const routing::Breaker
     }
   }
   out.push_back(std::move(breaker));
+  if (ledger_ != nullptr) {
+    const billing::Ledger::InFlight held = ledger_->inFlight();
+    auto holds =
+        family("tollgate_holds_in_flight",
+               "Requests holding part of their team's balance, not yet settled", MetricType::Gauge);
+    addValue(holds, {}, static_cast<double>(held.holds));
+    out.push_back(std::move(holds));
+    auto amount =
+        family("tollgate_held_usd", "What the holds in flight hold, in USD", MetricType::Gauge);
+    addValue(amount, {}, usdFromPico(held.amount));
+    out.push_back(std::move(amount));
+  }
   for (auto& f : money_.collect()) {
     out.push_back(std::move(f));
   }

@@ -28,8 +28,8 @@ class Metrics {
 
   /// A new worker's observer, kept as long as this: each worker thread records into its own.
   exchange::Observer& addWorker();
-  /// What the ledger's commits are told to.
-  billing::CommitListener& ledger() { return money_; }
+  /// Counts what `ledger` (which outlives the scrapes) commits, and shows its holds in flight.
+  void follow(billing::Ledger& ledger);
   /// Every family in the Prometheus text format (version 0.0.4), with the state of each of
   /// `config`'s providers' breakers in `breakers`.
   std::string scrape(const config::Config& config, const routing::Breakers& breakers) const;
@@ -37,6 +37,7 @@ class Metrics {
  private:
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<WorkerMetrics>> workers_;  ///< mu_.
+  const billing::Ledger* ledger_ = nullptr;              ///< None: nothing is billed.
   MoneyCounters money_;
 };
 

@@ -187,6 +187,12 @@ for (const engine of ENGINES) {
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'miss' }) >= 1);
       assert.ok(total(after, 'tollgate_idempotency_keys_total', { outcome: 'replayed' }) >= 1);
       assert.equal(total(after, 'tollgate_circuit_breaker_state', { model: 'mock_model', provider: 'primary', state: 'closed' }), gateways.length);
+      // Every hold of the mix was settled or released.
+      assert.ok(after.some((x) => x.name === 'tollgate_holds_in_flight'));
+      await waitFor(async () => {
+        const now = await scrapeAll();
+        return total(now, 'tollgate_holds_in_flight') === 0 && total(now, 'tollgate_held_usd') === 0;
+      }, 5000, 50);
       assert.ok(total(after, 'tollgate_ledger_batch_operations_count') >= 1);
       assert.ok(total(after, 'tollgate_ledger_commit_duration_seconds_count') >= 1);
       // Label values never carry what a client sent.

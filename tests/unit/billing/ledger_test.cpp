@@ -269,5 +269,20 @@ TEST_F(LedgerTest, ItsListenerIsToldEachSpendRowAsCommitted) {
   EXPECT_EQ(told.operations_told, 3U);  // The hold and the two settlements.
 }
 
+TEST_F(LedgerTest, HoldsAreInFlightUntilSettledOrReleased) {
+  db_->topUp(team_, 10'000);
+  const Ledger::HoldReply first = hold(10).get();   // Through the store.
+  const Ledger::HoldReply second = hold(20).get();  // From the escrow at hand.
+  ASSERT_EQ(second.status, Ledger::HoldStatus::Held);
+  EXPECT_EQ(ledger_->inFlight().holds, 2);
+  EXPECT_EQ(ledger_->inFlight().amount, 30);
+  EXPECT_TRUE(settle(first.hold, "req-1", 4).get());
+  EXPECT_EQ(ledger_->inFlight().holds, 1);
+  EXPECT_EQ(ledger_->inFlight().amount, 20);
+  ledger_->release(second.hold);
+  EXPECT_EQ(ledger_->inFlight().holds, 0);
+  EXPECT_EQ(ledger_->inFlight().amount, 0);
+}
+
 }  // namespace
 }  // namespace tollgate::billing

@@ -168,6 +168,8 @@ struct Gathered {
   ByLabels<std::uint64_t> failures;
   std::array<std::uint64_t, kCacheOutcomes.size()> cache{};
   std::array<std::uint64_t, kKeyOutcomes.size()> keys{};
+  std::int64_t connections = 0;
+  std::int64_t streams = 0;
 };
 
 LabelList genAi(std::string_view op, std::string_view model, std::string_view provider) {
@@ -201,6 +203,8 @@ void addValues(prometheus::MetricFamily& f, const ByLabels<std::uint64_t>& value
 class WorkerMetrics final : public exchange::Observer {
  public:
   void ended(const exchange::RequestContext& ctx) override;
+  void connections(int delta) override { connections_.add(delta); }
+  void streams(int delta) override { streams_.add(delta); }
   /// Adds this worker's cells to `g`; under `mu`.
   void gather(Gathered& g) const;
 
@@ -211,6 +215,8 @@ class WorkerMetrics final : public exchange::Observer {
   Series<AttemptCells, 3> attempts_;
   std::array<Tally, kCacheOutcomes.size()> cache_;
   std::array<Tally, kKeyOutcomes.size()> keys_;
+  Level connections_;
+  Level streams_;
 };
 
 void WorkerMetrics::ended(const exchange::RequestContext& ctx) {
@@ -295,6 +301,8 @@ void WorkerMetrics::gather(Gathered& g) const {
   for (std::size_t i = 0; i < keys_.size(); ++i) {
     g.keys[i] += keys_[i].get();
   }
+  g.connections += connections_.get();
+  g.streams += streams_.get();
 }
 
 Metrics::Metrics(const config::Config& config)
@@ -380,6 +388,13 @@ std::string Metrics::scrape(const config::Config& config, const routing::Breaker
     addValue(keys, {{"outcome", std::string(kKeyOutcomes[i])}}, static_cast<double>(g.keys[i]));
   }
   out.push_back(std::move(keys));
+  auto connections =
+      family("tollgate_open_connections", "Client connections open", MetricType::Gauge);
+  addValue(connections, {}, static_cast<double>(g.connections));
+  out.push_back(std::move(connections));
+  auto streams = family("tollgate_open_streams", "Streamed answers being sent", MetricType::Gauge);
+  addValue(streams, {}, static_cast<double>(g.streams));
+  out.push_back(std::move(streams));
   auto breaker = family("tollgate_circuit_breaker_state",
                         "Each provider's circuit breaker: 1 for its state, 0 for the others",
                         MetricType::Gauge);

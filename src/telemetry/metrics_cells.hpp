@@ -24,6 +24,18 @@ class Tally {
   std::atomic<std::uint64_t> value_{0};
 };
 
+/// A level (a gauge) that one thread moves and any thread reads.
+class Level {
+ public:
+  void add(std::int64_t delta) {
+    value_.store(value_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+  }
+  std::int64_t get() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::int64_t> value_{0};
+};
+
 /// Buckets summed over every cell of one series, when scraped.
 struct HistogramSum {
   std::vector<std::uint64_t> counts;  ///< Per bucket, not cumulative; the last one is +Inf.

@@ -187,6 +187,9 @@ for (const engine of ENGINES) {
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'miss' }) >= 1);
       assert.ok(total(after, 'tollgate_idempotency_keys_total', { outcome: 'replayed' }) >= 1);
       assert.equal(total(after, 'tollgate_circuit_breaker_state', { model: 'mock_model', provider: 'primary', state: 'closed' }), gateways.length);
+      // The scrape's own connection is open; no stream is left.
+      assert.ok(total(after, 'tollgate_open_connections') >= 1);
+      assert.equal(total(after, 'tollgate_open_streams'), 0);
       // Every hold of the mix was settled or released.
       assert.ok(after.some((x) => x.name === 'tollgate_holds_in_flight'));
       await waitFor(async () => {
@@ -197,6 +200,20 @@ for (const engine of ENGINES) {
       assert.ok(total(after, 'tollgate_ledger_commit_duration_seconds_count') >= 1);
       // Label values never carry what a client sent.
       assert.doesNotMatch(res.text, /metrics-broke|whole-|upstream-model/);
+    });
+
+    test('a stream is counted while it is sent', async () => {
+      const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearer(key) },
+        body: JSON.stringify(chatBody(`${marker('slow')} mock:stream-slow=100`, { stream: true })),
+      });
+      assert.equal(res.status, 200);
+      const reader = res.body.getReader();
+      await reader.read();
+      assert.equal(total(samples((await scrape(gw.baseURL)).text), 'tollgate_open_streams'), 1);
+      while (!(await reader.read()).done) { /* the rest of the stream */ }
+      await waitFor(async () => total(samples((await scrape(gw.baseURL)).text), 'tollgate_open_streams') === 0, 3000, 25);
     });
   });
 }

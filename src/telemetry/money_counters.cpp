@@ -62,7 +62,15 @@ const std::string& MoneyCounters::teamLabel(const std::string& team) {
 void MoneyCounters::spent(const store::SpendRow& row) {
   std::lock_guard lock(mu_);
   const std::string& team = labels_.team_labels ? teamLabel(row.team) : kNone;
-  Sums& s = sums_[{row.model, team}];
+  auto model = sums_.find(row.model);
+  if (model == sums_.end()) {
+    model = sums_.emplace(row.model, std::map<std::string, Sums, std::less<>>{}).first;
+  }
+  auto series = model->second.find(team);
+  if (series == model->second.end()) {
+    series = model->second.emplace(team, Sums{}).first;
+  }
+  Sums& s = series->second;
   s.cost += row.cost;
   s.uncollected += row.uncollected;
 }
@@ -88,13 +96,15 @@ std::vector<prometheus::MetricFamily> MoneyCounters::collect() const {
   auto commit = family("tollgate_ledger_commit_duration_seconds",
                        "How long a ledger batch's transaction took", MetricType::Histogram);
   std::lock_guard lock(mu_);
-  for (const auto& [key, sums] : sums_) {
-    LabelList labels{{"model", key.first}};
-    if (labels_.team_labels) {
-      labels.emplace_back("team", key.second);
+  for (const auto& [model, teams] : sums_) {
+    for (const auto& [team, sums] : teams) {
+      LabelList labels{{"model", model}};
+      if (labels_.team_labels) {
+        labels.emplace_back("team", team);
+      }
+      addValue(cost, labels, usdFromPico(sums.cost));
+      addValue(uncollected, labels, usdFromPico(sums.uncollected));
     }
-    addValue(cost, labels, usdFromPico(sums.cost));
-    addValue(uncollected, labels, usdFromPico(sums.uncollected));
   }
   HistogramSum sizes;
   batch_operations_.addTo(sizes);

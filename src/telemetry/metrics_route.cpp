@@ -19,6 +19,7 @@ http::Route metricsRoute(const Metrics& metrics, const routing::Breakers& breake
           [&metrics, &breakers](exchange::RequestContext& ctx, http::Request& req,
                                 http::ResponseWriter& out) -> boost::asio::awaitable<void> {
             if (!mayScrape(ctx.config.metrics, req.source, req.header("Authorization"))) {
+              ctx.route = {};  // Recorded as what it answers: a path no route serves.
               co_await out.sendError(http::routeNotFound(req.path));
               co_return;
             }

@@ -246,6 +246,11 @@ describe('who may read /metrics', () => {
     const answered = await scrape(gw.baseURL, { authorization: `Bearer ${TOKEN}` });
     assert.equal(answered.status, 200);
     assert.match(answered.text, /# TYPE tollgate_requests_total counter/);
+    // The refused scrapes were counted as unknown routes, not as /metrics.
+    assert.doesNotMatch(answered.text, /route="\/metrics",status_class="4xx"/);
+    const promtool = spawnSync('promtool', ['check', 'metrics'], { input: answered.text, encoding: 'utf8' });
+    assert.equal(promtool.status, 0, `promtool: ${promtool.stdout}${promtool.stderr}`);
+    assert.equal(`${promtool.stdout}${promtool.stderr}`.trim(), '', 'no lint warnings');
     assert.doesNotMatch(answered.text, new RegExp(TOKEN));
   });
 });

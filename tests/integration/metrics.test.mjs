@@ -4,6 +4,7 @@
 // agree with the committed spend rows per model within 1e-9 USD. Only an allowed source or the
 // bearer token is answered; anyone else gets the 404 of an unknown route. With team labels on,
 // per model and team; on PostgreSQL, over two gateways sharing the store, their counters summed.
+// With the console on a listener of its own, /metrics is served there.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -252,5 +253,31 @@ describe('who may read /metrics', () => {
     assert.equal(promtool.status, 0, `promtool: ${promtool.stdout}${promtool.stderr}`);
     assert.equal(`${promtool.stdout}${promtool.stderr}`.trim(), '', 'no lint warnings');
     assert.doesNotMatch(answered.text, new RegExp(TOKEN));
+  });
+});
+
+describe('/metrics on the console\'s own listener', () => {
+  let gw;
+
+  before(async () => {
+    const dead = `http://127.0.0.1:${await closedPort()}/v1`;
+    const config = standardConfig(dead, dead, { gateway: { auth: 'required' } });
+    config.console = { listen: '127.0.0.1:0' };
+    gw = await startGateway({ config });
+  });
+
+  after(async () => {
+    await gw?.stop();
+  });
+
+  test('it is served there, not on the gateway\'s listener', async () => {
+    const port = /^tollgate console listening on 127\.0\.0\.1:(\d+)$/m.exec(gw.stdout)?.[1];
+    assert.ok(port, `no console listener line in: ${gw.stdout}`);
+    const onConsole = await scrape(`http://127.0.0.1:${port}`);
+    assert.equal(onConsole.status, 200);
+    assert.match(onConsole.text, /# TYPE tollgate_requests_total counter/);
+    const onGateway = await scrape(gw.baseURL);
+    assert.equal(onGateway.status, 404);
+    assert.equal(JSON.parse(onGateway.text).error.code, 'not_found');
   });
 });

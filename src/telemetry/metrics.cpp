@@ -38,6 +38,10 @@ constexpr std::array<routing::CircuitBreaker::State, 3> kBreakerStates{
     routing::CircuitBreaker::State::Closed, routing::CircuitBreaker::State::Open,
     routing::CircuitBreaker::State::HalfOpen};
 
+// An outcome's index is its enumerator's, less None's.
+static_assert(static_cast<std::size_t>(exchange::CacheOutcome::Partial) == kCacheOutcomes.size());
+static_assert(static_cast<std::size_t>(exchange::KeyOutcome::Conflict) == kKeyOutcomes.size());
+
 double seconds(Micros us) { return static_cast<double>(us.count()) / kMicrosPerSecond; }
 
 std::size_t statusClass(int status) {

@@ -133,6 +133,7 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
       std::fprintf(stderr, "tollgate: the console cannot use the store: %s\n", e.what());
       return 1;
     }
+    metrics.follow(*accounts);
   }
   const auto router = [&](providers::Transport& network, http::OutboundHttp& outbound,
                           const std::atomic<bool>& draining, net::Listener listener) {

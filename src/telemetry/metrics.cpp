@@ -426,6 +426,14 @@ std::string Metrics::scrape(const config::Config& config, const routing::Breaker
     addValue(amount, {}, usdFromPico(held.amount));
     out.push_back(std::move(amount));
   }
+  if (accounts_ != nullptr) {
+    const accounts::AccountService::SignIns in = accounts_->signIns();
+    auto sign_ins = family("tollgate_console_sign_ins_total",
+                           "Console sign-ins, by outcome (succeeded, failed)", MetricType::Counter);
+    addValue(sign_ins, {{"outcome", "succeeded"}}, static_cast<double>(in.succeeded));
+    addValue(sign_ins, {{"outcome", "failed"}}, static_cast<double>(in.failed));
+    out.push_back(std::move(sign_ins));
+  }
   for (auto& f : money_.collect()) {
     out.push_back(std::move(f));
   }

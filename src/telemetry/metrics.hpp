@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "accounts/account_service.hpp"
 #include "exchange/observer.hpp"
 #include "routing/breaker.hpp"
 #include "telemetry/money_counters.hpp"
@@ -26,6 +27,8 @@ class Metrics {
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
+  /// Shows the console's sign-ins as `accounts` (which outlives the scrapes) counts them.
+  void follow(const accounts::AccountService& accounts) { accounts_ = &accounts; }
   /// A new worker's observer, kept as long as this: each worker thread records into its own.
   exchange::Observer& addWorker();
   /// Counts what `ledger` (which outlives the scrapes) commits, and shows its holds in flight.
@@ -38,6 +41,7 @@ class Metrics {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<WorkerMetrics>> workers_;  ///< mu_.
   const billing::Ledger* ledger_ = nullptr;              ///< None: nothing is billed.
+  const accounts::AccountService* accounts_ = nullptr;   ///< None: no console.
   MoneyCounters money_;
 };
 

@@ -14,6 +14,7 @@ import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
   startGateway, standardConfig, closedPort, openaiProvider, adminOf, postJson, chatBody, waitFor, marker,
 } from '../fixtures/gateway.mjs';
+import { request } from '../fixtures/console.mjs';
 
 const bearer = (key) => ({ authorization: `Bearer ${key}` });
 const TOKEN_ENV = 'TOLLGATE_TEST_METRICS_TOKEN';
@@ -270,12 +271,19 @@ describe('/metrics on the console\'s own listener', () => {
     await gw?.stop();
   });
 
-  test('it is served there, not on the gateway\'s listener', async () => {
+  test('it is served there, not on the gateway\'s listener, with the console\'s sign-ins', async () => {
     const port = /^tollgate console listening on 127\.0\.0\.1:(\d+)$/m.exec(gw.stdout)?.[1];
     assert.ok(port, `no console listener line in: ${gw.stdout}`);
-    const onConsole = await scrape(`http://127.0.0.1:${port}`);
+    const consoleURL = `http://127.0.0.1:${port}`;
+    const failed = await request(consoleURL, 'POST', '/console/api/auth/link',
+      { headers: { origin: consoleURL }, body: { token: 'll-tollgate-' + 'x'.repeat(32) } });
+    assert.equal(failed.status, 401);
+    const onConsole = await scrape(consoleURL);
     assert.equal(onConsole.status, 200);
     assert.match(onConsole.text, /# TYPE tollgate_requests_total counter/);
+    const all = samples(onConsole.text);
+    assert.equal(total(all, 'tollgate_console_sign_ins_total', { outcome: 'failed' }), 1);
+    assert.equal(total(all, 'tollgate_console_sign_ins_total', { outcome: 'succeeded' }), 0);
     const onGateway = await scrape(gw.baseURL);
     assert.equal(onGateway.status, 404);
     assert.equal(JSON.parse(onGateway.text).error.code, 'not_found');

@@ -153,6 +153,7 @@ struct AttemptCells {
   explicit AttemptCells(std::string_view op) : operation(op) {}
   std::string_view operation;
   Tally count;
+  Tally retries;  ///< Attempts after their exchange's first: retries and fallbacks.
   HistogramCell duration{kDurationBounds};
 };
 
@@ -169,6 +170,7 @@ struct Gathered {
   ByLabels<HistogramSum> overhead;
   ByLabels<HistogramSum> operation;
   ByLabels<std::uint64_t> attempts;
+  ByLabels<std::uint64_t> retries;
   ByLabels<std::uint64_t> failures;
   std::array<std::uint64_t, kCacheOutcomes.size()> cache{};
   std::array<std::uint64_t, kKeyOutcomes.size()> keys{};
@@ -251,6 +253,9 @@ void WorkerMetrics::ended(const exchange::RequestContext& ctx) {
   for (const exchange::AttemptRecord& a : ctx.attempt_log) {
     AttemptCells& cells = attempts_.find(mu, {model, a.provider, a.error_code}, op);
     cells.count.add();
+    if (&a != &ctx.attempt_log.front()) {
+      cells.retries.add();
+    }
     cells.duration.observe(seconds(std::max(a.ended - a.started, Micros(0))));
   }
   if (ctx.cache != exchange::CacheOutcome::None) {
@@ -292,6 +297,7 @@ void WorkerMetrics::gather(Gathered& g) const {
     const auto& [model, provider, error] = k;
     const std::uint64_t n = a.count.get();
     g.attempts[{{"model", model}, {"provider", provider}}] += n;
+    g.retries[{{"model", model}, {"provider", provider}}] += a.retries.get();
     if (!error.empty()) {
       g.failures[{{"error", error}, {"model", model}, {"provider", provider}}] += n;
     }
@@ -367,6 +373,11 @@ std::string Metrics::scrape(const config::Config& config, const routing::Breaker
                          "Upstream attempts, retries and fallbacks included", MetricType::Counter);
   addValues(attempts, g.attempts);
   out.push_back(std::move(attempts));
+  auto retries = family("tollgate_upstream_retries_total",
+                        "Upstream attempts after their exchange's first: retries and fallbacks",
+                        MetricType::Counter);
+  addValues(retries, g.retries);
+  out.push_back(std::move(retries));
   auto failures =
       family("tollgate_upstream_failures_total",
              "Upstream attempts that failed, by the error catalogue's code", MetricType::Counter);

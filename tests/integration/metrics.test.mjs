@@ -183,6 +183,7 @@ for (const engine of ENGINES) {
       assert.ok(total(after, 'gen_ai_client_operation_duration_seconds_count', { gen_ai_provider_name: 'primary' }) >= 5);
       assert.ok(total(after, 'tollgate_upstream_attempts_total', { model: 'fallback_model', provider: 'dead' }) >= 1);
       assert.ok(total(after, 'tollgate_upstream_failures_total', { model: 'fallback_model', provider: 'dead' }) >= 1);
+      assert.ok(total(after, 'tollgate_upstream_retries_total', { model: 'fallback_model', provider: 'primary' }) >= 1);
       assert.ok(total(after, 'tollgate_upstream_failures_total', { model: 'mock_model' }) >= 1);
       assert.ok(total(after, 'tollgate_gateway_overhead_seconds_count', { route: '/v1/chat/completions' }) >= 8);
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'hit' }) >= 1);

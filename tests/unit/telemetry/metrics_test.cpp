@@ -163,6 +163,8 @@ TEST(Metrics, AnExchangeIsCountedUnderItsConfiguredLabels) {
             std::string::npos);
   EXPECT_NE(text.find("tollgate_upstream_attempts_total{model=\"echo\",provider=\"local\"} 2"),
             std::string::npos);
+  EXPECT_NE(text.find("tollgate_upstream_retries_total{model=\"echo\",provider=\"local\"} 0"),
+            std::string::npos);
   EXPECT_NE(text.find("tollgate_cache_lookups_total{outcome=\"miss\"} 2"), std::string::npos);
   EXPECT_NE(text.find("tollgate_circuit_breaker_state{model=\"echo\",provider=\"local\",state="
                       "\"closed\"} 1"),

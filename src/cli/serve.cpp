@@ -123,6 +123,7 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
   const std::shared_ptr<const config::Config> first = live.pin();
   const config::Config& config = *first;
   routing::Breakers breakers(config);
+  metrics.follow(cache);
   std::unique_ptr<accounts::AccountService> accounts;
   if (config.console.enabled) {
     try {

@@ -395,6 +395,12 @@ std::string Metrics::scrape(const config::Config& config, const routing::Breaker
     addValue(cache, {{"outcome", std::string(kCacheOutcomes[i])}}, static_cast<double>(g.cache[i]));
   }
   out.push_back(std::move(cache));
+  if (cache_ != nullptr) {
+    auto memory = family("tollgate_cache_memory_bytes",
+                         "What the inference cache's in-memory front holds", MetricType::Gauge);
+    addValue(memory, {}, static_cast<double>(cache_->memoryBytes()));
+    out.push_back(std::move(memory));
+  }
   auto keys = family("tollgate_idempotency_keys_total",
                      "Requests with an Idempotency-Key, by outcome (claimed, replayed, not_kept, "
                      "conflict)",

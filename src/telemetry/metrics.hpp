@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "accounts/account_service.hpp"
+#include "cache/answer_cache.hpp"
 #include "exchange/observer.hpp"
 #include "routing/breaker.hpp"
 #include "telemetry/money_counters.hpp"
@@ -29,6 +30,8 @@ class Metrics {
 
   /// Shows the console's sign-ins as `accounts` (which outlives the scrapes) counts them.
   void follow(const accounts::AccountService& accounts) { accounts_ = &accounts; }
+  /// Shows what the inference cache's memory holds (`cache` outlives the scrapes).
+  void follow(const cache::AnswerCache& cache) { cache_ = &cache; }
   /// A new worker's observer, kept as long as this: each worker thread records into its own.
   exchange::Observer& addWorker();
   /// Counts what `ledger` (which outlives the scrapes) commits, and shows its holds in flight.
@@ -42,6 +45,7 @@ class Metrics {
   std::vector<std::unique_ptr<WorkerMetrics>> workers_;  ///< mu_.
   const billing::Ledger* ledger_ = nullptr;              ///< None: nothing is billed.
   const accounts::AccountService* accounts_ = nullptr;   ///< None: no console.
+  const cache::AnswerCache* cache_ = nullptr;
   MoneyCounters money_;
 };
 

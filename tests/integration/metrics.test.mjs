@@ -188,6 +188,7 @@ for (const engine of ENGINES) {
       assert.ok(total(after, 'tollgate_gateway_overhead_seconds_count', { route: '/v1/chat/completions' }) >= 8);
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'hit' }) >= 1);
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'miss' }) >= 1);
+      assert.ok(total(after, 'tollgate_cache_memory_bytes') > 0);
       assert.ok(total(after, 'tollgate_idempotency_keys_total', { outcome: 'replayed' }) >= 1);
       assert.equal(total(after, 'tollgate_circuit_breaker_state', { model: 'mock_model', provider: 'primary', state: 'closed' }), gateways.length);
       // The scrape's own connection is open; no stream is left.

@@ -280,9 +280,11 @@ AccountService::Awaitable<void> AccountService::signInFailed(std::string source)
 AccountService::Awaitable<void> AccountService::counted(bool succeeded, std::string source) {
   const std::string key = address::throttleKey(source);
   if (succeeded) {
+    sign_ins_.fetch_add(1, std::memory_order_relaxed);
     guard_.succeeded(key);
     co_return;
   }
+  sign_in_failures_.fetch_add(1, std::memory_order_relaxed);
   guard_.failed(key, SignInGuard::Clock::now());
   if (auto summary = guard_.takeSummary(SignInGuard::Clock::now())) {
     co_await recordFailures(*std::move(summary));

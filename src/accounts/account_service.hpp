@@ -114,6 +114,16 @@ class AccountService {
   std::optional<std::chrono::seconds> signInThrottled(std::string_view source);
   /// Counts an anonymous sign-in that failed from `source`; writes the summary row when due.
   Awaitable<void> signInFailed(std::string source);
+  /// Console sign-ins since start, as the throttle counted them: those that opened a session and
+  /// those that failed.
+  struct SignIns {
+    std::uint64_t succeeded = 0;
+    std::uint64_t failed = 0;
+  };
+  SignIns signIns() const {
+    return {sign_ins_.load(std::memory_order_relaxed),
+            sign_in_failures_.load(std::memory_order_relaxed)};
+  }
   Awaitable<Outcome<NewSession>> openWithProvider(ProviderIdentity who, bool allow_signup,
                                                   std::string source);
   Awaitable<bool> recordSignInFailure(std::string who, std::string reason, std::string source);
@@ -162,6 +172,8 @@ class AccountService {
   boost::asio::steady_timer flush_timer_{thread_};
   bool stopping_ = false;
   std::atomic<std::uint64_t> visits_{0};
+  std::atomic<std::uint64_t> sign_ins_{0};
+  std::atomic<std::uint64_t> sign_in_failures_{0};
 };
 
 template <class Op>

@@ -27,6 +27,7 @@ store::SpendRow spendRow(const exchange::RequestContext& ctx, const std::string&
   row.request_id = ctx.request_id;
   row.created_at = store::nowMs();
   row.team_id = team_id;
+  row.team = ctx.caller.team;
   row.key_public_id = ctx.caller.key_public_id;
   row.user_id = ctx.caller.user_id;
   row.endpoint = facts.endpoint;

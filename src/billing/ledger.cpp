@@ -68,6 +68,8 @@ asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico
     const auto now = Clock::now();
     std::lock_guard lock(escrow_mu_);
     if (auto held = escrows_.take(team_id, amount, lease_.trusted(now), now)) {
+      ++in_flight_.holds;
+      in_flight_.amount += amount;
       co_return HoldReply{HoldStatus::Held, 0, std::move(*held)};
     }
   }
@@ -107,6 +109,13 @@ void Ledger::record(store::SpendRow row) {
 void Ledger::release(const store::Hold& h) {
   std::lock_guard lock(escrow_mu_);
   escrows_.give(h.team_id, h.id, h.amount);
+  --in_flight_.holds;
+  in_flight_.amount -= h.amount;
+}
+
+Ledger::InFlight Ledger::inFlight() const {
+  std::lock_guard lock(escrow_mu_);
+  return in_flight_;
 }
 
 void Ledger::enqueue(Op op) {
@@ -147,11 +156,16 @@ void Ledger::applyTeam(store::BillingStore& db, std::span<const Op> ops, std::sp
   }
   const std::vector<store::SettleOutcome> outcomes = db.settle(settling);
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
-    replies[settled_at[k]].settled = outcomes[k];
+    Reply& r = replies[settled_at[k]];
+    r.settled = outcomes[k];
+    if (listener_ != nullptr && outcomes[k] != store::SettleOutcome::Withheld) {
+      r.written = std::move(settling[k].row);
+    }
   }
 }
 
 bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
+  const auto began = Clock::now();
   const bool committed = writer_.transact(
       "the ledger could not commit " + std::to_string(ops.size()) + " operations",
       [&](store::Connection& c) {
@@ -167,10 +181,21 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
         }
       });
   if (!committed) {
+    for (Reply& r : replies) {
+      r.written.reset();
+    }
     return false;
   }
   for (Reply& r : replies) {
     r.committed = true;
+    if (r.written) {
+      listener_->spent(*r.written);
+      r.written.reset();
+    }
+  }
+  if (listener_ != nullptr) {
+    listener_->batch(ops.size(),
+                     std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began));
   }
   ++commits_;
   operations_ += static_cast<std::int64_t>(ops.size());
@@ -197,13 +222,22 @@ void Ledger::account(const Op& op, const Reply& reply, std::uint64_t epoch) {
       escrows_.gone(team, op.hold.id);
     } else if (reply.hold.held) {
       escrows_.granted(team, op.hold.id, reply.hold.extra, epoch);
+      ++in_flight_.holds;
+      in_flight_.amount += op.hold.amount;
     } else {
       escrows_.refused(team, op.draw, epoch);
     }
-  } else if (reply.settled == store::SettleOutcome::Kept) {
-    escrows_.settled(team, op.hold.id, op.hold.amount - op.row.cost, epoch);
   } else {
-    escrows_.gone(team, op.hold.id);
+    if (reply.settled != store::SettleOutcome::Withheld) {
+      // Settled: no longer in flight (a withheld one is released by its Charge).
+      --in_flight_.holds;
+      in_flight_.amount -= op.hold.amount;
+    }
+    if (reply.settled == store::SettleOutcome::Kept) {
+      escrows_.settled(team, op.hold.id, op.hold.amount - op.row.cost, epoch);
+    } else {
+      escrows_.gone(team, op.hold.id);
+    }
   }
 }
 

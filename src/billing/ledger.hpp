@@ -40,6 +40,16 @@ class Writer;
 
 namespace tollgate::billing {
 
+/// Told, on the store writer's thread right after a commit succeeded, what it committed: each
+/// spend row as written (its `cost` what was debited, its `uncollected` what was not), and how
+/// many operations the batch held and how long its transaction took. Must not block.
+class CommitListener {
+ public:
+  virtual ~CommitListener() = default;
+  virtual void spent(const store::SpendRow& row) = 0;
+  virtual void batch(std::size_t operations, std::chrono::microseconds took) = 0;
+};
+
 class Ledger final : public store::Journal {
  public:
   /// What became of a hold: taken, or why not (with what the team has available).
@@ -77,6 +87,17 @@ class Ledger final : public store::Journal {
   /// Gives an unsettled hold back to its escrow (no store write).
   void release(const store::Hold& h);
 
+  /// Tells `listener` (which outlives the ledger) of every commit from now on; set before the
+  /// ledger is used.
+  void listen(CommitListener& listener) { listener_ = &listener; }
+
+  /// Holds taken and not yet settled or released, and what they hold.
+  struct InFlight {
+    std::int64_t holds = 0;
+    money::Pico amount = 0;
+  };
+  InFlight inFlight() const;
+
   /// The writer's thread: commits what is queued, holds and settlements, in one batch.
   bool commit() override;
   /// The writer's thread: gives back escrows unused for a while (all of them when `closing`),
@@ -90,6 +111,8 @@ class Ledger final : public store::Journal {
     store::HoldOutcome hold;
     store::SettleOutcome settled = store::SettleOutcome::Kept;
     store::Hold granted;  ///< Hold: the escrow row, the team and the amount.
+    /// Settle, unless withheld: its spend row as written, once the batch committed.
+    std::optional<store::SpendRow> written;
   };
   enum class Kind { Hold, Settle };
   struct Op {
@@ -123,10 +146,12 @@ class Ledger final : public store::Journal {
   store::Writer& writer_;
   std::string gateway_id_;
   const Lease& lease_;
+  CommitListener* listener_ = nullptr;
   std::mutex mu_;
   std::deque<Op> queue_;  ///< Guarded by mu_.
-  std::mutex escrow_mu_;
+  mutable std::mutex escrow_mu_;
   EscrowBook escrows_;  ///< Guarded by escrow_mu_.
+  InFlight in_flight_;  ///< Guarded by escrow_mu_.
   // Batches committed, what they held, and the largest (writer thread only; printed at the end).
   std::int64_t commits_ = 0;
   std::int64_t operations_ = 0;

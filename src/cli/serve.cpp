@@ -21,6 +21,8 @@
 #include "routing/breaker.hpp"
 #include "store/migrations.hpp"
 #include "store/writer.hpp"
+#include "telemetry/metrics.hpp"
+#include "telemetry/metrics_route.hpp"
 #include "telemetry/span_exporter.hpp"
 
 namespace tollgate::cli {
@@ -110,16 +112,18 @@ void reload(config::LiveConfig& live, routing::Breakers& breakers) {
 /// every route is public. Requests are billed through `ledger` (nullptr: nothing is billed), in
 /// open mode to `open_team_id` if not empty; their Idempotency-Keys are claimed through `writer`
 /// (set when `ledger` is). Nothing is served past `lease` (nullptr: no store
-/// is followed, nothing to fence).
+/// is followed, nothing to fence). Exchanges are recorded in `metrics`, served on GET /metrics
+/// (on the console's listener when it has its own).
 int runGateway(config::LiveConfig& live, const StoreSetup& setup,
                const http::Authenticator* authenticator, billing::Ledger* ledger,
                store::StoreWork* writer, const std::string& open_team_id, cache::AnswerCache& cache,
-               const std::string& gateway_id, const Lease* lease) {
+               const std::string& gateway_id, const Lease* lease, telemetry::Metrics& metrics) {
   // What needs a restart (listeners, limits of the route table, the console) is read from the
   // configuration served first.
   const std::shared_ptr<const config::Config> first = live.pin();
   const config::Config& config = *first;
   routing::Breakers breakers(config);
+  metrics.follow(cache);
   std::unique_ptr<accounts::AccountService> accounts;
   if (config.console.enabled) {
     try {
@@ -130,6 +134,7 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
       log::line(log::Level::Error, std::string("the console cannot use the store: ") + e.what());
       return 1;
     }
+    metrics.follow(*accounts);
   }
   const auto router = [&](providers::Transport& network, http::OutboundHttp& outbound,
                           const std::atomic<bool>& draining, net::Listener listener) {
@@ -138,9 +143,12 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
                                   ledger,       writer,
                                   open_team_id, cache,
                                   gateway_id,   lease};
-    // The console is served beside /v1, unless it has a listener of its own.
+    // The console is served beside /v1, unless it has a listener of its own; so is /metrics.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
+    if (own == (listener == net::Listener::Console)) {
+      console.push_back(telemetry::metricsRoute(metrics, breakers));
+    }
     if (accounts && own == (listener == net::Listener::Console)) {
       console::addRoutes(console,
                          {config, *accounts, services,
@@ -156,8 +164,14 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
   if (config.traces.endpoint) {
     spans = std::make_unique<telemetry::SpanExporter>(config.traces, net::makeOwnOutbound);
   }
-  const auto on_reload = [&] { reload(live, breakers); };
-  return net::serve(live, router, on_reload, spans.get());
+  return net::serve(
+      live, router, [&] { reload(live, breakers); },
+      [&](exchange::Observers& observers) {
+        observers.add(metrics.addWorker());
+        if (spans != nullptr) {
+          observers.add(*spans);
+        }
+      });
 }
 
 }  // namespace
@@ -195,7 +209,8 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
     cache::AnswerCache cache(cache_options, nullptr);
     config::LiveConfig live(config);
-    return runGateway(live, setup, nullptr, nullptr, nullptr, "", cache, "", nullptr);
+    telemetry::Metrics metrics(config);
+    return runGateway(live, setup, nullptr, nullptr, nullptr, "", cache, "", nullptr, metrics);
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
@@ -207,6 +222,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   // The ledger ends first, its queue committed; then the writer, running what the cache posted
   // to it before it stops; then the cache.
   std::unique_ptr<cache::AnswerCache> cache;
+  telemetry::Metrics metrics(config);  // Told of the ledger's commits: outlives the ledger.
   std::unique_ptr<store::Writer> writer;
   std::unique_ptr<billing::Ledger> ledger;
   try {
@@ -220,6 +236,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
                                  config.cache.retention_seconds * kMsPerSecond,
                                  config.cache.idempotency_window_seconds * kMsPerSecond});
     ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
+    metrics.follow(*ledger);
     cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
   } catch (const std::exception& e) {
     log::line(log::Level::Error, std::string("the store cannot be followed: ") + e.what());
@@ -228,7 +245,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret, &lease);
   config::LiveConfig live(config);
   return runGateway(live, setup, required ? &authenticator : nullptr, ledger.get(), writer.get(),
-                    open_team_id, *cache, gateway_id, &lease);
+                    open_team_id, *cache, gateway_id, &lease, metrics);
 }
 
 }  // namespace tollgate::cli

@@ -325,6 +325,30 @@ Cache parseCache(const TableReader& r) {
   return c;
 }
 
+Metrics parseMetrics(const TableReader& r, const EnvLookup& env) {
+  r.allowOnly({"allow", "token", "team_labels", "max_teams"});
+  Metrics m;
+  for (const std::string& range :
+       r.strings("allow").value_or(std::vector<std::string>{"127.0.0.0/8", "::1/128"})) {
+    const auto cidr = address::parseCidr(range);
+    if (!cidr) {
+      r.fail("allow", "\"" + text::printable(range, 64) +
+                          "\" is not an address or a range such as 10.0.0.0/8 (its bits past the "
+                          "prefix zero)");
+    }
+    m.allow.push_back(*cidr);
+  }
+  m.token = envSecret(r, "token", env);
+  constexpr std::size_t kMinToken = 16;
+  if (!m.token.empty() && m.token.size() < kMinToken) {
+    r.fail("token", "must be at least 16 characters (e.g. openssl rand -hex 32)");
+  }
+  m.team_labels = r.boolean("team_labels").value_or(false);
+  constexpr std::int64_t kMaxTeams = 10'000;
+  m.max_teams = r.integer("max_teams", 1, kMaxTeams).value_or(m.max_teams);
+  return m;
+}
+
 Provider parseProvider(const TableReader& r, const std::string& name, const EnvLookup& env) {
   r.allowOnly({"type", "api_base", "model", "api_key", "api_version", "connect_timeout_ms",
                "first_byte_timeout_ms", "total_timeout_ms", "pool_idle_timeout_ms",
@@ -612,7 +636,8 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
-  r.allowOnly({"gateway", "storage", "cache", "console", "traces", "log", "models", "functions"});
+  r.allowOnly({"gateway", "storage", "cache", "console", "traces", "log", "metrics", "models",
+               "functions"});
   Config config;
   if (const toml::table* g = r.table("gateway")) {
     config.gateway = parseGateway(TableReader(*g, "gateway", source));
@@ -622,6 +647,11 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
   }
   if (const toml::table* c = r.table("cache")) {
     config.cache = parseCache(TableReader(*c, "cache", source));
+  }
+  if (const toml::table* m = r.table("metrics")) {
+    config.metrics = parseMetrics(TableReader(*m, "metrics", source), env);
+  } else {
+    config.metrics = parseMetrics(TableReader(toml::table{}, "metrics", source), env);
   }
   if (const toml::table* c = r.table("console")) {
     config.console = parseConsole(TableReader(*c, "console", source), env);

@@ -193,6 +193,18 @@ struct Cache {
   std::int64_t idempotency_window_seconds = 24LL * 3600;
 };
 
+/// Who may read GET /metrics, and which labels its money counters carry (docs/operating.md).
+struct Metrics {
+  /// Sources (the request's source, behind trusted proxies) answered without the token.
+  std::vector<address::Cidr> allow;
+  /// A bearer token that is answered from any source (a secret from the environment); empty: none.
+  std::string token;
+  /// Whether the money counters carry a `team` label (the store's team names).
+  bool team_labels = false;
+  /// The most teams labelled by name; those seen after them are counted as `other`.
+  std::int64_t max_teams = 100;
+};
+
 /// Where teams, keys and balances live.
 struct Storage {
   /// `sqlite://PATH` (relative to the config file's folder) or `postgresql://…` (no password in
@@ -274,6 +286,7 @@ struct Config {
   Console console;
   Traces traces;
   Log log;
+  Metrics metrics;
   std::string source_file;  ///< The config file; empty for the embedded default.
   std::string source_dir;   ///< The config file's folder; empty for the embedded default.
   /// Which configuration this is: the first 16 hex digits of the SHA-256 of the file's bytes

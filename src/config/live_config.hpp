@@ -44,7 +44,8 @@ class LiveConfig {
 /// listen, auth, open_team, workers, max_body_bytes, max_upload_bytes and lease_ms; every key of
 /// [storage] and [cache]; [console] enabled, listen, public_url, owner_email and the session
 /// times (its identity provider, sign-up and sign-in rules and team quota are reloaded); [traces]
-/// endpoint, headers and max_queue_spans (sample_ratio is reloaded); [log] format.
+/// endpoint, headers and max_queue_spans (sample_ratio is reloaded); [log] format; [metrics]
+/// team_labels and max_teams (its allow and token are reloaded).
 std::vector<std::string> keepRestartOnly(Config& next, const Config& running);
 
 }  // namespace tollgate::config

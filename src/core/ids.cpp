@@ -24,19 +24,36 @@ std::mt19937_64& generator() {
 
 std::string uuidV7() {
   std::array<std::uint8_t, 16> b{};
-  const auto ms =
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count());
+  auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+  const std::uint64_t r1 = generator()();
+  const std::uint64_t r2 = generator()();
+  // RFC 9562's method 1: rand_a (12 bits) counts up within a millisecond from a random start
+  // below 2048, so that the ids a thread makes one after another sort in that order (audit rows
+  // of the same millisecond among them); rand_b stays random.
+  constexpr std::uint64_t kCounterMax = 0x0FFF;
+  constexpr std::uint64_t kCounterStart = 0x07FF;
+  thread_local std::uint64_t last_ms = 0;
+  thread_local std::uint64_t counter = 0;
+  if (ms <= last_ms) {  // The same millisecond, or a clock that stepped back.
+    ms = last_ms;
+    if (++counter > kCounterMax) {
+      ++ms;
+      counter = r1 & kCounterStart;
+    }
+  } else {
+    counter = r1 & kCounterStart;
+  }
+  last_ms = ms;
   for (int i = 0; i < 6; ++i) {
     b[i] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
   }
-  const std::uint64_t r1 = generator()();
-  const std::uint64_t r2 = generator()();
-  for (int i = 6; i < 16; ++i) {
-    b[i] = static_cast<std::uint8_t>((i < 11 ? r1 : r2) >> (8 * (i % 8)));
+  for (int i = 8; i < 16; ++i) {
+    b[i] = static_cast<std::uint8_t>(r2 >> (8 * (i - 8)));
   }
-  b[6] = static_cast<std::uint8_t>(0x70 | (b[6] & 0x0F));  // version 7
+  b[6] = static_cast<std::uint8_t>(0x70 | (counter >> 8));  // version 7
+  b[7] = static_cast<std::uint8_t>(counter & 0xFF);
   b[8] = static_cast<std::uint8_t>(0x80 | (b[8] & 0x3F));  // RFC 9562 variant
 
   static constexpr char kHex[] = "0123456789abcdef";

@@ -5,7 +5,9 @@
 // Idempotency-Key's outcome, team, key id, model, variant, request id, its trace and the spans of
 // the exchange and of each attempt; never a header, cookie, key or body). A subscriber must
 // neither block nor do I/O there: one that exports queues what it needs and returns. The access
-// log is the first subscriber; the span exporter (telemetry/) and metrics subscribe beside it.
+// log is the first subscriber; the span exporter and the metrics (telemetry/) subscribe beside
+// it. The session also tells it when a client connection opens and closes and a streamed answer
+// begins and ends.
 #pragma once
 
 #include <vector>
@@ -19,6 +21,10 @@ class Observer {
   virtual ~Observer() = default;
   /// `ctx` has ended: its record is final.
   virtual void ended(const RequestContext& ctx) = 0;
+  /// A client connection of the worker opened (+1) or closed (-1).
+  virtual void connections(int /*delta*/) {}
+  /// A streamed answer of the worker began (+1) or ended (-1).
+  virtual void streams(int /*delta*/) {}
 };
 
 /// Several observers, called in the order they were added.
@@ -28,6 +34,16 @@ class Observers final : public Observer {
   void ended(const RequestContext& ctx) override {
     for (Observer* o : observers_) {
       o->ended(ctx);
+    }
+  }
+  void connections(int delta) override {
+    for (Observer* o : observers_) {
+      o->connections(delta);
+    }
+  }
+  void streams(int delta) override {
+    for (Observer* o : observers_) {
+      o->streams(delta);
     }
   }
 

@@ -97,6 +97,8 @@ struct RequestContext {
   // The request line, for the log.
   std::string_view method;
   std::string_view path;  ///< Without the query string.
+  /// The pattern of the route that took it (the router's, which outlives it); empty: none did.
+  std::string_view route;
 
   // The plan.
   std::string model;     ///< The model string the client asked for.

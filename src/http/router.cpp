@@ -152,12 +152,15 @@ Routing Router::route(Method method, std::string_view path, std::string_view con
     out.refusal.header("Allow", allow);
     return out;
   }
-  out.refusal =
-      Response::error(Error{ErrorKind::RouteNotFound,
-                            "no endpoint " + text::printable(path) +
-                                " (the base URL must end in /v1, e.g. http://host:port/v1)",
-                            ""});
+  out.refusal = Response::error(routeNotFound(path));
   return out;
+}
+
+Error routeNotFound(std::string_view path) {
+  return Error{ErrorKind::RouteNotFound,
+               "no endpoint " + text::printable(path) +
+                   " (the base URL must end in /v1, e.g. http://host:port/v1)",
+               ""};
 }
 
 }  // namespace tollgate::http

@@ -52,6 +52,10 @@ struct Routing {
   Response refusal;
 };
 
+/// The refusal of a path no route serves (404): what the router answers, and what a route that
+/// hides itself from a caller answers too.
+Error routeNotFound(std::string_view path);
+
 class Router {
  public:
   /// Throws std::invalid_argument for a malformed pattern (a table bug, found at startup).

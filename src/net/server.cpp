@@ -46,13 +46,11 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 struct Worker {
   Worker(const config::LiveConfig& live, const RouterFactory& make_router,
          const std::atomic<bool>& draining, std::span<const Listener> listeners,
-         exchange::Observer* observer) {
+         const AddObservers& add_observers) {
     upstream = makeUpstreamPool(ioc);
     outbound = makeOutbound(*upstream);
     observers.add(access_log);
-    if (observer != nullptr) {
-      observers.add(*observer);
-    }
+    add_observers(observers);
     for (const Listener l : listeners) {
       routers.push_back(
           std::make_unique<http::Router>(make_router(*upstream, *outbound, draining, l)));
@@ -81,7 +79,7 @@ struct Worker {
   std::vector<std::unique_ptr<SessionShared>> shared;  ///< One per listener.
   asio::io_context ioc{1};
   AccessLog access_log{ioc};
-  exchange::Observers observers;  ///< Of this worker's exchanges: the access log, then the rest.
+  exchange::Observers observers;  ///< Of this worker's exchanges: the access log, then others.
 };
 
 /// The completion handler of every spawned coroutine: a failure is logged as one JSON line.
@@ -192,7 +190,7 @@ void awaitSignal(asio::signal_set& signals, const std::function<void()>& reload)
 }  // namespace
 
 int serve(const config::LiveConfig& live, const RouterFactory& make_router,
-          const std::function<void()>& reload, exchange::Observer* observer) {
+          const std::function<void()>& reload, const AddObservers& add_observers) {
   std::signal(SIGPIPE, SIG_IGN);
   raiseOpenFileLimit();
   const std::shared_ptr<const config::Config> first = live.pin();
@@ -208,7 +206,7 @@ int serve(const config::LiveConfig& live, const RouterFactory& make_router,
   }
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned i = workerCount(g.workers); i > 0; --i) {
-    workers.push_back(std::make_unique<Worker>(live, make_router, draining, kinds, observer));
+    workers.push_back(std::make_unique<Worker>(live, make_router, draining, kinds, add_observers));
   }
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<tcp::endpoint> endpoints;

@@ -24,6 +24,10 @@ using RouterFactory =
     std::function<http::Router(providers::Transport& network, http::OutboundHttp& outbound,
                                const std::atomic<bool>& draining, Listener listener)>;
 
+/// Adds observers of one worker's exchanges beside its access log (called once per worker
+/// thread, before serving; what it adds outlives the server).
+using AddObservers = std::function<void(exchange::Observers& observers)>;
+
 /// Serves `live`'s configuration until SIGINT or SIGTERM, then drains within
 /// gateway.shutdown_timeout; on SIGHUP calls `reload` (on the thread that waits for signals).
 /// Prints `tollgate listening on HOST:PORT` on stdout once accepting (and `tollgate console
@@ -32,6 +36,6 @@ using RouterFactory =
 /// end is told to its worker's access log, then to `observer` (nullptr: none; it must be
 /// thread-safe, as every worker tells it).
 int serve(const config::LiveConfig& live, const RouterFactory& make_router,
-          const std::function<void()>& reload, exchange::Observer* observer);
+          const std::function<void()>& reload, const AddObservers& add_observers);
 
 }  // namespace tollgate::net

@@ -75,9 +75,10 @@ trace::Context startTrace(const bhttp::fields& fields, double sample_ratio) {
 class ConnectionWriter final : public http::ResponseWriter {
  public:
   /// `head_only` for a HEAD request: the head GET would get, and no body (RFC 9110 §9.3.2).
-  ConnectionWriter(beast::tcp_stream& stream, const exchange::RequestContext& ctx, unsigned version,
-                   bool keep_alive, bool head_only)
+  ConnectionWriter(beast::tcp_stream& stream, const exchange::RequestContext& ctx,
+                   exchange::Observer& observer, unsigned version, bool keep_alive, bool head_only)
       : stream_(stream),
+        observer_(observer),
         request_id_(ctx.request_id),
         version_(version),
         keep_alive_(keep_alive),
@@ -92,7 +93,19 @@ class ConnectionWriter final : public http::ResponseWriter {
                            asio::buffer(r.body.data(), head_only_ ? 0 : r.body.size()));
   }
 
+  ~ConnectionWriter() override {
+    if (streaming_) {
+      observer_.streams(-1);
+    }
+  }
+  ConnectionWriter(const ConnectionWriter&) = delete;
+  ConnectionWriter& operator=(const ConnectionWriter&) = delete;
+
   asio::awaitable<bool> beginStream(http::Response r) override {
+    if (!streaming_) {
+      streaming_ = true;
+      observer_.streams(1);
+    }
     decorate(r);
     status_ = r.status;
     // HTTP/1.0 has no chunks: the body ends when the connection closes.
@@ -163,6 +176,7 @@ class ConnectionWriter final : public http::ResponseWriter {
   }
 
   beast::tcp_stream& stream_;
+  exchange::Observer& observer_;
   std::string_view request_id_;
   unsigned version_;
   bool keep_alive_;
@@ -172,6 +186,7 @@ class ConnectionWriter final : public http::ResponseWriter {
   bool ok_ = true;
   int status_ = 0;
   std::size_t bytes_out_ = 0;
+  bool streaming_ = false;  ///< A stream began: the observer was told.
 };
 
 /// The path and query of a request target, in origin form or absolute form
@@ -322,6 +337,20 @@ class Registered {
   tcp::socket& s_;
 };
 
+/// Tells the observer that a client connection is open while it lives.
+class OpenConnection {
+ public:
+  explicit OpenConnection(exchange::Observer& observer) : observer_(observer) {
+    observer_.connections(1);
+  }
+  ~OpenConnection() { observer_.connections(-1); }
+  OpenConnection(const OpenConnection&) = delete;
+  OpenConnection& operator=(const OpenConnection&) = delete;
+
+ private:
+  exchange::Observer& observer_;
+};
+
 /// The one end of every exchange: records what the client effectively saw (an in-stream error a
 /// handler recorded, else the status sent; 499 when the client left) and tells the observer.
 void ended(SessionShared& shared, exchange::RequestContext& ctx, const ConnectionWriter& out) {
@@ -345,6 +374,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
   const config::Gateway& g = accepted->gateway;
   beast::tcp_stream stream(std::move(socket));
   const Registered open(shared.open, stream.socket());
+  const OpenConnection counted(shared.observer);
   beast::error_code no_peer;
   const auto remote = stream.socket().remote_endpoint(no_peer);
   const std::string peer = no_peer ? std::string() : remote.address().to_string();
@@ -372,7 +402,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
       if (head.error) {
         ctx.trace = reader.headDone() ? startTrace(reader.message().base(), sample_ratio)
                                       : trace::begin({}, {}, sample_ratio);
-        ConnectionWriter closing(stream, ctx, kHttp11, false, false);
+        ConnectionWriter closing(stream, ctx, shared.observer, kHttp11, false, false);
         if (reader.headDone()) {
           ctx.method = reader.message().method_string();
           ctx.path = splitTarget(reader.message().target()).path;
@@ -394,6 +424,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     http::Routing routing =
         shared.router.route(method, target.path, req[bhttp::field::content_type]);
     if (routing.route != nullptr) {
+      ctx.route = routing.route->pattern;
       // Who is calling is settled before the body is read: a stranger cannot make us buffer it.
       if (auto refused =
               shared.router.admit(*routing.route, req[bhttp::field::authorization], ctx.caller)) {
@@ -413,7 +444,8 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     const bool body_pending = reader.parse(buffer) != RequestReader::Step::Complete;
     if (routing.route == nullptr) {
       // Answered without reading the body: the connection stays usable only if none is pending.
-      ConnectionWriter out(stream, ctx, req.version(), keep_alive && !body_pending, head_only);
+      ConnectionWriter out(stream, ctx, shared.observer, req.version(), keep_alive && !body_pending,
+                           head_only);
       co_await refuse(shared, ctx, out, std::move(routing.refusal));
       if (body_pending) {
         co_await lingeringClose(stream);
@@ -437,7 +469,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
                                               g.body_timeout, "body");
     if (!body.ok) {
       if (body.error) {
-        ConnectionWriter closing(stream, ctx, req.version(), false, head_only);
+        ConnectionWriter closing(stream, ctx, shared.observer, req.version(), false, head_only);
         co_await refuse(shared, ctx, closing, http::Response::error(*body.error));
         co_await lingeringClose(stream);
       }
@@ -453,7 +485,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket) {
     http::Request request{method,         target.path, target.query,
                           req.version(),  &headers,    &req.body().memory(),
                           routing.params, &req.body(), source};
-    ConnectionWriter out(stream, ctx, req.version(), keep_alive, head_only);
+    ConnectionWriter out(stream, ctx, shared.observer, req.version(), keep_alive, head_only);
     if (routing.route->idempotent && !request.header("Idempotency-Key").empty()) {
       // Its answer is kept for the client's retry: it runs to its end even if the client leaves.
       co_await routing.route->handler(ctx, request, out);

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -225,7 +224,7 @@ bool BillingStore::shrinkHold(const std::string& hold_id, std::int64_t amount) {
   return true;
 }
 
-std::vector<SettleOutcome> BillingStore::settle(std::span<const Settlement> batch) {
+std::vector<SettleOutcome> BillingStore::settle(std::span<Settlement> batch) {
   // Each hold gives the sum of its charges in one update, and each team is debited once; a hold
   // that is gone has its charges settled one by one below. Holds, then teams, each in key order.
   std::map<std::string, std::int64_t> by_hold;
@@ -258,17 +257,15 @@ std::vector<SettleOutcome> BillingStore::settle(std::span<const Settlement> batc
          {sum, team_id}});
   }
   std::vector<SettleOutcome> outcomes(batch.size(), SettleOutcome::Kept);
-  std::deque<SpendRow> debited;  // Rows changed to what was debited (stable addresses).
   std::vector<const SpendRow*> rows;
   rows.reserve(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    const Settlement& s = batch[i];
+    Settlement& s = batch[i];
     if (s.hold_id.empty() && s.row.cost != 0) {
       // Nothing was held, so nothing is debited: the row says so.
-      SpendRow& row = debited.emplace_back(s.row);
-      row.uncollected += row.cost;
-      row.cost = 0;
-      rows.push_back(&row);
+      s.row.uncollected += s.row.cost;
+      s.row.cost = 0;
+      rows.push_back(&s.row);
       continue;
     }
     if (s.hold_id.empty() || !gone.contains(s.hold_id)) {
@@ -287,10 +284,9 @@ std::vector<SettleOutcome> BillingStore::settle(std::span<const Settlement> batc
       continue;
     }
     c_->query("UPDATE teams SET balance = balance - $1 WHERE id = $2", {covered, s.row.team_id});
-    SpendRow& row = debited.emplace_back(s.row);
-    row.uncollected = row.cost - covered;
-    row.cost = covered;
-    rows.push_back(&row);
+    s.row.uncollected = s.row.cost - covered;
+    s.row.cost = covered;
+    rows.push_back(&s.row);
     outcomes[i] = SettleOutcome::Reclaimed;
   }
   spendWrites(rows, writes);

@@ -45,7 +45,7 @@ struct SpendRow {
   std::string request_id;
   std::int64_t created_at = 0;
   std::string team_id;
-  std::string team;           ///< Read only.
+  std::string team;           ///< Read; when written, the caller's if known (not stored).
   std::string key_public_id;  ///< Empty in open mode and for the playground.
   std::string key_name;       ///< The key's name; read only, empty without a key.
   std::string user_id;        ///< The playground's user, or the key's creator; empty for neither.
@@ -144,8 +144,9 @@ class BillingStore {
   /// by team, each seeing the ones before; on PostgreSQL not those other gateways are
   /// committing at the same time), else with the charge alone. One
   /// update per hold, per team and per aggregate row serves the whole batch, in two pipelines
-  /// (on PostgreSQL, two round trips). Returns each one's outcome, in order.
-  std::vector<SettleOutcome> settle(std::span<const Settlement> batch);
+  /// (on PostgreSQL, two round trips). Returns each one's outcome, in order; each written row is
+  /// left as written (its `cost` what was debited, its `uncollected` what was not).
+  std::vector<SettleOutcome> settle(std::span<Settlement> batch);
   /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
   std::int64_t reclaimHolds(std::int64_t alive_window_ms);
   /// Deletes raw spend rows older than `before_ms` (aggregates stay); returns how many.

@@ -1,7 +1,8 @@
 // The ledger on a SQLite store: concurrent holds never take more than the balance, what a request
 // did not cost serves the next ones from the escrow and goes back to the balance when unused, one
 // operation the store refuses fails alone, not the batch it was committed with, and holds
-// reclaimed while the gateway seemed dead never let the balance go below zero.
+// reclaimed while the gateway seemed dead never let the balance go below zero; its listener is
+// told each spend row as committed.
 #include "billing/ledger.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <future>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "sqlite_ledger.hpp"
@@ -222,6 +225,63 @@ TEST_F(LedgerTest, AReclaimedEscrowIsReplacedByANewHold) {
   EXPECT_TRUE(settle(next.hold, "req-1", 4).get());
   ledger_.reset();
   EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{9'996}, std::int64_t{0}));
+}
+
+/// What the ledger's commits told it.
+struct Told final : CommitListener {
+  void spent(const store::SpendRow& row) override {
+    std::lock_guard lock(mu);
+    rows.push_back(row);
+  }
+  void batch(std::size_t operations, std::chrono::microseconds) override {
+    std::lock_guard lock(mu);
+    operations_told += operations;
+  }
+  std::mutex mu;
+  std::vector<store::SpendRow> rows;
+  std::size_t operations_told = 0;
+};
+
+TEST_F(LedgerTest, ItsListenerIsToldEachSpendRowAsCommitted) {
+  Told told;
+  ledger_->listen(told);
+  db_->topUp(team_, 10'000);
+  const Ledger::HoldReply h = hold(10).get();
+  ASSERT_EQ(h.status, Ledger::HoldStatus::Held);
+  // A row without a hold (a cache hit) debits nothing: its cost is written as uncollected.
+  store::SpendRow hit;
+  hit.request_id = "req-hit";
+  hit.team_id = team_;
+  hit.endpoint = "chat";
+  hit.model = "m";
+  hit.cost = 3;
+  ledger_->record(hit);
+  EXPECT_TRUE(settle(h.hold, "req-1", 4).get());  // Committed after the row recorded before it.
+  ledger_.reset();  // Nothing left to commit: the listener is not told anything after this.
+  std::lock_guard lock(told.mu);
+  ASSERT_EQ(told.rows.size(), 2U);
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> amounts;
+  for (const store::SpendRow& r : told.rows) {
+    amounts[r.request_id] = {r.cost, r.uncollected};
+  }
+  EXPECT_EQ(amounts["req-1"], std::make_pair(std::int64_t{4}, std::int64_t{0}));
+  EXPECT_EQ(amounts["req-hit"], std::make_pair(std::int64_t{0}, std::int64_t{3}));
+  EXPECT_EQ(told.operations_told, 3U);  // The hold and the two settlements.
+}
+
+TEST_F(LedgerTest, HoldsAreInFlightUntilSettledOrReleased) {
+  db_->topUp(team_, 10'000);
+  const Ledger::HoldReply first = hold(10).get();   // Through the store.
+  const Ledger::HoldReply second = hold(20).get();  // From the escrow at hand.
+  ASSERT_EQ(second.status, Ledger::HoldStatus::Held);
+  EXPECT_EQ(ledger_->inFlight().holds, 2);
+  EXPECT_EQ(ledger_->inFlight().amount, 30);
+  EXPECT_TRUE(settle(first.hold, "req-1", 4).get());
+  EXPECT_EQ(ledger_->inFlight().holds, 1);
+  EXPECT_EQ(ledger_->inFlight().amount, 20);
+  ledger_->release(second.hold);
+  EXPECT_EQ(ledger_->inFlight().holds, 0);
+  EXPECT_EQ(ledger_->inFlight().amount, 0);
 }
 
 }  // namespace

@@ -19,6 +19,15 @@ TEST(UuidV7, IsTimeOrdered) {
   EXPECT_LE(a.substr(0, 13), b.substr(0, 13));
 }
 
+TEST(UuidV7, IdsMadeOneAfterAnotherSortInThatOrderWithinAMillisecond) {
+  std::string last = uuidV7();
+  for (int i = 0; i < 10'000; ++i) {  // Many to a millisecond, past the counter's 4096.
+    const std::string next = uuidV7();
+    ASSERT_LT(last, next) << i;
+    last = next;
+  }
+}
+
 TEST(IsUuid, AcceptsCanonicalFormsOnly) {
   EXPECT_TRUE(isUuid("0190a0b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"));
   EXPECT_TRUE(isUuid("0190A0B2-7C3D-7E4F-8A9B-0C1D2E3F4A5B"));

@@ -113,7 +113,7 @@ TEST_F(CacheStore, ASettlementWithoutAHoldWritesItsRowAndLeavesBalancesAlone) {
   billed.request_id = "req-billed";
   billed.cache_hit = false;
   billed.cost = 4;
-  const std::vector<Settlement> batch{{"", hit, true}, {"h1", billed, true}};
+  std::vector<Settlement> batch{{"", hit, true}, {"h1", billed, true}};
   EXPECT_EQ(db_->settle(batch),
             (std::vector<SettleOutcome>{SettleOutcome::Kept, SettleOutcome::Kept}));
   EXPECT_EQ(balanceAndReserved(team_), std::make_pair(std::int64_t{96}, std::int64_t{6}));
@@ -128,7 +128,7 @@ TEST_F(CacheStore, ASettlementWithoutAHoldWritesItsRowAndLeavesBalancesAlone) {
   // Alone in its batch, and priced by mistake: nothing held, nothing debited, the row says so.
   hit.request_id = "req-hit-2";
   hit.cost = 3;
-  const Settlement alone{"", hit, true};
+  Settlement alone{"", hit, true};
   EXPECT_EQ(db_->settle(std::span(&alone, 1)).at(0), SettleOutcome::Kept);
   EXPECT_EQ(balanceAndReserved(team_), std::make_pair(std::int64_t{96}, std::int64_t{6}));
   const std::vector<SpendRow> after = db_->listSpend({.team_id = team_, .model = "m"});

@@ -67,7 +67,7 @@ class IdempotencyStore : public test::SqliteStoreTest {
   /// claim of key "k" with `answer`.
   SettleOutcome settle(const std::string& claim_id, std::optional<KeptAnswer> answer,
                        const std::string& request_id = "req-1") {
-    const Settlement s = held(claim_id, std::move(answer), request_id);
+    Settlement s = held(claim_id, std::move(answer), request_id);
     return db_->settle(std::span(&s, 1)).at(0);
   }
 
@@ -80,9 +80,9 @@ class IdempotencyStore : public test::SqliteStoreTest {
   /// `key` claimed, and its answer of `bytes` bytes charged within the team's bound.
   void answer(const std::string& key, std::size_t bytes, std::int64_t max_bytes) {
     ASSERT_EQ(claimKey(key).outcome, ClaimOutcome::Claimed);
-    const Settlement s = held("c-" + key + std::to_string(kNow),
-                              KeptAnswer{200, "application/json", false, std::string(bytes, 'x')},
-                              "req-" + key, key, max_bytes);
+    Settlement s = held("c-" + key + std::to_string(kNow),
+                        KeptAnswer{200, "application/json", false, std::string(bytes, 'x')},
+                        "req-" + key, key, max_bytes);
     ASSERT_EQ(db_->settle(std::span(&s, 1)).at(0), SettleOutcome::Kept);
   }
 
@@ -302,8 +302,8 @@ TEST_F(IdempotencyStore, OneBatchNeverPassesTheBound) {
   ASSERT_EQ(claimKey("a").outcome, ClaimOutcome::Claimed);
   ASSERT_EQ(claimKey("b").outcome, ClaimOutcome::Claimed);
   const std::string claim = std::to_string(kNow);
-  const std::array batch{held("c-a" + claim, six, "req-a", "a", 10),
-                         held("c-b" + claim, six, "req-b", "b", 10)};
+  std::array<Settlement, 2> batch{held("c-a" + claim, six, "req-a", "a", 10),
+                                  held("c-b" + claim, six, "req-b", "b", 10)};
   EXPECT_EQ(db_->settle(batch), (std::vector{SettleOutcome::Kept, SettleOutcome::Kept}));
   EXPECT_EQ(claimKey("a").outcome, ClaimOutcome::Completed);
   EXPECT_EQ(claimKey("b").outcome, ClaimOutcome::CompletedOverBound);

@@ -156,7 +156,7 @@ TEST(Migrations, ElevenReadsOldSpendRowsAggregatesAndCacheEntriesAsNoCachedToken
   SpendRow r = rows[0];
   r.request_id = "r2";
   r.kinds.cached_tokens = 800;
-  const Settlement s{"", r, true};
+  Settlement s{"", r, true};
   store.settle(std::span(&s, 1));
   EXPECT_EQ(store.summarizeSpend("t", SpendGroup::Model, "").at(0).kinds.cached_tokens, 800);
   EXPECT_EQ(store.summarizeSpend("t", SpendGroup::Model, "").at(0).requests, 2);

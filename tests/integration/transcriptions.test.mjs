@@ -232,7 +232,13 @@ describe('transcriptions: forwarding', () => {
     // Sequences a careless parser could take for delimiters: the client's boundary one byte
     // short, the gateway's own boundary prefix, bare CRLFs and dashes.
     const traps = [`\r\n--${boundary.slice(0, -1)}`, '\r\n--tollgate-', '\r\n\r\n', '--\r\n', `--${boundary}`.slice(0, 20)];
-    traps.forEach((t, i) => Buffer.from(t, 'latin1').copy(file, 1000 + i * 600_000));
+    traps.forEach((t, i) => {
+      const at = 1000 + i * 600_000;
+      Buffer.from(t, 'latin1').copy(file, at);
+      // A random byte after the boundary one byte short would be its last character one run in
+      // 256, and the trap the real delimiter: a space completes none of them.
+      file[at + t.length] = 0x20;
+    });
     file.write('\r\n--', file.length - 4, 'latin1');
     const m = marker('big');
     const before = mock.requests.length;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/build_info.hpp"
+#include "telemetry/gen_ai_names.hpp"
 #include "telemetry/metrics_family.hpp"
 
 namespace tollgate::telemetry {
@@ -50,21 +51,6 @@ std::size_t statusClass(int status) {
   const int c = status / kClassWidth;
   const auto classes = static_cast<int>(kStatusClasses.size());
   return c >= 1 && c <= classes ? static_cast<std::size_t>(c - 1) : kStatusClasses.size() - 1;
-}
-
-/// The GenAI conventions' gen_ai.operation.name of a configured model's endpoint.
-std::string_view operationName(config::Endpoint e) {
-  switch (e) {
-    case config::Endpoint::Chat:
-      return "chat";
-    case config::Endpoint::Embedding:
-      return "embeddings";
-    case config::Endpoint::Rerank:
-      return "rerank";
-    case config::Endpoint::Transcription:
-      return "transcription";
-  }
-  return "chat";
 }
 
 /// A series' label values, looked up without building a string (owned once inserted).
@@ -234,7 +220,7 @@ void WorkerMetrics::ended(const exchange::RequestContext& ctx) {
       ctx.provider.empty() ? std::string_view("none") : std::string_view(ctx.provider);
   const std::string_view route = ctx.route.empty() ? "unmatched" : ctx.route;
   const std::string_view op =
-      ctx.served != nullptr ? operationName(ctx.served->endpoint) : std::string_view{};
+      ctx.served != nullptr ? genAiOperation(ctx.served->endpoint) : std::string_view{};
   ExchangeCells& e = exchanges_.find(mu, {route, model, provider, ctx.error_code}, op);
   e.by_class[statusClass(ctx.status)].add();
   e.overhead.observe(seconds(std::max(total - ctx.upstream, Micros(0))));

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/json.hpp"
+#include "telemetry/gen_ai_names.hpp"
 
 namespace tollgate::telemetry {
 namespace {
@@ -14,20 +15,6 @@ constexpr int kSpanKindClient = 3;
 constexpr int kStatusError = 2;
 constexpr int kFirstServerError = 500;
 constexpr std::int64_t kNanosPerMicro = 1000;
-
-std::string_view operationOfEndpoint(config::Endpoint e) {
-  switch (e) {
-    case config::Endpoint::Chat:
-      return "chat";
-    case config::Endpoint::Embedding:
-      return "embeddings";
-    case config::Endpoint::Rerank:
-      return "rerank";
-    case config::Endpoint::Transcription:
-      break;
-  }
-  return "transcription";
-}
 
 void stringAttribute(json::Writer& w, std::string_view key, std::string_view value) {
   w.startObject();
@@ -142,7 +129,7 @@ void writeAttempt(json::Writer& w, const ExchangeSpans& e, const AttemptSpan& a,
 
 std::string_view operationOf(const exchange::RequestContext& ctx) {
   if (ctx.served != nullptr) {
-    return operationOfEndpoint(ctx.served->endpoint);
+    return genAiOperation(ctx.served->endpoint);
   }
   if (ctx.path == "/v1/chat/completions") {
     return "chat";

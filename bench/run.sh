@@ -18,7 +18,11 @@
 #   BENCH_TARGETS="direct nginx tollgate tollgate_auth"  (tollgate_auth: auth = "required" and a
 #                           valid key on every request, beside the open path; tollgate_pg: the
 #                           same, its store a PostgreSQL cluster the benchmark starts on the load
-#                           CPU, added by default when the server is installed)
+#                           CPU, added by default when the server is installed; tollgate_dark
+#                           and tollgate_traced: the billed path with [metrics] enabled = false
+#                           and no traces, and with metrics and every exchange's spans exported
+#                           to a collector (the mock's POST /v1/traces), for what telemetry
+#                           costs: their rounds, side by side)
 #   BENCH_PROXY_CPU=0       CPU for the proxy under test
 #   BENCH_LOAD_CPU=1        CPU for the load generators and the mock upstream
 #   TOLLGATE_BIN=build/tollgate
@@ -99,7 +103,7 @@ int_in BENCH_PERF "$PERF" 0 1
 int_in BENCH_FLOOD "$FLOOD" 0 1
 ((PERF == 0)) || command -v perf >/dev/null 2>&1 || die "BENCH_PERF=1: 'perf' not found (apt-get install linux-perf)"
 for t in $TARGETS; do
-  case $t in direct | nginx | tollgate | tollgate_auth | tollgate_pg) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
+  case $t in direct | nginx | tollgate | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
 done
 
 for tool in wrk nginx g++ taskset timeout; do
@@ -491,9 +495,13 @@ start_target() {
       T_PIDS=$(tree_of "$NG_PID" | tr '\n' ' ')
       [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
       ;;
-    tollgate | tollgate_auth | tollgate_pg)
-      local dir="$WORK/$target-$mode" pid i line="" auth=open storage
+    tollgate | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced)
+      local dir="$WORK/$target-$mode" pid i line="" auth=open storage telemetry=""
       [[ $target != tollgate ]] && auth=required
+      [[ $target == tollgate_dark ]] && telemetry=$'[metrics]\nenabled = false'
+      [[ $target == tollgate_traced ]] &&
+        telemetry=$'[traces]\nendpoint = "http://127.0.0.1:'"$MOCK_JSON_PORT"'/v1/traces"'
+
       rm -rf "$dir"
       mkdir -p "$dir"
       storage="url = \"sqlite://$dir/tollgate.db\""
@@ -511,6 +519,8 @@ workers = 1
 
 [storage]
 $storage
+
+$telemetry
 
 [models.bench_model]
 input_cost_per_token = 0.00000015
@@ -996,7 +1006,9 @@ ROUND_PATHS=()
 has() { [[ " ${ACTIVE[*]} " == *" $1 "* && -z ${BROKEN[$1]:-} ]]; }
 if ((ROUNDS > 0)) && has nginx; then
   ROUND_PATHS=(nginx nginx_b)
-  for t in tollgate tollgate_auth tollgate_pg; do has "$t" && ROUND_PATHS+=("$t"); done
+  for t in tollgate tollgate_auth tollgate_pg tollgate_dark tollgate_traced; do
+    has "$t" && ROUND_PATHS+=("$t")
+  done
 fi
 if ((${#ROUND_PATHS[@]} > 2)); then
   declare -A RT_PORT=() RT_PIDS=() RT_BODY=() RT_AUTH=()
@@ -1256,6 +1268,15 @@ REPORT="$OUT/results.md"
           "$(round_verdict "$kc" 'v <= 1.2')" "$(printf '%.2f' "$kc")"
       fi
     done
+    if [[ -n ${RB_CPU[tollgate_dark]:-} && -n ${RB_CPU[tollgate_traced]:-} ]]; then
+      # What metrics and traces cost: within 3 %, or within the control's spread when larger.
+      read -r tc tc_min tc_max <<<"$(stats "$(per_round "$(series tollgate_traced round_cpu64)" "$(series tollgate_dark round_cpu64)")")"
+      read -r _ cn_min cn_max <<<"$(stats "$(per_round "$(series nginx_b round_cpu64)" "$(series nginx round_cpu64)")")"
+      allowed=$(awk -v a="$cn_min" -v b="$cn_max" 'BEGIN { s = b - 1; if (1 - a > s) s = 1 - a; print (s > 0.03 ? s : 0.03) }')
+      printf '  %-52s %s (%.3fx per round, median; %.3f-%.3f; nginx_b/nginx CPU %.3f-%.3f)\n' \
+        "telemetry: traced CPU us/req <= (1 + $(printf '%.3f' "$allowed"))x dark" \
+        "$(round_verdict "$tc" "v <= 1 + $allowed")" "$tc" "$tc_min" "$tc_max" "$cn_min" "$cn_max"
+    fi
     echo
   fi
   echo "Targets (tollgate vs nginx):"

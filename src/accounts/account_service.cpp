@@ -326,6 +326,9 @@ AccountService::Awaitable<Outcome<NewSession>> AccountService::openWithProvider(
   Outcome<NewSession> opened = co_await openOnThread(std::move(who), allow_signup, source);
   if (opened) {
     co_await counted(true, std::move(source));
+  } else {
+    // Not held against the source: the provider vouched for the person, who is refused here.
+    sign_in_failures_.fetch_add(1, std::memory_order_relaxed);
   }
   co_return opened;
 }
@@ -341,6 +344,7 @@ AccountService::Awaitable<Outcome<NewSession>> AccountService::openOnThread(Prov
 AccountService::Awaitable<bool> AccountService::recordSignInFailure(std::string who,
                                                                     std::string reason,
                                                                     std::string source) {
+  sign_in_failures_.fetch_add(1, std::memory_order_relaxed);  // Not held against the source.
   return run(
       [who = std::move(who), reason = std::move(reason), source = std::move(source)](Accounts& a) {
         a.sessions().recordFailure(who, reason, source);

@@ -114,8 +114,11 @@ class AccountService {
   std::optional<std::chrono::seconds> signInThrottled(std::string_view source);
   /// Counts an anonymous sign-in that failed from `source`; writes the summary row when due.
   Awaitable<void> signInFailed(std::string source);
-  /// Console sign-ins since start, as the throttle counted them: those that opened a session and
-  /// those that failed.
+  /// Counts a sign-in that failed for no fault of its source (the identity provider could not be
+  /// reached): never held against the source.
+  void signInUnavailable() { sign_in_failures_.fetch_add(1, std::memory_order_relaxed); }
+  /// Console sign-ins since start: those that opened a session, and those that failed (refused
+  /// before or after the identity provider vouched for someone, or the provider unreachable).
   struct SignIns {
     std::uint64_t succeeded = 0;
     std::uint64_t failed = 0;

@@ -146,7 +146,7 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
     // The console is served beside /v1, unless it has a listener of its own; so is /metrics.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
-    if (own == (listener == net::Listener::Console)) {
+    if (config.metrics.enabled && own == (listener == net::Listener::Console)) {
       console.push_back(telemetry::metricsRoute(metrics, breakers));
     }
     if (accounts && own == (listener == net::Listener::Console)) {
@@ -167,7 +167,9 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
   return net::serve(
       live, router, [&] { reload(live, breakers); },
       [&](exchange::Observers& observers) {
-        observers.add(metrics.addWorker());
+        if (config.metrics.enabled) {
+          observers.add(metrics.addWorker());
+        }
         if (spans != nullptr) {
           observers.add(*spans);
         }
@@ -236,7 +238,9 @@ int serve(const config::Config& config, const StoreSetup& setup) {
                                  config.cache.retention_seconds * kMsPerSecond,
                                  config.cache.idempotency_window_seconds * kMsPerSecond});
     ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
-    metrics.follow(*ledger);
+    if (config.metrics.enabled) {
+      metrics.follow(*ledger);
+    }
     cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
   } catch (const std::exception& e) {
     log::line(log::Level::Error, std::string("the store cannot be followed: ") + e.what());

@@ -326,8 +326,9 @@ Cache parseCache(const TableReader& r) {
 }
 
 Metrics parseMetrics(const TableReader& r, const EnvLookup& env) {
-  r.allowOnly({"allow", "token", "team_labels", "max_teams"});
+  r.allowOnly({"enabled", "allow", "token", "team_labels", "max_teams"});
   Metrics m;
+  m.enabled = r.boolean("enabled").value_or(true);
   for (const std::string& range :
        r.strings("allow").value_or(std::vector<std::string>{"127.0.0.0/8", "::1/128"})) {
     const auto cidr = address::parseCidr(range);

@@ -195,6 +195,8 @@ struct Cache {
 
 /// Who may read GET /metrics, and which labels its money counters carry (docs/operating.md).
 struct Metrics {
+  /// Whether exchanges are recorded and GET /metrics is served at all (restart only).
+  bool enabled = true;
   /// Sources (the request's source, behind trusted proxies) answered without the token.
   std::vector<address::Cidr> allow;
   /// A bearer token that is answered from any source (a secret from the environment); empty: none.

@@ -75,9 +75,11 @@ std::vector<std::string> keepRestartOnly(Config& next, const Config& running) {
        "console.session_idle_seconds", changed);
   keep(c.session_lifetime, rc.session_lifetime, c.session_lifetime == rc.session_lifetime,
        "console.session_lifetime_seconds", changed);
-  // The money counters' labels are set at start; who may scrape applies to the next scrape.
+  // Whether metrics are kept and the money counters' labels are set at start; who may scrape
+  // applies to the next scrape.
   Metrics& m = next.metrics;
   const Metrics& rm = running.metrics;
+  keep(m.enabled, rm.enabled, m.enabled == rm.enabled, "metrics.enabled", changed);
   keep(m.team_labels, rm.team_labels, m.team_labels == rm.team_labels, "metrics.team_labels",
        changed);
   keep(m.max_teams, rm.max_teams, m.max_teams == rm.max_teams, "metrics.max_teams", changed);

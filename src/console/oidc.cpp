@@ -80,6 +80,7 @@ Awaitable<void> refuse(const ConsoleServices& s, exchange::RequestContext& ctx,
                        const http::Request& req, http::ResponseWriter& out, const OidcProblem& p) {
   logProvider(p.unavailable ? "unavailable" : "refused", p.reason);
   if (p.unavailable) {
+    s.accounts.signInUnavailable();
     http::Response r = toSignInPage(ctx.config.console, ctx, codeOf(p));
     co_await out.send(std::move(r));
     co_return;

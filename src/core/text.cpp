@@ -199,6 +199,17 @@ std::size_t codePoints(std::string_view s) {
   return n;
 }
 
+std::string_view utf8Prefix(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) {
+    return s;
+  }
+  std::size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) {
+    --end;  // s[end] continues the character that begins before it.
+  }
+  return s.substr(0, end);
+}
+
 std::string utcTimestamp(std::int64_t ms) {
   const std::time_t t = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};

@@ -38,6 +38,10 @@ bool hasControlCharacters(std::string_view s);
 /// The number of code points of UTF-8 text (its continuation bytes not counted).
 std::size_t codePoints(std::string_view s);
 
+/// The longest start of `s` (UTF-8) of at most `max_bytes` that ends on a character's boundary:
+/// a cut that never splits a character.
+std::string_view utf8Prefix(std::string_view s, std::size_t max_bytes);
+
 /// `s` with every byte outside printable ASCII written as `\xNN`, at most `max_bytes` of input
 /// (then "…"): client or upstream bytes made safe to put into an error message or a log line.
 std::string printable(std::string_view s, std::size_t max_bytes = 200);

@@ -106,6 +106,9 @@ struct RequestContext {
   std::string variant;   ///< A function's variant that answered (or was last tried).
   /// The configured model that answered (or was last tried): a function's variant's model.
   const config::Model* served = nullptr;
+  /// The model the answering upstream named (a span attribute only, cut to 128 bytes; never a
+  /// label or part of our answer); empty when it named none.
+  std::string response_model;
   int attempts = 0;     ///< Upstream attempts made, retries and fallbacks included.
   bool dryrun = false;  ///< tollgate::dryrun: admitted as billed, then nothing charged or kept.
 

@@ -137,6 +137,7 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
   }
   const providers::SecretRedactor redactor(ctx.config);
   auto relayed = co_await relayAnswer(ctx, c, *exchange, stream, redactor, settlement, out);
+  ctx.response_model = exchange->responseModel();
   // A billed answer's settlement has recorded the counts it charged (validated, clamped); an
   // unbilled one logs what the upstream reported.
   const auto& usage = exchange->usage();

@@ -35,6 +35,9 @@ struct Choice {
   std::optional<std::string> reasoning_content;
 };
 
+/// How much of the model an upstream says answered is kept (for a span; text::utf8Prefix).
+inline constexpr std::size_t kMaxUpstreamModelBytes = 128;
+
 struct Completion {
   std::string id;
   std::int64_t created = 0;
@@ -43,6 +46,9 @@ struct Completion {
   std::optional<Usage> usage;
   std::string raw_usage_json;     ///< The upstream's usage object as JSON; empty when none.
   std::string raw_response_json;  ///< The upstream's whole response; empty when none.
+  /// The model the upstream says answered, at most kMaxUpstreamModelBytes; never written (our
+  /// answer names the configured model).
+  std::string upstream_model;
 };
 
 struct ToolCallDelta {

@@ -54,6 +54,10 @@ class Exchange {
   /// cut before the final usage is charged at least these. None for a wire without them.
   virtual std::optional<openai::Usage> interimUsage() const { return std::nullopt; }
 
+  /// The model the upstream says answered, cut to 128 bytes (a span attribute, never a label or
+  /// part of our answer, which names the configured model); empty when it named none.
+  virtual std::string_view responseModel() const { return {}; }
+
   /// Seconds of audio the answer covers, in milliseconds (transcriptions); 0 otherwise.
   std::int64_t audioMs() const { return audio_ms_; }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/json.hpp"
+#include "core/text.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
@@ -61,6 +62,8 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
     return badUpstream("a message without a content array");
   }
   c.id = std::string(json::stringMember(doc, "id").value_or(""));
+  c.upstream_model = text::utf8Prefix(json::stringMember(doc, "model").value_or(""),
+                                      openai::kMaxUpstreamModelBytes);
   c.created = created;
   openai::Choice choice;
   std::string text;
@@ -182,6 +185,7 @@ class AnthropicExchange final : public Exchange {
       return std::move(c).error();
     }
     usage_ = c->usage;
+    model_ = std::move(c->upstream_model);
     return openai::encodeCompletion(*c, meta_);
   }
 
@@ -190,6 +194,10 @@ class AnthropicExchange final : public Exchange {
   }
 
   std::optional<openai::Usage> interimUsage() const override { return decoder_.reportedUsage(); }
+
+  std::string_view responseModel() const override {
+    return stream_ ? std::string_view(decoder_.model()) : std::string_view(model_);
+  }
 
   Error error(int status, const std::string& body) override { return translateError(status, body); }
 
@@ -201,6 +209,7 @@ class AnthropicExchange final : public Exchange {
   std::int64_t created_;
   Result<std::string> body_;
   StreamDecoder decoder_;
+  std::string model_;  ///< A whole answer's model (a stream's is the decoder's).
 };
 
 class AnthropicAdapter final : public Adapter {

@@ -84,6 +84,10 @@ class StreamDecoder {
   /// 1 however long the answer then is). nullopt before any.
   std::optional<openai::Usage> reportedUsage() const;
 
+  /// The model message_start says answers, at most openai::kMaxUpstreamModelBytes; empty
+  /// before it.
+  const std::string& model() const { return model_; }
+
  private:
   void emit(openai::Chunk& c, std::string& out, const std::string& raw);
   void emitContent(std::string_view text, std::string& out);
@@ -92,6 +96,7 @@ class StreamDecoder {
   bool json_;
   std::int64_t created_;
   std::string id_;
+  std::string model_;
   bool started_ = false;
   int tools_ = 0;             ///< Tool blocks seen so far: the next one's OpenAI index.
   int tool_block_ = -1;       ///< Anthropic's index of the open tool_use block, or -1.

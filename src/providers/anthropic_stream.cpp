@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/json.hpp"
+#include "core/text.hpp"
 #include "openai/sse.hpp"
 #include "providers/anthropic.hpp"
 
@@ -110,6 +111,8 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     }
     started_ = true;
     id_ = json::stringMember(*message, "id").value_or("");
+    model_ = text::utf8Prefix(json::stringMember(*message, "model").value_or(""),
+                              openai::kMaxUpstreamModelBytes);
     // Not final: a stream cut before message_delta is charged at least these (reportedUsage).
     if (const Value* u = json::member(*message, "usage"); u != nullptr && u->IsObject()) {
       usage_.read(*u);

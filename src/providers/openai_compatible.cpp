@@ -238,7 +238,7 @@ class OpenAiExchange final : public Exchange {
   }
 
   Result<std::string> completion(std::string& body) override {
-    return spliceCompletion(body, meta_, usage_);
+    return spliceCompletion(body, meta_, usage_, model_);
   }
 
   Result<bool> event(std::string_view, std::string& data, std::string& out) override {
@@ -282,6 +282,10 @@ class OpenAiExchange final : public Exchange {
     return translateUpstreamError(status, body);
   }
 
+  std::string_view responseModel() const override {
+    return model_.empty() ? std::string_view(rewriter_.model()) : std::string_view(model_);
+  }
+
  private:
   KeepRaw keep() const { return {meta_.include_raw_usage, meta_.include_raw_response}; }
 
@@ -289,6 +293,7 @@ class OpenAiExchange final : public Exchange {
   const config::Provider& provider_;
   const openai::ResponseMeta& meta_;
   ChunkRewriter rewriter_;
+  std::string model_;  ///< A whole answer's model (a stream's is the rewriter's).
 };
 
 class OpenAiAdapter final : public Adapter {

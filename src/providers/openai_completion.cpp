@@ -27,7 +27,7 @@ constexpr std::array<std::string_view, 4> kFaultText = {"", "a choice that is no
 }  // namespace
 
 Result<std::string> spliceCompletion(std::string_view body, const openai::ResponseMeta& meta,
-                                     std::optional<openai::Usage>& usage) {
+                                     std::optional<openai::Usage>& usage, std::string& model) {
   rapidjson::Reader reader;
   const auto scan = splice::scan(body, splice::Shape::Completion, reader);
   if (!scan) {
@@ -40,6 +40,7 @@ Result<std::string> spliceCompletion(std::string_view body, const openai::Respon
     return badUpstream(kFaultText[static_cast<std::size_t>(scan->fault)]);
   }
   usage = scan->usage;
+  model = splice::modelOf(body, *scan);
   const splice::Writer writer(meta);
   std::string out;
   out.reserve(body.size() + meta.model.size() + meta.episode_id.size() + kOurMembersBytes);

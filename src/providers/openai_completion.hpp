@@ -16,11 +16,12 @@ namespace tollgate::providers {
 /// Our `chat.completion` for the upstream's 2xx body `body`: the upstream's id, created,
 /// system_fingerprint, choices and usage around our members (as openai::encodeCompletion writes
 /// them, in its order); a usage of zeros when the upstream sent no usage object. `usage`
-/// receives the upstream's counts when they are counts (else nullopt: the charge is estimated).
+/// receives the upstream's counts when they are counts (else nullopt: the charge is estimated),
+/// `model` the model it says answered (splice::modelOf; empty when it named none).
 /// UpstreamError (502) for a body that is not a JSON object within the depth and UTF-8 rules,
 /// that repeats a member we keep, has no choices, or a choice that is not an object with a
 /// message object, or a tool call without a function object.
 Result<std::string> spliceCompletion(std::string_view body, const openai::ResponseMeta& meta,
-                                     std::optional<openai::Usage>& usage);
+                                     std::optional<openai::Usage>& usage, std::string& model);
 
 }  // namespace tollgate::providers

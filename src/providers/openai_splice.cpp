@@ -132,6 +132,9 @@ class Scanner {
   bool Double(double) { return notACount() && scalar(Type::OtherScalar); }
   bool RawNumber(const char*, SizeType, bool) { return notACount() && scalar(Type::OtherScalar); }
   bool String(const char* s, SizeType n, bool) {
+    if (depth_ == 1 && model_key_ && scan_.model.type == Type::None) {
+      scan_.model = Span{value_begin_, in_.Tell(), Type::String};
+    }
     return text::isValidUtf8({s, n}) && notACount() && scalar(Type::String);
   }
   bool Key(const char* s, SizeType n, bool) {
@@ -141,6 +144,7 @@ class Scanner {
     const std::string_view key(s, n);
     if (depth_ == 1) {
       field_ = fieldOf(key);
+      model_key_ = key == "model";
       scan_.error = scan_.error || key == "error";
       // The value starts after the ':' that follows the key, past any JSON whitespace.
       std::size_t at = in_.Tell();
@@ -317,6 +321,7 @@ class Scanner {
   ChoiceRules rules_;
   std::size_t depth_ = 0;
   int field_ = kMemberCount;
+  bool model_key_ = false;  ///< The top-level value read next is `model`'s.
   std::size_t value_begin_ = 0;
   Type opened_ = Type::None;
   int usage_key_ = -1;  ///< The Count the value read next is, -1: none.
@@ -339,6 +344,18 @@ std::string_view Scan::value(std::string_view text, Member m, Type want,
   const Span& s = spans[m];
   const std::string_view v = text.substr(s.begin, s.end - s.begin);
   return s.type == want && v != "\"\"" ? v : fallback;
+}
+
+std::string modelOf(std::string_view text, const Scan& s) {
+  if (s.model.type != Type::String) {
+    return {};
+  }
+  rapidjson::Document literal;
+  if (json::parse(literal, std::string(text.substr(s.model.begin, s.model.end - s.model.begin))) ||
+      !literal.IsString()) {
+    return {};
+  }
+  return std::string(text::utf8Prefix(json::view(literal), openai::kMaxUpstreamModelBytes));
 }
 
 std::optional<Scan> scan(std::string_view text, Shape shape, rapidjson::Reader& reader) {

@@ -52,6 +52,9 @@ struct Scan {
   /// a non-negative integer within int64; a detail left out or null is 0). nullopt otherwise:
   /// the charge is then estimated and flagged, never taken as zero.
   std::optional<openai::Usage> usage;
+  /// The first top-level `model` string: which model the upstream says answered. Not kept in
+  /// the output (ours names the configured model), only read for a span (modelOf).
+  Span model;
 
   bool sawUsage() const { return spans[kUsage].type == Type::Object; }
   /// The text of member `m` in `text` when it has type `want` and is not an empty string,
@@ -64,6 +67,10 @@ struct Scan {
 /// repeats a kept member (readers disagree on which copy wins). `reader` is reused between
 /// calls: its stack is allocated once.
 std::optional<Scan> scan(std::string_view text, Shape shape, rapidjson::Reader& reader);
+
+/// The model `s` found in `text`, decoded and cut to at most openai::kMaxUpstreamModelBytes on
+/// a character's boundary; empty when there was none.
+std::string modelOf(std::string_view text, const Scan& s);
 
 /// Writes the gateway's members around the upstream's bytes, for one request's answer.
 class Writer {

@@ -21,6 +21,9 @@ Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(std::string_view data, std::s
   if (scan->error) {
     return Kind::Error;
   }
+  if (model_.empty()) {
+    model_ = splice::modelOf(data, *scan);
+  }
   const bool first_usage = scan->sawUsage() && !usage_read_;
   if (first_usage) {
     usage = scan->usage;  // nullopt when not to be trusted: the charge is then estimated.

@@ -41,11 +41,16 @@ class ChunkRewriter {
   bool usageRead() const { return usage_read_; }
   void markUsageRead() { usage_read_ = true; }
 
+  /// The model the stream's first chunk to name one says answered (splice::modelOf); empty
+  /// until then.
+  const std::string& model() const { return model_; }
+
  private:
   const openai::ResponseMeta& meta_;
   splice::Writer writer_;     ///< Our members, escaped once per stream.
   rapidjson::Reader reader_;  ///< Reused: its stack is allocated once per stream.
   bool usage_read_ = false;
+  std::string model_;
 };
 
 /// `data` with each line feed between its tokens turned into a space: the same JSON on one

@@ -160,6 +160,7 @@ struct Gathered {
   ByLabels<std::uint64_t> retries;
   ByLabels<std::uint64_t> failures;
   std::array<std::uint64_t, kCacheOutcomes.size()> cache{};
+  std::uint64_t cache_bytes = 0;
   std::array<std::uint64_t, kKeyOutcomes.size()> keys{};
   std::int64_t connections = 0;
   std::int64_t streams = 0;
@@ -207,6 +208,7 @@ class WorkerMetrics final : public exchange::Observer {
   Series<ExchangeCells, 4> exchanges_;
   Series<AttemptCells, 3> attempts_;
   std::array<Tally, kCacheOutcomes.size()> cache_;
+  Tally cache_bytes_;  ///< Bytes sent to clients in answers from the cache.
   std::array<Tally, kKeyOutcomes.size()> keys_;
   Level connections_;
   Level streams_;
@@ -247,6 +249,9 @@ void WorkerMetrics::ended(const exchange::RequestContext& ctx) {
   }
   if (ctx.cache != exchange::CacheOutcome::None) {
     cache_[static_cast<std::size_t>(ctx.cache) - 1].add();
+  }
+  if (ctx.cache == exchange::CacheOutcome::Hit) {
+    cache_bytes_.add(ctx.bytes_out);
   }
   if (ctx.idempotency != exchange::KeyOutcome::None) {
     keys_[static_cast<std::size_t>(ctx.idempotency) - 1].add();
@@ -295,6 +300,7 @@ void WorkerMetrics::gather(Gathered& g) const {
   for (std::size_t i = 0; i < cache_.size(); ++i) {
     g.cache[i] += cache_[i].get();
   }
+  g.cache_bytes += cache_bytes_.get();
   for (std::size_t i = 0; i < keys_.size(); ++i) {
     g.keys[i] += keys_[i].get();
   }
@@ -382,6 +388,11 @@ std::string Metrics::scrape(const config::Config& config, const routing::Breaker
     addValue(cache, {{"outcome", std::string(kCacheOutcomes[i])}}, static_cast<double>(g.cache[i]));
   }
   out.push_back(std::move(cache));
+  auto served = family("tollgate_cache_served_bytes_total",
+                       "Bytes sent to clients in answers from the inference cache (its hits)",
+                       MetricType::Counter);
+  addValue(served, {}, static_cast<double>(g.cache_bytes));
+  out.push_back(std::move(served));
   if (cache_ != nullptr) {
     auto memory = family("tollgate_cache_memory_bytes",
                          "What the inference cache's in-memory front holds", MetricType::Gauge);

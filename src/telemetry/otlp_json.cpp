@@ -85,6 +85,13 @@ void genAiAttributes(json::Writer& w, const ExchangeSpans& e, std::string_view p
   }
 }
 
+/// The model the answering upstream named; none on a span whose attempt did not answer.
+void responseModel(json::Writer& w, std::string_view model) {
+  if (!model.empty()) {
+    stringAttribute(w, "gen_ai.response.model", model);
+  }
+}
+
 void usageAttributes(json::Writer& w, std::int64_t input, std::int64_t output) {
   if (input > 0 || output > 0) {
     intAttribute(w, "gen_ai.usage.input_tokens", input);
@@ -96,6 +103,7 @@ void writeExchange(json::Writer& w, const ExchangeSpans& e, const std::string& n
   beginSpan(w, {e.trace_id, e.span_id, e.parent ? &*e.parent : nullptr, name, kSpanKindServer,
                 e.start_ns, e.end_ns});
   genAiAttributes(w, e, e.provider);
+  responseModel(w, e.response_model);
   usageAttributes(w, e.input_tokens, e.output_tokens);
   stringAttribute(w, "http.request.method", e.method);
   stringAttribute(w, "url.path", e.path);
@@ -111,6 +119,9 @@ void writeAttempt(json::Writer& w, const ExchangeSpans& e, const AttemptSpan& a,
                   const std::string& name) {
   beginSpan(w, {e.trace_id, a.span_id, &e.span_id, name, kSpanKindClient, a.start_ns, a.end_ns});
   genAiAttributes(w, e, a.provider);
+  if (&a == &e.attempts.back() && a.status != 0) {
+    responseModel(w, e.response_model);
+  }
   usageAttributes(w, a.input_tokens, a.output_tokens);
   if (!a.server_address.empty()) {
     stringAttribute(w, "server.address", a.server_address);
@@ -161,6 +172,7 @@ std::optional<ExchangeSpans> spansOf(const exchange::RequestContext& ctx, std::i
     e.request_model = ctx.served->id;
   }
   e.provider = ctx.provider;
+  e.response_model = ctx.response_model;
   e.method = ctx.method;
   e.path = ctx.path;
   e.request_id = ctx.request_id;

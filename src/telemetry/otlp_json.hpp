@@ -36,9 +36,10 @@ struct ExchangeSpans {
   trace::TraceId trace_id{};
   trace::SpanId span_id{};
   std::optional<trace::SpanId> parent;
-  std::string operation;      ///< gen_ai.operation.name: chat, embeddings, rerank, transcription.
-  std::string request_model;  ///< The configured model that served; empty when none did.
-  std::string provider;       ///< The provider that answered (or was last tried).
+  std::string operation;       ///< gen_ai.operation.name: chat, embeddings, rerank, transcription.
+  std::string request_model;   ///< The configured model that served; empty when none did.
+  std::string response_model;  ///< The model its answering upstream named; empty: none.
+  std::string provider;        ///< The provider that answered (or was last tried).
   std::string method;
   std::string path;
   std::string request_id;

@@ -58,9 +58,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   openai::ResponseMeta billed = meta;
   billed.pricing = money::Pricing{&kPrices, std::numeric_limits<money::Pico>::max()};
   std::optional<openai::Usage> whole_usage;
-  if (auto completion = providers::spliceCompletion(input, billed, whole_usage)) {
+  std::string model;
+  if (auto completion = providers::spliceCompletion(input, billed, whole_usage, model)) {
     checkUsage(whole_usage);
     checkJson(*completion);
+    check(model.size() <= 128 && text::isValidUtf8(model));
   } else {
     check(!whole_usage);
     checkJson(errorBody(completion.error()));

@@ -23,6 +23,7 @@ import {
   CLIENT_ID, CLIENT_SECRET, startProvider, startForge, signingKey, startSignIn, loginAtProvider,
   callback, step,
 } from '../fixtures/oidc.mjs';
+import { samples, total, scrape } from '../fixtures/metrics.mjs';
 
 const PUBLIC_URL = 'https://console.test';
 const SECRET_ENV = 'TOLLGATE_TEST_OIDC_SECRET';
@@ -208,6 +209,17 @@ describe('console sign-in with a real OpenID provider', { timeout: 60_000 }, () 
     assertRefused(r, jar, 'not_invited');
     const users = await audit();
     assert.ok(!users.some((e) => e.action === 'user.signed_up'));
+  });
+
+  test('a person the provider vouched for and the gateway refused is a failed sign-in in the metrics', async () => {
+    const failed = async () => total(samples((await scrape(gw.baseURL)).text),
+      'tollgate_console_sign_ins_total', { outcome: 'failed' });
+    const before = await failed();
+    const outsider = await signIn('outsider');
+    assertRefused(outsider.r, outsider.jar, 'email_domain_not_allowed');
+    const newcomer = await signIn('newcomer');
+    assertRefused(newcomer.r, newcomer.jar, 'not_invited');
+    assert.equal(await failed(), before + 2);
   });
 
   test('the provider rotates its signing key: the next sign-in still works (its JWKS fetched again for the new kid)', async () => {

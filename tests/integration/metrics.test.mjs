@@ -15,37 +15,11 @@ import {
   startGateway, standardConfig, closedPort, openaiProvider, adminOf, postJson, chatBody, waitFor, marker,
 } from '../fixtures/gateway.mjs';
 import { request } from '../fixtures/console.mjs';
+import { samples, total, scrape } from '../fixtures/metrics.mjs';
 
 const bearer = (key) => ({ authorization: `Bearer ${key}` });
 const TOKEN_ENV = 'TOLLGATE_TEST_METRICS_TOKEN';
 const TOKEN = 'metrics-token-0123456789abcdef';
-
-/** The samples of a text exposition: [{name, labels, value}]. */
-function samples(text) {
-  const out = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/);
-    assert.ok(m, `a sample line: ${line}`);
-    const labels = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
-      labels[l[1]] = l[2];
-    }
-    out.push({ name: m[1], labels, value: Number(m[3]) });
-  }
-  return out;
-}
-
-/** The sum of the samples named `name` whose labels include `where`. */
-function total(all, name, where = {}) {
-  return all.filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s.value, 0);
-}
-
-async function scrape(baseURL, headers = {}) {
-  const res = await fetch(`${baseURL}/metrics`, { headers });
-  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
-}
 
 for (const engine of ENGINES) {
   describe(`metrics on ${engine.name}`, { skip: engine.skip }, () => {
@@ -188,6 +162,8 @@ for (const engine of ENGINES) {
       assert.ok(total(after, 'tollgate_gateway_overhead_seconds_count', { route: '/v1/chat/completions' }) >= 8);
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'hit' }) >= 1);
       assert.ok(total(after, 'tollgate_cache_lookups_total', { outcome: 'miss' }) >= 1);
+      // The hit's whole response: its head and its body.
+      assert.ok(total(after, 'tollgate_cache_served_bytes_total') > Buffer.byteLength(hit.text));
       assert.ok(total(after, 'tollgate_cache_memory_bytes') > 0);
       assert.ok(total(after, 'tollgate_idempotency_keys_total', { outcome: 'replayed' }) >= 1);
       assert.equal(total(after, 'tollgate_circuit_breaker_state', { model: 'mock_model', provider: 'primary', state: 'closed' }), gateways.length);
@@ -297,5 +273,27 @@ describe('/metrics on the console\'s own listener', () => {
     const onGateway = await scrape(gw.baseURL);
     assert.equal(onGateway.status, 404);
     assert.equal(JSON.parse(onGateway.text).error.code, 'not_found');
+  });
+});
+
+describe('[metrics] enabled = false', () => {
+  let gw;
+
+  before(async () => {
+    const dead = `http://127.0.0.1:${await closedPort()}/v1`;
+    const config = standardConfig(dead, dead, { gateway: { auth: 'required' } });
+    config.metrics = { enabled: false };
+    gw = await startGateway({ config });
+  });
+
+  after(async () => {
+    await gw?.stop();
+  });
+
+  test('serves no /metrics, even to loopback: the path is unknown', async () => {
+    const r = await scrape(gw.baseURL);
+    assert.equal(r.status, 404);
+    assert.equal(JSON.parse(r.text).error.code, 'not_found');
+    assert.equal((await fetch(`${gw.baseURL}/health`)).status, 200);
   });
 });

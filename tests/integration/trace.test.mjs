@@ -190,6 +190,9 @@ describe('trace context, span export and the access log', () => {
     const a = attrs(server);
     assert.equal(a['gen_ai.operation.name'], 'chat');
     assert.equal(a['gen_ai.request.model'], 'retry_stream');
+    // The model the upstream's chunks named (the mock names the one it was asked for), which our
+    // answer never shows.
+    assert.equal(a['gen_ai.response.model'], 'rs mock:fail-first=1 mock:status=503');
     assert.equal(a['gen_ai.provider.name'], 'p1');
     assert.equal(a['http.response.status_code'], '200');
     assert.equal(a['gen_ai.usage.input_tokens'], '12');
@@ -213,6 +216,8 @@ describe('trace context, span export and the access log', () => {
     assert.ok(attrs(clients[0])['error.type'].startsWith('upstream_'));
     assert.equal(clients[0].status.code, 2);
     assert.equal(attrs(clients[1])['http.response.status_code'], '200');
+    assert.equal(attrs(clients[0])['gen_ai.response.model'], undefined);
+    assert.equal(attrs(clients[1])['gen_ai.response.model'], 'rs mock:fail-first=1 mock:status=503');
     assert.equal(attrs(server.resource)['service.name'], 'tollgate');
 
     const batch = collector.batches.find((b) => b.body.resourceSpans.some(

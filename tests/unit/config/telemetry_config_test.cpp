@@ -44,6 +44,16 @@ TEST(TelemetryConfigTest, DefaultsExportNothingAndSampleEverything) {
   EXPECT_EQ(c.traces.sample_ratio, 1.0);
   EXPECT_EQ(c.traces.max_queue_spans, 2048);
   EXPECT_EQ(c.log.format, LogFormat::Text);
+  EXPECT_TRUE(c.metrics.enabled);
+}
+
+TEST(TelemetryConfigTest, MetricsCanBeTurnedOffAtStartOnly) {
+  const Config running = parse("");
+  Config next = parse("[metrics]\nenabled = false");
+  EXPECT_FALSE(next.metrics.enabled);
+  EXPECT_EQ(keepRestartOnly(next, running), (std::vector<std::string>{"metrics.enabled"}));
+  EXPECT_TRUE(next.metrics.enabled);
+  EXPECT_EQ(refusal("[metrics]\nenabled = \"no\"").first, "metrics.enabled");
 }
 
 TEST(TelemetryConfigTest, EndpointIsHttpsOrLoopbackHttp) {

@@ -112,5 +112,14 @@ TEST(Text, PrintableEscapesEverythingButPrintableAscii) {
   EXPECT_EQ(text::printable("abcdef", 3), "abc\u2026");
 }
 
+TEST(Text, Utf8PrefixNeverSplitsACharacter) {
+  EXPECT_EQ(text::utf8Prefix("gpt-4o", 128), "gpt-4o");
+  EXPECT_EQ(text::utf8Prefix("gpt-4o", 3), "gpt");
+  EXPECT_EQ(text::utf8Prefix("ab\u00e9", 3), "ab");  // é is two bytes: both or neither.
+  EXPECT_EQ(text::utf8Prefix("ab\u00e9", 4), "ab\u00e9");
+  EXPECT_EQ(text::utf8Prefix("\U0001F600x", 3), "");  // A four-byte character.
+  EXPECT_EQ(text::utf8Prefix("\U0001F600x", 4), "\U0001F600");
+}
+
 }  // namespace
 }  // namespace tollgate::json

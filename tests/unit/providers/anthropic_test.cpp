@@ -202,6 +202,7 @@ TEST(AnthropicResponse, TextAndUsageWithCacheTokens) {
       "cache_creation_input_tokens":4,"cache_read_input_tokens":6,"output_tokens":7}})");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->id, "msg_01");
+  EXPECT_EQ(c->upstream_model, "claude");
   EXPECT_EQ(c->created, 77);
   ASSERT_EQ(c->choices.size(), 1U);
   EXPECT_EQ(c->choices[0].content, "Hello, world");
@@ -376,7 +377,9 @@ TEST(AnthropicStream, FastContentChunksEqualEncodedOnes) {
   std::string out;
   std::optional<openai::Usage> usage;
   std::string start = kTextStream[0].second;
+  EXPECT_EQ(decoder.model(), "");
   ASSERT_TRUE(decoder.event("message_start", start, out, usage).ok());
+  EXPECT_EQ(decoder.model(), "claude");  // The upstream's, not the one our chunks name.
   out.clear();
   std::string delta = kTextStream[4].second;
   ASSERT_TRUE(decoder.event("content_block_delta", delta, out, usage).ok());

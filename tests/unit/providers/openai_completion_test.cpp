@@ -18,11 +18,12 @@ openai::ResponseMeta meta() {
 struct Spliced {
   Result<std::string> body;
   std::optional<openai::Usage> usage;
+  std::string model;
 };
 
 Spliced splice(const std::string& body, const openai::ResponseMeta& m = meta()) {
-  Spliced s{std::string(), std::nullopt};
-  s.body = spliceCompletion(body, m, s.usage);
+  Spliced s{std::string(), std::nullopt, {}};
+  s.body = spliceCompletion(body, m, s.usage, s.model);
   return s;
 }
 
@@ -73,6 +74,26 @@ TEST(SpliceCompletion, WritesOurMembersInOurEncodersOrder) {
             R"("episode_id":"ep-1","variant_name":"concise","system_fingerprint":"tollgate",)"
             R"("service_tier":"auto","choices":[{"message":{"content":"hi"}}],)"
             R"("usage":{"prompt_tokens":1,"completion_tokens":1}})");
+}
+
+TEST(SpliceCompletion, ReportsTheModelTheUpstreamNamedDecodedAndCut) {
+  constexpr std::string_view kAnswer = R"("choices":[{"message":{"content":"hi"}}]})";
+  EXPECT_EQ(splice(R"({"model":"gpt-4o-2024-08-06",)" + std::string(kAnswer)).model,
+            "gpt-4o-2024-08-06");
+  // Escapes decoded; the first of a repeated member (not refused: we do not relay it).
+  EXPECT_EQ(splice(R"({"model":"a\u00e9\"b","model":"x",)" + std::string(kAnswer)).model,
+            "a\u00e9\"b");
+  // Not a string, or nested: none.
+  EXPECT_EQ(splice(R"({"model":7,)" + std::string(kAnswer)).model, "");
+  EXPECT_EQ(splice(R"({"x":{"model":"inner"},)" + std::string(kAnswer)).model, "");
+  // At most 128 bytes, never half a character: 63 ASCII and 33 two-byte characters cut to 127.
+  std::string long_model(63, 'm');
+  for (int i = 0; i < 33; ++i) {
+    long_model += "\u00e9";
+  }
+  const auto cut = splice(R"({"model":")" + long_model + "\",\n" + std::string(kAnswer)).model;
+  EXPECT_EQ(cut.size(), 127U);
+  EXPECT_EQ(cut, long_model.substr(0, 127));
 }
 
 TEST(SpliceCompletion, KeepsEveryMemberOfEachChoiceAndMessageInOrder) {

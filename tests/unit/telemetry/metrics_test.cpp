@@ -141,11 +141,19 @@ TEST(Metrics, AnExchangeIsCountedUnderItsConfiguredLabels) {
   attempt.ended = std::chrono::microseconds(900);
   attempt.status = 200;
   ctx.cache = exchange::CacheOutcome::Miss;
+  ctx.bytes_out = 1000;  // Not the cache's: a miss was answered upstream.
   worker.ended(ctx);
   worker.ended(ctx);
   exchange::RequestContext lost(c, "req-2");
   lost.status = 404;
   worker.ended(lost);
+  exchange::RequestContext hit(c, "req-3");
+  hit.route = ctx.route;
+  hit.served = c.findModel("echo");
+  hit.status = 200;
+  hit.cache = exchange::CacheOutcome::Hit;
+  hit.bytes_out = 321;
+  worker.ended(hit);
 
   const std::string text = metrics.scrape(c, breakers);
   EXPECT_NE(text.find("tollgate_requests_total{model=\"echo\",provider=\"local\",route=\"/v1/chat/"
@@ -164,6 +172,8 @@ TEST(Metrics, AnExchangeIsCountedUnderItsConfiguredLabels) {
   EXPECT_NE(text.find("tollgate_upstream_retries_total{model=\"echo\",provider=\"local\"} 0"),
             std::string::npos);
   EXPECT_NE(text.find("tollgate_cache_lookups_total{outcome=\"miss\"} 2"), std::string::npos);
+  EXPECT_NE(text.find("tollgate_cache_lookups_total{outcome=\"hit\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("tollgate_cache_served_bytes_total 321\n"), std::string::npos) << text;
   EXPECT_NE(text.find("tollgate_circuit_breaker_state{model=\"echo\",provider=\"local\",state="
                       "\"closed\"} 1"),
             std::string::npos);

@@ -1,9 +1,12 @@
 #include "accounts/account_service.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "accounts/records_json.hpp"
 #include "core/address.hpp"
@@ -19,14 +22,20 @@ Propagation& propagationOf(CreatedKey& k) { return k.propagation; }
 
 }  // namespace
 
+struct AccountService::Thread {
+  asio::thread_pool pool{1};
+  asio::steady_timer flush_timer{pool};
+};
+
 AccountService::AccountService(store::Location where, std::string server_secret,
                                PropagationPolicy policy, SessionPolicy sessions)
     : where_(std::move(where)),
       server_secret_(std::move(server_secret)),
       policy_(policy),
-      sessions_(sessions) {
+      sessions_(sessions),
+      thread_(std::make_unique<Thread>()) {
   accounts();
-  asio::co_spawn(thread_, flushFailures(), [](const std::exception_ptr& e) {
+  asio::co_spawn(thread_->pool, flushFailures(), [](const std::exception_ptr& e) {
     if (e) {
       log::line(log::Level::Error, "writing the failed sign-ins' summary stopped");
     }
@@ -34,11 +43,28 @@ AccountService::AccountService(store::Location where, std::string server_secret,
 }
 
 AccountService::~AccountService() {
-  asio::post(thread_, [this] {
+  asio::post(thread_->pool, [this] {
     stopping_ = true;
-    flush_timer_.cancel();
+    thread_->flush_timer.cancel();
   });
-  thread_.join();
+  thread_->pool.join();
+}
+
+AccountService::Awaitable<void> AccountService::onThread(
+    const std::function<void(Accounts&)>& work) {
+  visits_.fetch_add(1, std::memory_order_relaxed);
+  co_await asio::co_spawn(thread_->pool, runHere(work), asio::use_awaitable);
+}
+
+AccountService::Awaitable<void> AccountService::runHere(
+    const std::function<void(Accounts&)>& work) {
+  try {
+    work(accounts());
+  } catch (const store::StoreError& e) {
+    forget(e);
+    throw;
+  }
+  co_return;
 }
 
 Accounts& AccountService::accounts() {
@@ -302,8 +328,8 @@ AccountService::Awaitable<void> AccountService::flushFailures() {
   // Failures after the last summary are written a minute later at the latest, even when no
   // further failure comes to write them.
   while (!stopping_) {
-    flush_timer_.expires_after(SignInGuard::kSummaryEvery);
-    co_await flush_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    thread_->flush_timer.expires_after(SignInGuard::kSummaryEvery);
+    co_await thread_->flush_timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (auto summary = guard_.takeSummary(SignInGuard::Clock::now())) {
       try {
         accounts().sessions().recordFailures(*summary);

@@ -8,12 +8,9 @@
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,7 +59,15 @@ class AccountService {
   /// Runs `op(accounts)` on the service's thread, then resumes the caller on its own executor
   /// with what it returned; a store::StoreError it threw is thrown there. `op` owns what it uses.
   template <class Op>
-  Awaitable<std::invoke_result_t<Op&, Accounts&>> run(Op op);
+  Awaitable<std::invoke_result_t<Op&, Accounts&>> run(Op op) {
+    // The value travels in an optional (an Outcome has no default), written on the service's
+    // thread before the caller resumes. The work is a named variable, not a temporary of the
+    // co_await expression: GCC 12 copies those into the callee's frame byte by byte.
+    std::optional<std::invoke_result_t<Op&, Accounts&>> done;
+    const std::function<void(Accounts&)> work = [&done, &op](Accounts& a) { done.emplace(op(a)); };
+    co_await onThread(work);
+    co_return std::move(*done);
+  }
   /// How many times run() went to the service's thread: a caller's round trips, as tests count
   /// them.
   std::uint64_t visits() const { return visits_.load(std::memory_order_relaxed); }
@@ -139,10 +144,13 @@ class AccountService {
   Awaitable<std::vector<store::AuditEntry>> listAudit(store::AuditFilter f);
 
  private:
-  /// `run`'s part on the service's thread. (A coroutine function, not a lambda: GCC 12 mishandles
-  /// the captures of a coroutine lambda given to co_spawn, a double free under ASan.)
-  template <class Op>
-  Awaitable<std::optional<std::invoke_result_t<Op&, Accounts&>>> onThread(Op op);
+  /// Runs `work` on the service's thread and resumes the caller on its own executor; a
+  /// store::StoreError it threw is thrown there. (Asio's thread pool, co_spawn and timers stay
+  /// in the .cpp: this header is parsed by every console file.)
+  Awaitable<void> onThread(const std::function<void(Accounts&)>& work);
+  /// onThread's part on the service's thread. (A coroutine function, not a lambda: GCC 12
+  /// mishandles the captures of a coroutine lambda given to co_spawn, a double free under ASan.)
+  Awaitable<void> runHere(const std::function<void(Accounts&)>& work);
   /// What `change` did, once no live gateway lags behind it or the policy's wait is over.
   template <class T>
   Awaitable<Outcome<T>> propagated(Awaitable<Outcome<T>> change);
@@ -170,34 +178,13 @@ class AccountService {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Accounts> accounts_;
   SignInGuard guard_;
-  boost::asio::thread_pool thread_{1};
-  // Used on the service's thread only.
-  boost::asio::steady_timer flush_timer_{thread_};
-  bool stopping_ = false;
+  /// The service's thread, and the timer of the failures' summary (used on that thread only).
+  struct Thread;
+  std::unique_ptr<Thread> thread_;
+  bool stopping_ = false;  ///< Used on the service's thread only.
   std::atomic<std::uint64_t> visits_{0};
   std::atomic<std::uint64_t> sign_ins_{0};
   std::atomic<std::uint64_t> sign_in_failures_{0};
 };
-
-template <class Op>
-AccountService::Awaitable<std::invoke_result_t<Op&, Accounts&>> AccountService::run(Op op) {
-  visits_.fetch_add(1, std::memory_order_relaxed);
-  // co_spawn completes with a default-made value beside an exception, so the value (an Outcome
-  // has no default) travels in an optional.
-  auto done =
-      co_await boost::asio::co_spawn(thread_, onThread(std::move(op)), boost::asio::use_awaitable);
-  co_return std::move(*done);
-}
-
-template <class Op>
-AccountService::Awaitable<std::optional<std::invoke_result_t<Op&, Accounts&>>>
-AccountService::onThread(Op op) {
-  try {
-    co_return op(accounts());
-  } catch (const store::StoreError& e) {
-    forget(e);
-    throw;
-  }
-}
 
 }  // namespace tollgate::accounts

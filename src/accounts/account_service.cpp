@@ -229,11 +229,13 @@ AccountService::Awaitable<Outcome<Ok>> AccountService::revokeInvite(Actor actor,
 }
 
 AccountService::Awaitable<Outcome<CreatedKey>> AccountService::createKey(
-    Actor actor, std::string team, std::string name, std::optional<std::string> user_email) {
-  return propagated(run([actor = std::move(actor), team = std::move(team), name = std::move(name),
-                         user_email = std::move(user_email)](Accounts& a) {
-    return a.createKey(actor, team, name, user_email);
-  }));
+    Actor actor, std::string team, std::string name, std::optional<std::string> user_email,
+    key_rules::KeyRules rules) {
+  return propagated(
+      run([actor = std::move(actor), team = std::move(team), name = std::move(name),
+           user_email = std::move(user_email), rules = std::move(rules)](Accounts& a) {
+        return a.createKey(actor, team, name, user_email, rules);
+      }));
 }
 
 AccountService::Awaitable<Outcome<std::vector<store::ApiKey>>> AccountService::listKeys(
@@ -248,6 +250,13 @@ AccountService::Awaitable<Outcome<Propagation>> AccountService::revokeKey(Actor 
   return propagated(run([actor = std::move(actor), which = std::move(which)](Accounts& a) {
     return a.revokeKey(actor, which);
   }));
+}
+
+AccountService::Awaitable<Outcome<Propagation>> AccountService::changeKeyRules(
+    Actor actor, std::string public_id, KeyRulesChange change) {
+  return propagated(
+      run([actor = std::move(actor), public_id = std::move(public_id), change = std::move(change)](
+              Accounts& a) { return a.changeKeyRules(actor, public_id, change); }));
 }
 
 AccountService::Awaitable<CallerFound> AccountService::findCaller(CallerQuery q) {

@@ -101,10 +101,13 @@ class AccountService {
   Awaitable<Outcome<InvitePreview>> previewInvite(std::string token, std::string email);
 
   Awaitable<Outcome<CreatedKey>> createKey(Actor actor, std::string team, std::string name,
-                                           std::optional<std::string> user_email);
+                                           std::optional<std::string> user_email,
+                                           key_rules::KeyRules rules = {});
   Awaitable<Outcome<std::vector<store::ApiKey>>> listKeys(Actor actor,
                                                           std::optional<std::string> team);
   Awaitable<Outcome<Propagation>> revokeKey(Actor actor, std::string which);
+  Awaitable<Outcome<Propagation>> changeKeyRules(Actor actor, std::string public_id,
+                                                 KeyRulesChange change);
 
   // The console's sign-in (sessions.hpp) and what it reads of a team once its caller was allowed.
   // (Coroutines call these rather than run() with a lambda of their own: GCC 12 copies a closure

@@ -4,9 +4,11 @@
 #include <functional>
 #include <thread>
 
+#include "accounts/records_json.hpp"
 #include "accounts/sessions.hpp"
 #include "auth/api_key.hpp"
 #include "core/email.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "core/unicode.hpp"
 
@@ -24,6 +26,23 @@ Refusal invalid(std::string message) { return {RefusalKind::Invalid, std::move(m
 Refusal notFound(std::string message) { return {RefusalKind::NotFound, std::move(message)}; }
 Refusal forbidden(std::string message) { return {RefusalKind::Forbidden, std::move(message)}; }
 Refusal conflict(std::string message) { return {RefusalKind::Conflict, std::move(message)}; }
+
+/// Refused when a key would be made to expire at or before now.
+std::optional<Refusal> pastExpiry(const std::optional<std::int64_t>& expires_at) {
+  if (expires_at && *expires_at <= store::nowMs()) {
+    return invalid("expires_at must be in the future");
+  }
+  return std::nullopt;
+}
+
+/// A key's rules as the audit log records them.
+std::string rulesJson(const key_rules::KeyRules& rules) {
+  json::Writer w;
+  w.startObject();
+  writeKeyRules(w, rules);
+  w.endObject();
+  return w.take();
+}
 
 Outcome<Role> requireRole(const std::string& role) {
   const auto r = parseRole(role);
@@ -669,20 +688,25 @@ std::optional<std::string> Accounts::inviteHash(std::string_view token) const {
 }
 
 Accounts::NewKey Accounts::makeKey(const std::string& team_id, const std::string& name,
-                                   const std::optional<std::string>& owner_id) {
+                                   const std::optional<std::string>& owner_id,
+                                   const key_rules::KeyRules& rules) {
   const auth::NewKey fresh = auth::generateKey();
   return {
       store_.createKey(fresh.public_id, auth::toHex(auth::keyedHash(server_secret_, fresh.secret)),
-                       name, team_id, owner_id),
+                       name, team_id, owner_id, rules),
       fresh.full};
 }
 
 Outcome<CreatedKey> Accounts::createKey(const Actor& actor, const std::string& team,
                                         const std::string& given,
-                                        const std::optional<std::string>& user_email) {
+                                        const std::optional<std::string>& user_email,
+                                        const key_rules::KeyRules& rules) {
   const Outcome<std::string> checked = checkName("a key name", given);
   if (!checked) {
     return checked.error();
+  }
+  if (const auto past = pastExpiry(rules.expires_at)) {
+    return *past;
   }
   const std::string& name = *checked;
   store::Transaction tx(store_.connection());
@@ -717,7 +741,7 @@ Outcome<CreatedKey> Accounts::createKey(const Actor& actor, const std::string& t
                         : "a key name " + quoted(name) + " looks like that of the active key " +
                               quoted(k.name) + " of team " + quoted(t->name));
   }
-  NewKey made = makeKey(t->id, name, owner_id);
+  NewKey made = makeKey(t->id, name, owner_id, rules);
   audit(actor, t->id, "key.created", made.key.public_id + " (" + name + ")");
   const std::int64_t seq = store_.bumpChange();
   tx.commit();
@@ -776,6 +800,50 @@ Outcome<Propagation> Accounts::revokeKey(const Actor& actor, const std::string& 
   return awaitGateways(seq);
 }
 
+Outcome<Propagation> Accounts::changeKeyRules(const Actor& actor, const std::string& public_id,
+                                              const KeyRulesChange& change) {
+  if (!auth::isPublicId(public_id)) {
+    return invalid("not a key's public id: " + quoted(public_id));
+  }
+  if (change.expires_at) {
+    if (const auto past = pastExpiry(*change.expires_at)) {
+      return *past;
+    }
+  }
+  store::Transaction tx(store_.connection());
+  const auto key = store_.findKey(public_id);
+  if (!key) {
+    return notFound("no key with public id " + public_id);
+  }
+  if (actor.email) {
+    const Outcome<store::Team> t = requireTeam(key->team);
+    if (!t) {
+      return t.error();
+    }
+    // Its creator set its rules when making it; changing them is a decision of the team's.
+    if (const Outcome<Ok> may = authorize(actor, *t, Action::RevokeAnyKey); !may) {
+      return may.error();
+    }
+  }
+  if (key->revoked_at) {
+    return conflict("key " + public_id + " is revoked");
+  }
+  key_rules::KeyRules after = key->rules;
+  if (change.expires_at) {
+    after.expires_at = *change.expires_at;
+  }
+  if (change.allowed_models) {
+    after.allowed_models = *change.allowed_models;
+  }
+  store_.setKeyRules(key->id, after);
+  audit(actor, key->team_id, "key.rules_changed",
+        public_id + " (" + key->name + ") before " + rulesJson(key->rules) + " after " +
+            rulesJson(after));
+  const std::int64_t seq = store_.bumpChange();
+  tx.commit();
+  return awaitGateways(seq);
+}
+
 std::optional<CreatedKey> Accounts::bootstrap() {
   std::int64_t seq = 0;
   NewKey made;
@@ -785,7 +853,7 @@ std::optional<CreatedKey> Accounts::bootstrap() {
       return std::nullopt;
     }
     const store::Team team = store_.createTeam("default");
-    made = makeKey(team.id, "default", std::nullopt);
+    made = makeKey(team.id, "default", std::nullopt, {});
     const Actor first_start{std::nullopt, "first start"};
     audit(first_start, team.id, "team.created", team.name);
     audit(first_start, team.id, "key.created", made.key.public_id + " (default)");

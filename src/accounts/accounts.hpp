@@ -83,6 +83,13 @@ struct PropagationPolicy {
 /// lease and the margin.
 bool allFenced(const Propagation& p, const PropagationPolicy& policy);
 
+/// A change to a key's rules: each rule absent is left as it is; present, it is set (to nullopt:
+/// cleared).
+struct KeyRulesChange {
+  std::optional<std::optional<std::int64_t>> expires_at;
+  std::optional<std::optional<std::vector<std::string>>> allowed_models;
+};
+
 /// A team and the role a user has in it.
 struct TeamRole {
   store::Team team;
@@ -154,15 +161,23 @@ class Accounts {
   /// token is, so that a preview tells nothing of invitations not meant for the caller.
   Outcome<InvitePreview> previewInvite(const std::string& token, const std::string& email);
 
-  /// Makes a key of `team`; its name (checkName) must not look like (have the skeleton of) that
-  /// of an active key of the team (Conflict, naming that key).
+  /// Makes a key of `team` with `rules` (an expiry in the past is Invalid; the caller checks the
+  /// model names against its configuration); its name (checkName) must not look like (have the
+  /// skeleton of) that of an active key of the team (Conflict, naming that key).
   Outcome<CreatedKey> createKey(const Actor& actor, const std::string& team,
                                 const std::string& name,
-                                const std::optional<std::string>& user_email);
+                                const std::optional<std::string>& user_email,
+                                const key_rules::KeyRules& rules = {});
   Outcome<std::vector<store::ApiKey>> listKeys(const Actor& actor,
                                                const std::optional<std::string>& team);
   /// `which` is a public id or a whole key.
   Outcome<Propagation> revokeKey(const Actor& actor, const std::string& which);
+  /// Changes the rules of the key with `public_id` (an owner's or admin's decision, audited as
+  /// key.rules_changed with the rules before and after), then waits for the gateways to apply
+  /// it, so that a narrowed key is narrowed everywhere when this returns. A new expiry in the
+  /// past is Invalid.
+  Outcome<Propagation> changeKeyRules(const Actor& actor, const std::string& public_id,
+                                      const KeyRulesChange& change);
 
   /// Makes team `default` with one key, in one transaction, when the store has no team yet;
   /// nullopt otherwise (also when another gateway on the store made it first).
@@ -210,7 +225,7 @@ class Accounts {
   std::optional<std::string> inviteHash(std::string_view token) const;
   /// Writes a new key of team `team_id`, in the caller's transaction.
   NewKey makeKey(const std::string& team_id, const std::string& name,
-                 const std::optional<std::string>& owner_id);
+                 const std::optional<std::string>& owner_id, const key_rules::KeyRules& rules);
   /// Waits (within the policy) until every gateway has applied change `seq` or is fenced.
   Propagation awaitGateways(std::int64_t seq);
   /// Makes `change` to team `name` (a decision of its owners', Action::SuspendTeam) in one

@@ -35,6 +35,11 @@ std::optional<std::string> unlessEmpty(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional(s);
 }
 
+/// Past the key's expiry time, by this machine's clock.
+bool expired(const store::ApiKey& k) {
+  return k.rules.expires_at && *k.rules.expires_at <= store::nowMs();
+}
+
 }  // namespace
 
 void timeField(json::Writer& w, std::string_view key, std::optional<std::int64_t> ms) {
@@ -77,6 +82,9 @@ std::string inviteState(const store::Invite& i) {
 
 std::optional<std::string> keyInactiveReason(const store::ApiKey& k,
                                              const std::vector<store::Member>& members) {
+  if (!k.revoked_at && expired(k)) {
+    return "expired";
+  }
   if (k.revoked_at || !k.created_by) {
     return std::nullopt;
   }
@@ -102,10 +110,28 @@ void writeKey(json::Writer& w, const store::ApiKey& k,
   textField(w, "created_by", k.created_by);
   timeField(w, "created_at", k.created_at);
   timeField(w, "last_used_at", k.last_used_at);
-  w.field("state", k.revoked_at ? "revoked" : inactive_reason ? "inactive" : "active");
-  textField(w, "inactive_reason", inactive_reason);
+  // Expiry needs no one's membership: shown also where the caller gave no reason.
+  const std::optional<std::string> reason =
+      inactive_reason || k.revoked_at || !expired(k) ? inactive_reason : "expired";
+  w.field("state", k.revoked_at ? "revoked" : reason ? "inactive" : "active");
+  textField(w, "inactive_reason", reason);
   timeField(w, "revoked_at", k.revoked_at);
+  writeKeyRules(w, k.rules);
   w.endObject();
+}
+
+void writeKeyRules(json::Writer& w, const key_rules::KeyRules& rules) {
+  timeField(w, "expires_at", rules.expires_at);
+  w.key("allowed_models");
+  if (!rules.allowed_models) {
+    w.null();
+    return;
+  }
+  w.startArray();
+  for (const std::string& m : *rules.allowed_models) {
+    w.string(m);
+  }
+  w.endArray();
 }
 
 void writeMember(json::Writer& w, const store::Member& m) {

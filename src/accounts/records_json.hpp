@@ -34,10 +34,10 @@ std::int64_t uncachedPrompt(std::int64_t prompt_tokens, const store::TokenKinds&
 /// "pending", "accepted", "revoked" or "expired".
 std::string inviteState(const store::Invite& i);
 
-/// Why key `k` does not work though not revoked, given its team's `members`:
-/// "creator_not_member" (its creator left the team) or "creator_role" (their role may no longer
-/// create keys); nullopt when it works or is revoked. The operator's keys have no creator and
-/// always work.
+/// Why key `k` does not work though not revoked, given its team's `members`: "expired" (past
+/// its expiry time), "creator_not_member" (its creator left the team) or "creator_role" (their role
+/// may no longer create keys); nullopt when it works or is revoked. The operator's keys have no
+/// creator and always work.
 std::optional<std::string> keyInactiveReason(const store::ApiKey& k,
                                              const std::vector<store::Member>& members);
 
@@ -45,6 +45,9 @@ std::optional<std::string> keyInactiveReason(const store::ApiKey& k,
 /// "active"; `inactive_reason` is null unless inactive.
 void writeKey(json::Writer& w, const store::ApiKey& k,
               const std::optional<std::string>& inactive_reason = std::nullopt);
+/// A key's rules as members of the object being written: `expires_at` (RFC 3339) and
+/// `allowed_models` (an array), each null when the key has no such rule.
+void writeKeyRules(json::Writer& w, const key_rules::KeyRules& rules);
 void writeMember(json::Writer& w, const store::Member& m);
 void writeInvite(json::Writer& w, const store::Invite& i);
 /// A spend row; its token kinds last (store::kTokenKinds' names).

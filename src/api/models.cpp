@@ -20,7 +20,8 @@ awaitable<void> respond(exchange::RequestContext& ctx, Result<std::string> body,
 
 awaitable<void> listModels(exchange::RequestContext& ctx, http::Request& req,
                            http::ResponseWriter& out) {
-  co_await respond(ctx, openai::listModels(ctx.config, req.query), out);
+  co_await respond(ctx, openai::listModels(ctx.config, req.query, ctx.caller.allowed_models.get()),
+                   out);
 }
 
 awaitable<void> retrieveModel(exchange::RequestContext& ctx, http::Request& req,
@@ -28,7 +29,8 @@ awaitable<void> retrieveModel(exchange::RequestContext& ctx, http::Request& req,
   // SDKs percent-encode the id (a slash-style id arrives as one segment with %2F).
   const auto id = text::percentDecode(req.params.get("id"));
   ctx.model = id.value_or(std::string(req.params.get("id")));
-  co_await respond(ctx, openai::retrieveModel(ctx.config, ctx.model), out);
+  co_await respond(
+      ctx, openai::retrieveModel(ctx.config, ctx.model, ctx.caller.allowed_models.get()), out);
 }
 
 }  // namespace tollgate::api

@@ -61,6 +61,14 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   if (grant->revoked) {
     return fail(ErrorKind::RevokedApiKey, "This API key has been revoked.");
   }
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  if (grant->expires_at && *grant->expires_at <= now) {
+    return fail(ErrorKind::KeyExpired,
+                "This API key has expired. Ask a team owner or admin for a new key, or to extend "
+                "this one.");
+  }
   if (!grant->team_active) {
     return fail(ErrorKind::TeamSuspended,
                 "The team of this API key is suspended. Check billing status or ask a team "
@@ -77,9 +85,7 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   caller.team_allows_dryrun = grant->team_allows_dryrun;
   caller.user_id = grant->creator_id;
   caller.lease_epoch = epoch;
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+  caller.allowed_models = grant->allowed_models;
   if (now - grant->last_used_ms.load(std::memory_order_relaxed) >= kMarkEveryMs) {
     grant->last_used_ms.store(now, std::memory_order_relaxed);
   }

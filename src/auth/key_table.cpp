@@ -18,6 +18,10 @@ KeyTable::KeyTable(const std::vector<store::KeyGrant>& rows, const KeyTable* pre
     g.creator_may_create = r.creator_may_create;
     g.team_allows_dryrun = r.team_allows_dryrun;
     g.creator_id = r.creator_id;
+    g.expires_at = r.rules.expires_at;
+    if (r.rules.allowed_models) {
+      g.allowed_models = std::make_shared<const std::vector<std::string>>(*r.rules.allowed_models);
+    }
     if (const Grant* old = previous != nullptr ? previous->find(r.public_id) : nullptr) {
       g.last_used_ms.store(old->last_used_ms.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +30,9 @@ struct Grant {
   bool creator_may_create = true;
   bool team_allows_dryrun = true;
   std::string creator_id;  ///< The creating user's id; empty for the operator's keys.
+  std::optional<std::int64_t> expires_at;  ///< ms since the epoch; none: it does not expire.
+  /// The models it may ask for, shared with the requests that use it; null: any.
+  std::shared_ptr<const std::vector<std::string>> allowed_models;
   /// When a request last used the key (ms since the epoch); marked at most once a second.
   mutable std::atomic<std::int64_t> last_used_ms{0};
   std::int64_t flushed_ms = 0;  ///< What the store already has; owned by the flushing thread.

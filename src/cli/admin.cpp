@@ -54,7 +54,7 @@ int runAdmin(std::span<const std::string> args, const config::Config& config,
   try {
     const admin::Args a(args.subspan(direct ? 1 : 2),
                         {"name", "role", "email", "expires", "team", "user", "balance", "since",
-                         "model", "tag", "by"},
+                         "model", "tag", "by", "expires-at", "allowed-models"},
                         {"json", "csv"});
     store::Store st(store::connect(setup.location));
     store::migrate(st.connection());

@@ -1,18 +1,75 @@
-// `tollgate admin keys …`: make (the key shown once), list and revoke API keys.
+// `tollgate admin keys …`: make (the key shown once, with the rules it carries), list, change the
+// rules of and revoke API keys.
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/admin_command.hpp"
 #include "cli/admin_output.hpp"
+#include "config/key_models.hpp"
 #include "core/json.hpp"
+#include "core/key_rules.hpp"
 #include "core/text.hpp"
 
 namespace tollgate::cli::admin {
 namespace {
 
+/// What clears a rule in `keys update`.
+constexpr std::string_view kNone = "none";
+
+/// The rules --expires-at (RFC 3339) and --allowed-models (comma-separated, configured) set;
+/// the word `none` clears a rule.
+accounts::KeyRulesChange rulesOf(const Admin& admin, const Args& a) {
+  accounts::KeyRulesChange change;
+  if (const auto at = a.option("expires-at")) {
+    change.expires_at.emplace();
+    if (*at != kNone) {
+      *change.expires_at = key_rules::parseRfc3339(*at);
+      if (!*change.expires_at) {
+        throw UserError(
+            "--expires-at must be an RFC 3339 date-time, e.g. 2026-12-31T23:59:59Z, "
+            "or none");
+      }
+    }
+  }
+  if (const auto list = a.option("allowed-models")) {
+    change.allowed_models.emplace();
+    if (*list != kNone) {
+      std::vector<std::string> models;
+      std::string_view rest = *list;
+      while (!rest.empty()) {
+        const std::size_t comma = std::min(rest.find(','), rest.size());
+        if (const std::string_view m = text::trimOws(rest.substr(0, comma)); !m.empty()) {
+          models.emplace_back(m);
+        }
+        rest.remove_prefix(std::min(comma + 1, rest.size()));
+      }
+      if (models.empty()) {
+        throw UserError("--allowed-models names no model (none allows every model)");
+      }
+      if (const auto unknown = config::unknownAllowedModel(admin.config, models)) {
+        throw UserError("--allowed-models: no model or function " + shown(*unknown) +
+                        " is configured");
+      }
+      *change.allowed_models = std::move(models);
+    }
+  }
+  return change;
+}
+
+std::string modelList(const std::vector<std::string>& models) {
+  std::string out;
+  for (const std::string& m : models) {
+    out += (out.empty() ? "" : ",") + m;
+  }
+  return out;
+}
+
 void createKey(Admin& admin, const Args& a) {
   a.expect(0);
-  const auto created = must(
-      admin.accounts.createKey(admin.op, a.required("team"), a.required("name"), a.option("user")));
+  const accounts::KeyRulesChange rules = rulesOf(admin, a);
+  const auto created = must(admin.accounts.createKey(
+      admin.op, a.required("team"), a.required("name"), a.option("user"),
+      {rules.expires_at.value_or(std::nullopt), rules.allowed_models.value_or(std::nullopt)}));
   reportLagging(created.propagation);
   std::fprintf(stderr, "created key %s (%s) for team %s; it is shown once:\n",
                created.key.public_id.c_str(), shown(created.key.name).c_str(),
@@ -33,14 +90,31 @@ void listKeys(Admin& admin, const Args& a) {
     printJson(w);
     return;
   }
+  const std::int64_t now = store::nowMs();
   for (const store::ApiKey& k : all) {
-    std::printf("%s\t%s\t%s\t%s\tcreated %s\tlast used %s\t%s\n", k.public_id.c_str(),
-                shown(k.name).c_str(), shown(k.team).c_str(),
+    const auto& expires = k.rules.expires_at;
+    const auto& models = k.rules.allowed_models;
+    std::printf("%s\t%s\t%s\t%s\tcreated %s\tlast used %s\t%s\texpires %s\tmodels %s\n",
+                k.public_id.c_str(), shown(k.name).c_str(), shown(k.team).c_str(),
                 shown(k.created_by.value_or("operator")).c_str(),
                 text::utcTimestamp(k.created_at).c_str(),
                 k.last_used_at ? text::utcTimestamp(*k.last_used_at).c_str() : "never",
-                k.revoked_at ? "revoked" : "active");
+                k.revoked_at                 ? "revoked"
+                : expires && *expires <= now ? "expired"
+                                             : "active",
+                expires ? text::utcTimestamp(*expires).c_str() : "never",
+                models ? shown(modelList(*models)).c_str() : "any");
   }
+}
+
+void updateKey(Admin& admin, const Args& a) {
+  a.expect(1);
+  const accounts::KeyRulesChange change = rulesOf(admin, a);
+  if (!change.expires_at && !change.allowed_models) {
+    throw UsageError("keys update: give --expires-at or --allowed-models");
+  }
+  reportLagging(must(admin.accounts.changeKeyRules(admin.op, a.at(0, "PUBLIC_ID"), change)));
+  std::printf("updated\n");
 }
 
 void revokeKey(Admin& admin, const Args& a) {
@@ -52,6 +126,7 @@ void revokeKey(Admin& admin, const Args& a) {
 constexpr Verb kKeyVerbs[] = {
     {"create", createKey},
     {"list", listKeys},
+    {"update", updateKey},
     {"revoke", revokeKey},
 };
 
@@ -59,7 +134,9 @@ constexpr Verb kKeyVerbs[] = {
 
 const Noun kKeys{
     "keys",
-    "  keys create --team TEAM --name NAME [--user EMAIL] | list [--team TEAM] [--json] |\n"
+    "  keys create --team TEAM --name NAME [--user EMAIL] [--expires-at RFC3339]\n"
+    "       [--allowed-models A,B] | list [--team TEAM] [--json] |\n"
+    "       update PUBLIC_ID [--expires-at RFC3339|none] [--allowed-models A,B|none] |\n"
     "       revoke PUBLIC_ID\n",
     kKeyVerbs};
 

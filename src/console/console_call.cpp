@@ -221,12 +221,22 @@ Result<rapidjson::Document> jsonBody(const http::Request& req, BodyShape shape) 
     for (const auto& m : doc.GetObject()) {
       const std::string_view name = json::view(m.name);
       const bool text = in(shape.required, name) || in(shape.optional, name);
-      if (!text && !in(shape.counts, name)) {
+      const bool list = in(shape.lists, name);
+      const auto strings = [](const rapidjson::Value& v) {
+        return v.IsArray() && std::all_of(v.Begin(), v.End(), [](const rapidjson::Value& item) {
+                 return item.IsString();
+               });
+      };
+      if (!text && !list && !in(shape.counts, name)) {
         refused = Error{ErrorKind::UnknownParameter, "unknown member " + std::string(name),
                         std::string(name)};
-      } else if (!m.value.IsNull() && (text ? !m.value.IsString() : !m.value.IsInt64())) {
+      } else if (!m.value.IsNull() && (text   ? !m.value.IsString()
+                                       : list ? !strings(m.value)
+                                              : !m.value.IsInt64())) {
         refused = Error{ErrorKind::InvalidType,
-                        std::string(name) + (text ? " must be a string" : " must be an integer"),
+                        std::string(name) + (text   ? " must be a string"
+                                             : list ? " must be an array of strings"
+                                                    : " must be an integer"),
                         std::string(name)};
       }
       if (refused) {

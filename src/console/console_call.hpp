@@ -169,11 +169,13 @@ void writePage(json::Writer& w, const std::vector<T>& items, WriteItem write_ite
   w.endObject();
 }
 
-/// What a call's JSON body may hold: strings `required` and `optional`, whole numbers `counts`.
+/// What a call's JSON body may hold: strings `required` and `optional`, whole numbers `counts`,
+/// arrays of strings `lists`.
 struct BodyShape {
   std::initializer_list<std::string_view> required;
   std::initializer_list<std::string_view> optional = {};
   std::initializer_list<std::string_view> counts = {};
+  std::initializer_list<std::string_view> lists = {};
 };
 
 /// The request's JSON object body, checked against `shape` (an unknown member is refused, as is a

@@ -134,6 +134,9 @@ void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& given) {
       team(Action::Invite, Intent::Change, revokeInvitation, true));
   add(Method::Get, in_team + "/keys", team(Action::ViewTeam, Intent::Read, listKeys));
   add(Method::Post, in_team + "/keys", team(Action::CreateKey, Intent::Change, createKey), json);
+  // A key's rules are changed by those who may revoke any key (its creator set them at first).
+  add(Method::Patch, in_team + "/keys/{key}",
+      team(Action::RevokeAnyKey, Intent::Change, changeKeyRules, true), json);
   // Any member may ask; accounts decides whose key they may revoke.
   add(Method::Delete, in_team + "/keys/{key}",
       team(Action::ViewTeam, Intent::Change, revokeKey, true));

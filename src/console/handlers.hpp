@@ -51,9 +51,10 @@ TOLLGATE_CONSOLE_SESSION_HANDLER(previewInvitation);  ///< POST /console/api/inv
 TOLLGATE_CONSOLE_CALL(setTeamActive, , const MemberCaller& m, bool active);
 
 // Keys (keys.cpp).
-TOLLGATE_CONSOLE_TEAM_HANDLER(listKeys);   ///< GET …/{team}/keys
-TOLLGATE_CONSOLE_TEAM_HANDLER(createKey);  ///< POST …/{team}/keys
-TOLLGATE_CONSOLE_TEAM_HANDLER(revokeKey);  ///< DELETE …/{team}/keys/{key}
+TOLLGATE_CONSOLE_TEAM_HANDLER(listKeys);        ///< GET …/{team}/keys
+TOLLGATE_CONSOLE_TEAM_HANDLER(createKey);       ///< POST …/{team}/keys
+TOLLGATE_CONSOLE_TEAM_HANDLER(changeKeyRules);  ///< PATCH …/{team}/keys/{key}
+TOLLGATE_CONSOLE_TEAM_HANDLER(revokeKey);       ///< DELETE …/{team}/keys/{key}
 
 // Money and the audit log (spend.cpp).
 TOLLGATE_CONSOLE_TEAM_HANDLER(spendSummary);  ///< GET …/{team}/spend/summary

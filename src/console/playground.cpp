@@ -21,7 +21,8 @@ Awaitable<void> playground(const ConsoleServices& s, exchange::RequestContext& c
                 .team_allows_dryrun = m.member.team.allow_dryrun,
                 .user_id = m.who.user.id,
                 .playground = true,
-                .lease_epoch = std::nullopt};
+                .lease_epoch = std::nullopt,
+                .allowed_models = nullptr};  // A member, not a key: no key's rules apply.
   co_await api::chatCompletions(s.api, ctx, req, out);
 }
 

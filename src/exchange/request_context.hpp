@@ -36,6 +36,8 @@ struct Caller {
   /// The epoch of the gateway's lease in which the key was checked (core/lease.hpp); none in
   /// open mode. Should the lease lapse after it, the exchange is fenced.
   std::optional<std::uint64_t> lease_epoch;
+  /// The models the key may ask for (core/key_rules.hpp: modelAllowed); null: any.
+  std::shared_ptr<const std::vector<std::string>> allowed_models;
 };
 
 /// Token counts of an answer, of every kind (core/usage.hpp).

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cache/cache_key.hpp"
+#include "core/key_rules.hpp"
 #include "core/lease.hpp"
 #include "flow/claim.hpp"
 #include "http/recording_writer.hpp"
@@ -85,6 +86,22 @@ boost::asio::awaitable<bool> dryrunRules(Call& c) {
   }
   c.ctx.dryrun = c.admission.dryrun;
   co_return true;
+}
+
+/// The key's own rules: only a model it allows, before anything could answer from the cache
+/// (a cached answer of another model is never served to it) or claim its Idempotency-Key.
+boost::asio::awaitable<bool> keyRules(Call& c) {
+  const auto& allowed = c.ctx.caller.allowed_models;
+  if (allowed == nullptr || key_rules::modelAllowed(*allowed, c.ctx.model)) {
+    co_return true;
+  }
+  co_await refuse(c.ctx,
+                  Error{ErrorKind::ModelNotAllowed,
+                        "This API key may not use the model '" + c.ctx.model +
+                            "'. GET /v1/models lists the models it may use.",
+                        "model"},
+                  c.out);
+  co_return false;
 }
 
 /// Request limits: a key's and a team's requests and concurrency, counted for every request,
@@ -280,7 +297,7 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
          out,
          billedTeam(s, ctx),
          admission.facts.endpoint};
-  if (!co_await dryrunRules(c) || !co_await requestLimits(c)) {
+  if (!co_await dryrunRules(c) || !co_await keyRules(c) || !co_await requestLimits(c)) {
     co_return;
   }
   Claimed claimed = co_await claimKey(c);

@@ -1,8 +1,8 @@
 // The request pipeline every inference handler calls once it has decoded, planned and bounded a
 // request: named stages run in a fixed order by call() (see pipeline.cpp), each of which either
 // answers the client (and the call ends) or hands the next its input:
-//   dryrun rules -> request limits -> claim -> cache read -> token and model limits -> hold ->
-//   execute -> keep.
+//   dryrun rules -> key rules -> request limits -> claim -> cache read -> token and model
+//   limits -> hold -> execute -> keep.
 // Request limits therefore count cache hits and Idempotency-Key replays, and token and model
 // limits only work that goes upstream. Each reservation (the claim, the hold) is a guard that
 // releases itself unless its settlement completes it.
@@ -49,13 +49,13 @@ struct Admission {
   std::optional<cache::CachePlan> cache = {};
 };
 
-/// Runs the pipeline: a fenced gateway's request and a dryrun the gateway or the caller's team
-/// does not take are refused; the request's Idempotency-Key is claimed (a retry answered with the
-/// first answer, see claim.hpp); the inference cache answers when it may and has the answer
-/// (charged nothing); `admission.max_cost` is held on the team's balance (403 when it cannot),
-/// each of `plan`'s routes given its prices, and the request served through `start` (as a stream
-/// when `stream`), the first answer relayed and settled before its last byte; a complete answer
-/// is kept in the cache when it may be.
+/// Runs the pipeline: a fenced gateway's request, a dryrun the gateway or the caller's team
+/// does not take and a model the caller's key does not allow are refused; the request's
+/// Idempotency-Key is claimed (a retry answered with the first answer, see claim.hpp); the
+/// inference cache answers when it may and has the answer (charged nothing); `admission.max_cost`
+/// is held on the team's balance (403 when it cannot), each of `plan`'s routes given its prices,
+/// and the request served through `start` (as a stream when `stream`), the first answer relayed and
+/// settled before its last byte; a complete answer is kept in the cache when it may be.
 boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& ctx,
                                   const http::Request& req, inference::Plan& plan,
                                   Admission admission, const inference::StartExchange& start,

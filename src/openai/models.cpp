@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "core/json.hpp"
+#include "core/key_rules.hpp"
 #include "core/text.hpp"
 
 namespace tollgate::openai {
@@ -94,7 +95,8 @@ void writeMorePrices(json::Writer& w, const money::Prices& p) {
   w.endArray();
 }
 
-Result<std::string> listModels(const config::Config& config, std::string_view query) {
+Result<std::string> listModels(const config::Config& config, std::string_view query,
+                               const std::vector<std::string>* allowed) {
   const Result<bool> allow_tee = allowFlag(query, "allow_tee");
   if (!allow_tee) {
     return allow_tee.error();
@@ -109,7 +111,8 @@ Result<std::string> listModels(const config::Config& config, std::string_view qu
   w.key("data");
   w.startArray();
   for (const config::Model& m : config.models) {
-    if ((m.tee && !*allow_tee) || (m.zdr && !*allow_zdr)) {
+    if ((m.tee && !*allow_tee) || (m.zdr && !*allow_zdr) ||
+        (allowed != nullptr && !key_rules::modelAllowed(*allowed, m.id))) {
       continue;
     }
     writeModel(w, m);
@@ -123,8 +126,11 @@ Result<std::string> listModels(const config::Config& config, std::string_view qu
 
 namespace tollgate::openai {
 
-Result<std::string> retrieveModel(const config::Config& config, std::string_view id) {
-  const config::Model* m = config::isModelId(id) ? config.findModel(id) : nullptr;
+Result<std::string> retrieveModel(const config::Config& config, std::string_view id,
+                                  const std::vector<std::string>* allowed) {
+  // A model the key may not use is not found, as if it did not exist.
+  const bool may = allowed == nullptr || key_rules::modelAllowed(*allowed, id);
+  const config::Model* m = may && config::isModelId(id) ? config.findModel(id) : nullptr;
   if (m == nullptr) {
     return Error{ErrorKind::ModelNotFound,
                  "The model '" + text::printable(id) +

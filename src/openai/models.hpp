@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.hpp"
 #include "core/prices.hpp"
@@ -19,10 +20,14 @@ namespace tollgate::openai {
 /// tier's rates resolved), as a catalogue item's top-level members.
 void writeMorePrices(json::Writer& w, const money::Prices& p);
 
-/// The `{object:"list",data:[…]}` body for the query string after '?' (may be empty).
-Result<std::string> listModels(const config::Config& config, std::string_view query);
+/// The `{object:"list",data:[…]}` body for the query string after '?' (may be empty); only the
+/// models in `allowed` (a key's allowed models, core/key_rules.hpp) when it is not null.
+Result<std::string> listModels(const config::Config& config, std::string_view query,
+                               const std::vector<std::string>* allowed = nullptr);
 
-/// The item of model `id` (any configured model, active or not), or ModelNotFound (404).
-Result<std::string> retrieveModel(const config::Config& config, std::string_view id);
+/// The item of model `id` (any configured model, active or not), or ModelNotFound (404), also
+/// when `allowed` is not null and does not allow it.
+Result<std::string> retrieveModel(const config::Config& config, std::string_view id,
+                                  const std::vector<std::string>* allowed = nullptr);
 
 }  // namespace tollgate::openai

@@ -35,14 +35,40 @@ Invite invite(const Row& r) {
 
 constexpr std::string_view kKeyColumns =
     "SELECT k.id, k.public_id, k.secret_hash, k.name, k.team_id, t.name, u.email, k.created_at, "
-    "k.last_used_at, k.revoked_at FROM api_keys k JOIN teams t ON t.id = k.team_id "
+    "k.last_used_at, k.revoked_at, k.expires_at, k.allowed_models FROM api_keys k JOIN teams t "
+    "ON t.id = k.team_id "
     "LEFT JOIN users u ON u.id = k.created_by ";
 
+/// A key's rules from its expires_at and allowed_models columns at `at` and `at + 1`.
+key_rules::KeyRules keyRules(const Row& r, std::size_t at) {
+  const std::optional<std::string> models = r.optionalText(at + 1);
+  // Only this code writes the column; a list it cannot read allows nothing rather than all.
+  return {r.optionalInteger(at),
+          models
+              ? std::optional(key_rules::decodeModels(*models).value_or(std::vector<std::string>{}))
+              : std::nullopt};
+}
+
+Param expiresParam(const key_rules::KeyRules& rules) {
+  return rules.expires_at ? Param(*rules.expires_at) : Param();
+}
+
+Param modelsParam(const key_rules::KeyRules& rules) {
+  return rules.allowed_models ? Param(key_rules::encodeModels(*rules.allowed_models)) : Param();
+}
+
 ApiKey apiKey(const Row& r) {
-  return {r.text(0),           r.text(1),    r.text(2),
-          r.text(3),           r.text(4),    r.text(5),
-          r.optionalText(6),   r.integer(7), r.optionalInteger(8),
-          r.optionalInteger(9)};
+  return {r.text(0),
+          r.text(1),
+          r.text(2),
+          r.text(3),
+          r.text(4),
+          r.text(5),
+          r.optionalText(6),
+          r.integer(7),
+          r.optionalInteger(8),
+          r.optionalInteger(9),
+          keyRules(r, 10)};
 }
 
 std::string q(std::string_view head, std::string_view tail) {
@@ -212,13 +238,15 @@ void AccountsStore::revokeInvite(const std::string& id) {
 
 ApiKey AccountsStore::createKey(const std::string& public_id, const std::string& secret_hash,
                                 const std::string& name, const std::string& team_id,
-                                const std::optional<std::string>& created_by_user_id) {
+                                const std::optional<std::string>& created_by_user_id,
+                                const key_rules::KeyRules& rules) {
   const std::string id = ids::uuidV7();
   c_->query(
       "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_by, created_at, "
-      "name_skeleton) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      "name_skeleton, expires_at, allowed_models) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+      "$10)",
       {id, public_id, secret_hash, name, team_id, created_by_user_id, nowMs(),
-       unicode::skeleton(name)});
+       unicode::skeleton(name), expiresParam(rules), modelsParam(rules)});
   return *findKey(public_id);
 }
 
@@ -244,6 +272,11 @@ void AccountsStore::revokeKey(const std::string& id) {
             {nowMs(), id});
 }
 
+void AccountsStore::setKeyRules(const std::string& id, const key_rules::KeyRules& rules) {
+  c_->query("UPDATE api_keys SET expires_at = $1, allowed_models = $2 WHERE id = $3",
+            {expiresParam(rules), modelsParam(rules), id});
+}
+
 std::vector<KeyGrant> AccountsStore::loadGrants(const std::vector<std::string>& key_roles) {
   // A key authorizes inference while its creator is a member whose role may create keys.
   std::string roles;  // $1, $2, …
@@ -260,14 +293,14 @@ std::vector<KeyGrant> AccountsStore::loadGrants(const std::vector<std::string>& 
       "t.state = 'active', k.created_by IS NULL OR EXISTS (SELECT 1 FROM members m WHERE "
       "m.team_id = k.team_id AND m.user_id = k.created_by AND m.role IN (" +
       roles +
-      ")), t.allow_dryrun = 1, k.created_by FROM api_keys k JOIN teams t ON t.id = "
-      "k.team_id";
+      ")), t.allow_dryrun = 1, k.created_by, k.expires_at, k.allowed_models FROM api_keys k "
+      "JOIN teams t ON t.id = k.team_id";
   std::vector<KeyGrant> out;
   for (const Row& r : c_->query(sql, params)) {
     // Booleans come back as 1/0 (SQLite) or t/f (PostgreSQL).
     const auto flag = [&](std::size_t i) { return r.text(i) == "1" || r.text(i) == "t"; };
     out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6), flag(7),
-                   r.text(8)});
+                   r.text(8), keyRules(r, 9)});
   }
   return out;
 }

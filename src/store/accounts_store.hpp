@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/key_rules.hpp"
 #include "store/connection.hpp"
 
 namespace tollgate::store {
@@ -61,6 +62,7 @@ struct ApiKey {
   std::int64_t created_at = 0;
   std::optional<std::int64_t> last_used_at;
   std::optional<std::int64_t> revoked_at;
+  key_rules::KeyRules rules;
 };
 
 /// What the gateway's in-memory key table holds of one key.
@@ -76,6 +78,7 @@ struct KeyGrant {
   bool creator_may_create = true;
   bool team_allows_dryrun = true;  ///< The team takes tollgate::dryrun requests.
   std::string creator_id;          ///< The creating user's id; empty for the operator's keys.
+  key_rules::KeyRules rules;
 };
 
 /// Teams, users, memberships, invitations, keys and the change sequence, in the caller's
@@ -127,10 +130,12 @@ class AccountsStore {
   // API keys.
   ApiKey createKey(const std::string& public_id, const std::string& secret_hash,
                    const std::string& name, const std::string& team_id,
-                   const std::optional<std::string>& created_by_user_id);
+                   const std::optional<std::string>& created_by_user_id,
+                   const key_rules::KeyRules& rules);
   std::vector<ApiKey> listKeys(const std::optional<std::string>& team_id);
   std::optional<ApiKey> findKey(const std::string& public_id);
   void revokeKey(const std::string& id);
+  void setKeyRules(const std::string& id, const key_rules::KeyRules& rules);
   /// Every key with what authentication needs to know of its team and creator; `key_roles` are
   /// the roles that may create keys (the permission table's, given by the caller).
   std::vector<KeyGrant> loadGrants(const std::vector<std::string>& key_roles);

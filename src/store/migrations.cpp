@@ -395,6 +395,13 @@ ALTER TABLE inference_cache ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 
 ALTER TABLE inference_cache ADD COLUMN audio_completion_tokens BIGINT NOT NULL DEFAULT 0;
 )sql";
 
+// The rules a key carries of its own (core/key_rules.hpp): when it expires (ms since the epoch)
+// and the models it may ask for (a JSON array of names); NULL: no such rule.
+constexpr std::string_view kV12 = R"sql(
+ALTER TABLE api_keys ADD COLUMN expires_at BIGINT;
+ALTER TABLE api_keys ADD COLUMN allowed_models TEXT;
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -408,6 +415,7 @@ constexpr std::array kMigrations{
     Migration{9, "skeletons of team and key names, unique", kV9, fillNameSkeletons, kV9Indexes},
     Migration{10, "each gateway's lease", kV10},
     Migration{11, "token counts by kind: cache reads and writes, audio, reasoning", kV11},
+    Migration{12, "keys' own rules: expiry and allowed models", kV12},
 };
 
 }  // namespace

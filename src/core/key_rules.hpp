@@ -1,0 +1,44 @@
+// The rules an API key may carry of its own: when it expires and which models it may ask for
+// (the names as a client writes them). Pure: the store keeps them, the key table holds them in
+// memory, the request path checks them, and the console and `tollgate admin` read them from
+// people.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tollgate::key_rules {
+
+/// What a key is restricted to; each rule absent means "no restriction".
+struct KeyRules {
+  std::optional<std::int64_t> expires_at;                  ///< ms since the epoch
+  std::optional<std::vector<std::string>> allowed_models;  ///< model ids or function names
+};
+
+/// Whether a key that allows `allowed` may ask for `requested`. A model id also allows its
+/// tollgate::model_name:: and tollgate::embedding_model_name:: forms (and either form in the
+/// list allows the other); a function is allowed only as tollgate::function_name::NAME, and its
+/// variants then use any model.
+bool modelAllowed(std::span<const std::string> allowed, std::string_view requested);
+
+/// The model id `name` names: `name` without a tollgate::model_name:: or
+/// tollgate::embedding_model_name:: prefix; `name` itself otherwise.
+std::string_view bareModelId(std::string_view name);
+
+/// True when `name` is written tollgate::function_name::NAME; `function` is then NAME.
+bool isFunctionName(std::string_view name, std::string_view& function);
+
+/// Reads an RFC 3339 date-time (2026-12-31T23:59:59Z, with an optional fraction of a second and
+/// a Z or ±HH:MM offset) as ms since the epoch; nullopt when it is not one.
+std::optional<std::int64_t> parseRfc3339(std::string_view text);
+
+/// The list as the store keeps it: a JSON array of strings.
+std::string encodeModels(std::span<const std::string> models);
+/// The list the store kept; nullopt when the text is not an array of strings.
+std::optional<std::vector<std::string>> decodeModels(const std::string& text);
+
+}  // namespace tollgate::key_rules

@@ -81,9 +81,10 @@ Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ct
   }
   // A user's key is their own: it works while they may create keys in the team.
   const std::string name = *stringOf(*body, "name");
-  const auto made = co_await s.accounts.createKey(
-      m.who.actor, m.member.team.name, name, std::nullopt,
-      {rules->expires_at.value_or(std::nullopt), rules->allowed_models.value_or(std::nullopt)});
+  key_rules::KeyRules set{rules->expires_at.value_or(std::nullopt),
+                          rules->allowed_models.value_or(std::nullopt)};
+  const auto made = co_await s.accounts.createKey(m.who.actor, m.member.team.name, name,
+                                                  std::nullopt, std::move(set));
   co_await answer(
       ctx, out, made,
       [](json::Writer& w, const accounts::CreatedKey& k) {
@@ -120,7 +121,8 @@ Awaitable<void> changeKeyRules(const ConsoleServices& s, exchange::RequestContex
   }
   const auto done = co_await s.accounts.changeKeyRules(m.who.actor, public_id, *std::move(change));
   if (!done) {
-    co_return co_await fail(ctx, out, refusalError(done.error()));
+    const Error refused = refusalError(done.error());
+    co_return co_await fail(ctx, out, refused);
   }
   const auto after = co_await s.accounts.listKeys(m.who.actor, m.member.team.name);
   const auto key = after ? ours(after) : std::nullopt;
@@ -133,7 +135,8 @@ Awaitable<void> changeKeyRules(const ConsoleServices& s, exchange::RequestContex
   accounts::writeKey(w, *key);
   w.field("gateways_lagging", static_cast<std::int64_t>(done->lagging.size()));
   w.endObject();
-  co_await out.send(http::Response::json(200, w.take()));
+  http::Response changed = http::Response::json(200, w.take());
+  co_await out.send(std::move(changed));
 }
 
 Awaitable<void> revokeKey(const ConsoleServices& s, exchange::RequestContext& ctx,

@@ -95,12 +95,12 @@ boost::asio::awaitable<bool> keyRules(Call& c) {
   if (allowed == nullptr || key_rules::modelAllowed(*allowed, c.ctx.model)) {
     co_return true;
   }
-  co_await refuse(c.ctx,
-                  Error{ErrorKind::ModelNotAllowed,
-                        "This API key may not use the model '" + c.ctx.model +
-                            "'. GET /v1/models lists the models it may use.",
-                        "model"},
-                  c.out);
+  // Named, not a temporary of the co_await expression, which GCC 12 may free twice.
+  const Error refused{ErrorKind::ModelNotAllowed,
+                      "This API key may not use the model '" + c.ctx.model +
+                          "'. GET /v1/models lists the models it may use.",
+                      "model"};
+  co_await refuse(c.ctx, refused, c.out);
   co_return false;
 }
 

@@ -68,6 +68,39 @@ TEST_F(AccountsTest, KeysAreCreatedByOwnersAdminsAndMembersButNotViewers) {
                       RefusalKind::Forbidden, "stranger@x.io is not a member of team \"acme\""));
 }
 
+TEST_F(AccountsTest, AKeysRulesAreSetByItsMakerAndChangedByOwnersAndAdminsAudited) {
+  constexpr std::int64_t kHour = 3'600'000;
+  const std::int64_t later = store::nowMs() + kHour;
+  const CreatedKey k = value(acc_->createKey(as("mem@x.io"), "acme", "narrow", {},
+                                             {later, std::vector<std::string>{"a", "b"}}));
+  EXPECT_EQ(k.key.rules.expires_at, later);
+  EXPECT_EQ(k.key.rules.allowed_models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(refused(
+      acc_->createKey(as("mem@x.io"), "acme", "past", {}, {store::nowMs() - 1, std::nullopt}),
+      RefusalKind::Invalid, "expires_at must be in the future"));
+  const std::string& id = k.key.public_id;
+  const KeyRulesChange narrower{std::nullopt, std::vector<std::string>{"a"}};
+  EXPECT_TRUE(refused(acc_->changeKeyRules(as("mem@x.io"), id, narrower), RefusalKind::Forbidden,
+                      "a team member may not do this"));
+  EXPECT_TRUE(refused(
+      acc_->changeKeyRules(as("own@x.io"), id, {std::optional(store::nowMs() - 1), std::nullopt}),
+      RefusalKind::Invalid));
+  value(acc_->changeKeyRules(as("adm@x.io"), id, narrower));
+  auto stored = store_->findKey(id);
+  EXPECT_EQ(stored->rules.expires_at, later);
+  EXPECT_EQ(stored->rules.allowed_models, std::vector<std::string>{"a"});
+  value(acc_->changeKeyRules(op_, id, {std::optional<std::int64_t>(), std::nullopt}));
+  stored = store_->findKey(id);
+  EXPECT_FALSE(stored->rules.expires_at);
+  EXPECT_EQ(stored->rules.allowed_models, std::vector<std::string>{"a"});
+  const auto audit = store_->listAudit({});
+  const auto changed = std::count_if(audit.begin(), audit.end(), [&](const store::AuditEntry& e) {
+    return e.action == "key.rules_changed" && e.target.starts_with(id);
+  });
+  EXPECT_EQ(changed, 2);
+  EXPECT_TRUE(refused(acc_->changeKeyRules(op_, "nope", narrower), RefusalKind::Invalid));
+}
+
 TEST_F(AccountsTest, MembersRevokeTheirOwnKeysAdminsAnyKey) {
   const CreatedKey mine = value(acc_->createKey(as("mem@x.io"), "acme", "mine", {}));
   const CreatedKey theirs = value(acc_->createKey(as("adm@x.io"), "acme", "theirs", {}));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace tollgate::auth {
 namespace {
 
@@ -54,6 +56,35 @@ TEST(KeyAuthenticator, NamesEachCause) {
   EXPECT_EQ(f.code(bearer + f.revoked.full), "revoked_api_key");
   EXPECT_EQ(f.code(bearer + f.suspended.full), "team_suspended");
   EXPECT_EQ(f.code(bearer + f.orphan.full), "not_a_member");
+}
+
+TEST(KeyAuthenticator, AKeyPastItsExpiryIsRefusedAndTheCallerCarriesItsAllowedModels) {
+  const NewKey expired = generateKey();
+  const NewKey current = generateKey();
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  constexpr std::int64_t kHour = 3'600'000;
+  const auto row = [](const NewKey& k, key_rules::KeyRules rules) {
+    store::KeyGrant g{k.public_id, toHex(keyedHash(kServerSecret, k.secret)), "team-id", "team"};
+    g.rules = std::move(rules);
+    return g;
+  };
+  KeyDirectory dir;
+  dir.publish(std::make_shared<KeyTable>(
+      std::vector{row(expired, {now - 1, std::nullopt}),
+                  row(current, {now + kHour, std::vector<std::string>{"echo"}})},
+      nullptr));
+  const KeyAuthenticator auth{dir, std::string(kServerSecret)};
+  exchange::Caller caller;
+  const auto refused = auth.authenticate("Bearer " + expired.full, caller);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(errorSpec(refused->kind).code, "key_expired");
+  EXPECT_EQ(refused->status(), 401);
+  EXPECT_TRUE(caller.key_public_id.empty());
+  ASSERT_FALSE(auth.authenticate("Bearer " + current.full, caller));
+  ASSERT_NE(caller.allowed_models, nullptr);
+  EXPECT_EQ(*caller.allowed_models, std::vector<std::string>{"echo"});
 }
 
 TEST(KeyAuthenticator, AFencedGatewayChecksNoKeyAndTheCallerCarriesTheLeasesEpoch) {

@@ -17,6 +17,8 @@ TEST(ErrorTable, MapsKindsToStatusTypeAndCode) {
       {ErrorKind::InvalidJson, 400, "invalid_request_error", "invalid_json"},
       {ErrorKind::InvalidValue, 400, "invalid_request_error", "invalid_value"},
       {ErrorKind::UnknownParameter, 400, "invalid_request_error", "unknown_parameter"},
+      {ErrorKind::KeyExpired, 401, "authentication_error", "key_expired"},
+      {ErrorKind::ModelNotAllowed, 403, "permission_error", "model_not_allowed"},
       {ErrorKind::ModelNotFound, 404, "invalid_request_error", "model_not_found"},
       {ErrorKind::VariantNotFound, 404, "invalid_request_error", "variant_not_found"},
       {ErrorKind::MethodNotAllowed, 405, "invalid_request_error", "method_not_allowed"},

@@ -49,6 +49,19 @@ TEST(ListModels, FiltersByAllowFlagsInAnyCase) {
   EXPECT_EQ(ids(*listModels(c, "allow_tee=TRUE&other=1")), (V{"plain", "private", "secure"}));
 }
 
+TEST(ListModels, AKeysAllowedModelsOnly) {
+  const auto c = catalogue();
+  using V = std::vector<std::string>;
+  const V allowed{"tollgate::model_name::secure", "plain", "tollgate::function_name::f"};
+  EXPECT_EQ(ids(*listModels(c, "", &allowed)), (V{"plain", "secure"}));
+  EXPECT_EQ(ids(*listModels(c, "allow_tee=false", &allowed)), (V{"plain"}));
+  EXPECT_TRUE(retrieveModel(c, "plain", &allowed).ok());
+  const auto other = retrieveModel(c, "private", &allowed);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().status(), 404);
+  EXPECT_TRUE(retrieveModel(c, "private").ok());
+}
+
 TEST(ListModels, RejectsOtherValues) {
   const auto c = catalogue();
   for (std::string_view q : {"allow_tee=yes", "allow_tee=", "allow_tee", "allow_zdr=1"}) {

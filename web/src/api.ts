@@ -30,6 +30,9 @@ export interface Key {
   /** Why a key that is not revoked does not work (`state` "inactive"). */
   inactive_reason: string | null;
   revoked_at: string | null;
+  /** The key's own rules: when it stops working, and the only models it may ask for (null: none). */
+  expires_at: string | null;
+  allowed_models: string[] | null;
 }
 
 export interface Model {

@@ -1,5 +1,5 @@
-// The team's API keys: the list (name, creator, created, last used, state: a key that is not
-// revoked but does not work is inactive, with why), a form that creates one and shows its secret
+// The team's API keys: the list (name, creator, created, last used, its own rules: expiry and
+// allowed models, state: a key that is not revoked but does not work is inactive, with why), a form that creates one and shows its secret
 // once, and revocation after a confirmation that names the key. Only the buttons the caller's
 // role allows in the team are offered (`actions` from `me`).
 import { useState } from 'preact/hooks';
@@ -61,6 +61,7 @@ export function KeysPage({ team, me }: Props) {
                   <th scope="col">Created by</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
+                  <th scope="col">Rules</th>
                   <th scope="col">State</th>
                   <th scope="col">
                     <span class="sr-only">Actions</span>
@@ -70,7 +71,7 @@ export function KeysPage({ team, me }: Props) {
               <tbody>
                 {keys.length === 0 && (
                   <tr>
-                    <td colSpan={7} class="muted">
+                    <td colSpan={8} class="muted">
                       No keys yet.
                     </td>
                   </tr>
@@ -84,6 +85,9 @@ export function KeysPage({ team, me }: Props) {
                     <td data-label="Created by">{k.created_by || '—'}</td>
                     <td data-label="Created">{when(k.created_at)}</td>
                     <td data-label="Last used">{when(k.last_used_at)}</td>
+                    <td data-label="Rules" data-rules>
+                      <KeyRules k={k} />
+                    </td>
                     <td data-label="State">
                       <span class={`state state-${k.state}`}>{k.state}</span>
                       {k.state === 'inactive' && (
@@ -121,6 +125,27 @@ export function KeysPage({ team, me }: Props) {
             : 'stops working at once, on every gateway.'}{' '}
           This cannot be undone.
         </ConfirmDialog>
+      )}
+    </>
+  );
+}
+
+/** A key's own rules: when it expires and the models it may use; "—" when it has none. */
+function KeyRules({ k }: { k: Key }) {
+  if (!k.expires_at && !k.allowed_models) return <>—</>;
+  return (
+    <>
+      {k.expires_at && <div data-expires-at>Expires {when(k.expires_at)}</div>}
+      {k.allowed_models && (
+        <div data-allowed-models>
+          Only{' '}
+          {k.allowed_models.map((m, i) => (
+            <span key={m}>
+              {i > 0 && ', '}
+              <code>{m}</code>
+            </span>
+          ))}
+        </div>
       )}
     </>
   );

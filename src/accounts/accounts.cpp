@@ -763,6 +763,17 @@ Outcome<std::vector<store::ApiKey>> Accounts::listKeys(const Actor& actor,
   return store_.listKeys(t->id);
 }
 
+Outcome<Ok> Accounts::authorizeOnKey(const Actor& actor, const store::ApiKey& key, Action action) {
+  if (!actor.email) {
+    return Ok{};
+  }
+  const Outcome<store::Team> t = requireTeam(key.team);
+  if (!t) {
+    return t.error();
+  }
+  return authorize(actor, *t, action);
+}
+
 Outcome<Propagation> Accounts::revokeKey(const Actor& actor, const std::string& which) {
   std::string public_id = which;
   if (which.starts_with(auth::kKeyPrefix)) {
@@ -779,16 +790,10 @@ Outcome<Propagation> Accounts::revokeKey(const Actor& actor, const std::string& 
   if (!key) {
     return notFound("no key with public id " + public_id);
   }
-  if (actor.email) {
-    const Outcome<store::Team> t = requireTeam(key->team);
-    if (!t) {
-      return t.error();
-    }
-    // A creator may revoke their own key while still a member.
-    const Action action = key->created_by == actor.email ? Action::ViewTeam : Action::RevokeAnyKey;
-    if (const Outcome<Ok> may = authorize(actor, *t, action); !may) {
-      return may.error();
-    }
+  // A creator may revoke their own key while still a member.
+  const Action action = key->created_by == actor.email ? Action::ViewTeam : Action::RevokeAnyKey;
+  if (const Outcome<Ok> may = authorizeOnKey(actor, *key, action); !may) {
+    return may.error();
   }
   if (key->revoked_at) {
     return conflict("key " + public_id + " is already revoked");
@@ -815,15 +820,9 @@ Outcome<Propagation> Accounts::changeKeyRules(const Actor& actor, const std::str
   if (!key) {
     return notFound("no key with public id " + public_id);
   }
-  if (actor.email) {
-    const Outcome<store::Team> t = requireTeam(key->team);
-    if (!t) {
-      return t.error();
-    }
-    // Its creator set its rules when making it; changing them is a decision of the team's.
-    if (const Outcome<Ok> may = authorize(actor, *t, Action::RevokeAnyKey); !may) {
-      return may.error();
-    }
+  // Its creator set its rules when making it; changing them is a decision of the team's.
+  if (const Outcome<Ok> may = authorizeOnKey(actor, *key, Action::RevokeAnyKey); !may) {
+    return may.error();
   }
   if (key->revoked_at) {
     return conflict("key " + public_id + " is revoked");

@@ -211,6 +211,8 @@ class Accounts {
   std::int64_t ownedTeams(const std::string& user_id);
   /// Refused unless the actor may do `action` in `team`.
   Outcome<Ok> authorize(const Actor& actor, const store::Team& team, Action action);
+  /// Refused unless the actor may do `action` in the team of `key`.
+  Outcome<Ok> authorizeOnKey(const Actor& actor, const store::ApiKey& key, Action action);
   /// Runs `change` on the user with `email` (audited as `action`); what it counted.
   Outcome<std::int64_t> changeUser(const Actor& actor, const std::string& email,
                                    std::string_view action,

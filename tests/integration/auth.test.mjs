@@ -236,7 +236,7 @@ for (const engine of ENGINES) {
       assert.equal((await postJson(gw.baseURL, '/v1/chat/completions', chatBody('x', {}, 'echo'), { headers: bearer(key) })).status, 200);
       const keys = JSON.parse((await ok('keys', 'list', '--team', 'acme', '--json')).stdout);
       assert.equal(keys.length, 1);
-      assert.deepEqual(Object.keys(keys[0]).sort(), ['created_at', 'created_by', 'inactive_reason', 'last_used_at', 'name', 'public_id', 'revoked_at', 'state', 'team']);
+      assert.deepEqual(Object.keys(keys[0]).sort(), ['allowed_models', 'created_at', 'created_by', 'expires_at', 'inactive_reason', 'last_used_at', 'name', 'public_id', 'revoked_at', 'state', 'team']);
       assert.equal(keys[0].public_id, key.split('-')[2]);
       assert.equal(keys[0].created_by, 'bo@acme.io');
       assert.equal(keys[0].state, 'active');

@@ -1,7 +1,9 @@
 // End-to-end: the console's pages in a real browser (Debian's Chromium, driven by playwright-core)
 // against the real binary (auth required, SQLite): signing in through the sign-in link's page, a
 // key made on the Keys page, its secret read once and used with the official OpenAI SDK, the key
-// revoked on the page and the SDK refused; a viewer offered no create or revoke buttons; the
+// revoked on the page and the SDK refused; a viewer offered no create or revoke buttons; a key's
+// own rules shown and changed by the owner in the rules dialog, the SDK then refused the model
+// taken away, and an expired key listed as inactive; the
 // Models page and a model's own page with its ready-to-paste request and copy button; a user
 // invited on the Team page who opens the link signed out, signs in and joins with the
 // invitation's role; a user with no team who makes one; a playground run streamed before the
@@ -20,7 +22,7 @@ import fs from 'node:fs';
 import OpenAI from 'openai';
 import { startMock } from '../fixtures/mock_upstream.mjs';
 import {
-  startGateway, standardConfig, unpriced, closedPort, adminOf, sdkError,
+  startGateway, standardConfig, unpriced, closedPort, adminOf, sdkError, waitFor,
 } from '../fixtures/gateway.mjs';
 import { linkToken } from '../fixtures/console.mjs';
 import {
@@ -206,6 +208,39 @@ describe('console pages in Chromium', { skip: BROWSER_SKIP }, () => {
     await signIn(page, linkToken((await ok('login-link', email)).stdout));
     return page;
   }
+
+  test('a key\'s own rules: shown in its row, changed by the owner in the rules dialog; an expired key is inactive', T, async () => {
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const narrow = (await ok('keys', 'create', '--team', 'default', '--name', 'contractor',
+      '--expires-at', expires, '--allowed-models', 'mock_model')).stdout.trim();
+    await ok('keys', 'create', '--team', 'default', '--name', 'short-lived',
+      '--expires-at', new Date(Date.now() + 1500).toISOString());
+    const page = await signedIn('owner@pages.test');
+    const row = page.locator('table.keys tbody tr', { hasText: 'contractor' });
+    await row.locator('[data-allowed-models]', { hasText: 'mock_model' }).waitFor();
+    await row.locator('[data-expires-at]').waitFor();
+    await row.getByRole('button', { name: 'Rules of contractor' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rules of “contractor”' });
+    await dialog.waitFor();
+    await assertAccessible(page, 'key rules dialog');
+    await dialog.getByLabel(/Only these models/).fill('echo');
+    await dialog.getByRole('button', { name: 'Save rules' }).click();
+    await row.locator('[data-allowed-models]', { hasText: 'echo' }).waitFor();
+    const err = await sdkError(() => chat(narrow));
+    assert.ok(err instanceof OpenAI.PermissionDeniedError, `got ${err?.constructor?.name}: ${err?.message}`);
+    assert.equal(err.code, 'model_not_allowed');
+
+    // Past its expiry (by the clock, not a change the gateways are told of), the list says so.
+    const expired = page.locator('table.keys tbody tr', { hasText: 'short-lived' });
+    await waitFor(async () => {
+      await page.reload();
+      await expired.waitFor();
+      return (await expired.getByText('inactive').count()) > 0;
+    }, 10_000, 250);
+    assert.match(await expired.locator('[data-inactive-reason]').textContent(), /it has expired/);
+    assert.deepEqual(page.cspViolations, [], 'no CSP violation');
+    await page.context().close();
+  });
 
   test('invite a user on the Team page: they open the link, sign in, accept and join with the role; a user with no team makes one', T, async () => {
     const invitee = 'invitee@pages.test';

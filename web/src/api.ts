@@ -154,8 +154,22 @@ const team = (id: string) => `/teams/${encodeURIComponent(id)}`;
 
 export const listKeys = (teamId: string) => call<Key[]>('GET', `${team(teamId)}/keys`);
 
-export const createKey = (teamId: string, name: string) =>
-  call<{ key: Key; secret: string }>('POST', `${team(teamId)}/keys`, { name });
+/** A key's own rules as the API takes them: an RFC 3339 time and model ids; null: no such rule. */
+export interface KeyRules {
+  expires_at: string | null;
+  allowed_models: string[] | null;
+}
+
+export const createKey = (teamId: string, name: string, rules: KeyRules) =>
+  call<{ key: Key; secret: string }>('POST', `${team(teamId)}/keys`, { name, ...rules });
+
+/** Sets both rules (null clears one): an owner's or admin's change. */
+export const changeKeyRules = (teamId: string, publicId: string, rules: KeyRules) =>
+  call<{ key: Key; gateways_lagging: number }>(
+    'PATCH',
+    `${team(teamId)}/keys/${encodeURIComponent(publicId)}`,
+    rules,
+  );
 
 export const revokeKey = (teamId: string, publicId: string) =>
   call<{ revoked: boolean }>('DELETE', `${team(teamId)}/keys/${encodeURIComponent(publicId)}`);

@@ -1,9 +1,19 @@
 // The team's API keys: the list (name, creator, created, last used, its own rules: expiry and
-// allowed models, state: a key that is not revoked but does not work is inactive, with why), a form that creates one and shows its secret
-// once, and revocation after a confirmation that names the key. Only the buttons the caller's
-// role allows in the team are offered (`actions` from `me`).
+// allowed models, state: a key that is not revoked but does not work is inactive, with why), a
+// form that creates one (with rules, if wanted) and shows its secret once, a dialog in which
+// owners and admins change a key's rules, and revocation after a confirmation that names the
+// key. Only the buttons the caller's role allows in the team are offered (`actions` from `me`).
 import { useState } from 'preact/hooks';
-import { createKey, listKeys, revokeKey, type Key, type Me, type Team } from './api';
+import {
+  changeKeyRules,
+  createKey,
+  listKeys,
+  revokeKey,
+  type Key,
+  type KeyRules as Rules,
+  type Me,
+  type Team,
+} from './api';
 import { ConfirmDialog } from './confirm';
 import { Loading, useLoad } from './load';
 import { ShownOnce } from './shown_once';
@@ -25,6 +35,7 @@ export function KeysPage({ team, me }: Props) {
   const keys = useLoad(() => listKeys(team.id), [team.id]);
   const [made, setMade] = useState<{ key: Key; secret: string } | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);
+  const [editing, setEditing] = useState<Key | null>(null);
   const canCreate = team.actions.includes('create_key');
   const canRevokeAny = team.actions.includes('revoke_any_key');
   const mayRevoke = (k: Key) =>
@@ -38,6 +49,10 @@ export function KeysPage({ team, me }: Props) {
   };
   const onRevoked = () => {
     setRevoking(null);
+    refresh();
+  };
+  const onRulesChanged = () => {
+    setEditing(null);
     refresh();
   };
 
@@ -98,6 +113,11 @@ export function KeysPage({ team, me }: Props) {
                       )}
                     </td>
                     <td class="actions">
+                      {canRevokeAny && k.state !== 'revoked' && (
+                        <button type="button" class="small" onClick={() => setEditing(k)}>
+                          Rules<span class="sr-only"> of {shownName(k.name)}</span>
+                        </button>
+                      )}
                       {mayRevoke(k) && (
                         <button type="button" class="danger small" onClick={() => setRevoking(k)}>
                           Revoke<span class="sr-only"> {shownName(k.name)}</span>
@@ -111,6 +131,9 @@ export function KeysPage({ team, me }: Props) {
           </div>
         )}
       </Loading>
+      {editing && (
+        <RulesDialog team={team} k={editing} onDone={onRulesChanged} onCancel={() => setEditing(null)} />
+      )}
       {revoking && (
         <ConfirmDialog
           title={`Revoke “${shownName(revoking.name)}”?`}
@@ -151,8 +174,78 @@ function KeyRules({ k }: { k: Key }) {
   );
 }
 
+/** The rules as the two inputs show them: a local date and time, and model ids with commas. */
+interface RuleText {
+  expires: string;
+  models: string;
+}
+
+const NO_RULES: RuleText = { expires: '', models: '' };
+
+/** The value of a datetime-local input for an RFC 3339 time: local, to the minute. */
+function localInput(t: string | null): string {
+  if (!t) return '';
+  const d = new Date(t);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function rulesOf(text: RuleText): Rules {
+  const models = text.models
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '');
+  return {
+    expires_at: text.expires ? new Date(text.expires).toISOString() : null,
+    allowed_models: models.length > 0 ? models : null,
+  };
+}
+
+function RuleFields({ id, text, onChange }: { id: string; text: RuleText; onChange: (t: RuleText) => void }) {
+  return (
+    // A span: the confirmation dialog holds its text in a paragraph.
+    <span class="rules">
+      <label for={`${id}-expires`}>Expires (empty: never)</label>
+      <input
+        id={`${id}-expires`}
+        type="datetime-local"
+        value={text.expires}
+        onInput={(e) => onChange({ ...text, expires: (e.target as HTMLInputElement).value })}
+      />
+      <label for={`${id}-models`}>Only these models (ids with commas; empty: any)</label>
+      <input
+        id={`${id}-models`}
+        autoComplete="off"
+        placeholder="e.g. gpt_4o_mini, tollgate::function_name::triage"
+        value={text.models}
+        onInput={(e) => onChange({ ...text, models: (e.target as HTMLInputElement).value })}
+      />
+    </span>
+  );
+}
+
+function RulesDialog({ team, k, onDone, onCancel }: { team: Team; k: Key; onDone: () => void; onCancel: () => void }) {
+  const [text, setText] = useState<RuleText>({
+    expires: localInput(k.expires_at),
+    models: (k.allowed_models ?? []).join(', '),
+  });
+  return (
+    <ConfirmDialog
+      title={`Rules of “${shownName(k.name)}”`}
+      action="Save rules"
+      act={() => changeKeyRules(team.id, k.public_id, rulesOf(text))}
+      onDone={onDone}
+      onCancel={onCancel}
+    >
+      A narrower rule applies on every gateway before this returns.
+      <RuleFields id="edit-rules" text={text} onChange={setText} />
+    </ConfirmDialog>
+  );
+}
+
 function CreateKey({ team, onCreated }: { team: Team; onCreated: (r: { key: Key; secret: string }) => void }) {
   const [name, setName] = useState('');
+  const [rules, setRules] = useState<RuleText>(NO_RULES);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: Event) => {
@@ -160,8 +253,9 @@ function CreateKey({ team, onCreated }: { team: Team; onCreated: (r: { key: Key;
     setBusy(true);
     setError(null);
     try {
-      onCreated(await createKey(team.id, name.trim()));
+      onCreated(await createKey(team.id, name.trim(), rulesOf(rules)));
       setName('');
+      setRules(NO_RULES);
     } catch (err) {
       setError((err as Error).message);
     } finally {
@@ -186,6 +280,10 @@ function CreateKey({ team, onCreated }: { team: Team; onCreated: (r: { key: Key;
           Create key
         </button>
       </div>
+      <details>
+        <summary>Rules (optional)</summary>
+        <RuleFields id="new-key-rules" text={rules} onChange={setRules} />
+      </details>
       {error && (
         <p role="alert" class="error">
           {error}

@@ -134,8 +134,9 @@ constexpr Verb kKeyVerbs[] = {
 
 const Noun kKeys{
     "keys",
-    "  keys create --team TEAM --name NAME [--user EMAIL] [--expires-at RFC3339]\n"
-    "       [--allowed-models A,B] | list [--team TEAM] [--json] |\n"
+    "  keys create --team TEAM --name NAME [--user EMAIL] [--expires-at RFC3339] "
+    "[--allowed-models A,B] |\n"
+    "       list [--team TEAM] [--json] |\n"
     "       update PUBLIC_ID [--expires-at RFC3339|none] [--allowed-models A,B|none] |\n"
     "       revoke PUBLIC_ID\n",
     kKeyVerbs};

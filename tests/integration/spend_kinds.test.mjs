@@ -175,7 +175,9 @@ for (const engine of ENGINES) {
       const teamId = JSON.parse((await ok('teams', 'show', 'upgraded', '--json')).stdout).id;
       const tables = ['spend', 'spend_daily', 'spend_daily_tags', 'spend_daily_users', 'inference_cache'];
       store.sql(tables.flatMap((t) => KINDS.map((k) => `ALTER TABLE ${t} DROP COLUMN ${k};`)).join(' ')
-        + ' DELETE FROM schema_migrations WHERE version = 11;'
+        // Later migrations undone too, so that the store is at version 10 as that tollgate left it.
+        + ' ALTER TABLE api_keys DROP COLUMN expires_at; ALTER TABLE api_keys DROP COLUMN allowed_models;'
+        + ' DELETE FROM schema_migrations WHERE version >= 11;'
         + ' INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, provider, '
         + 'variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, upstream_ms, streamed, '
         + `estimated, cache_hit) VALUES ('v10-row', ${Date.now()}, '${teamId}', '', 'chat', 'mock_model', 'primary', '', `

@@ -1,8 +1,9 @@
 // Keys that carry their own rules, end to end on every engine: an expiry (401 key_expired once
 // past it), allowed models (403 model_not_allowed with nothing sent upstream and no cached answer
 // of another model served; /v1/models filtered), set by `tollgate admin keys create|update` and
-// the console's API, where a member sets them only when making a key and owners and admins change
-// them later (audited with the rules before and after; null clears a rule).
+// the console's API, where a member sets them only when making a key and owners and admins
+// change them later (audited with the rules before and after; null clears a rule); a change is
+// seen by every gateway on the store once it returns.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +25,7 @@ for (const engine of ENGINES) {
     let store;
     let mock;
     let gw;
+    let config;
     const { admin, ok } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
     const newKey = async (team, name, ...rules) =>
       (await ok('keys', 'create', '--team', team, '--name', name, ...rules)).stdout.trim();
@@ -39,7 +41,7 @@ for (const engine of ENGINES) {
       store = await engine.start();
       mock = await startMock();
       const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-      const config = unpriced(standardConfig(mock.url, dead, { gateway: { auth: 'required' } }));
+      config = unpriced(standardConfig(mock.url, dead, { gateway: { auth: 'required' } }));
       config.functions = { pair: { variants: { v: { model: 'plain_model', weight: 1 } } } };
       config.console = { owner_email: 'owner@rules.test' };
       config.storage = store.storage;
@@ -121,6 +123,27 @@ for (const engine of ENGINES) {
       const bad = await admin('keys', 'create', '--team', 'rules', '--name', 'never', '--expires-at', inSeconds(-60));
       assert.equal(bad.code, 1);
       assert.match(bad.stderr, /future/);
+    });
+
+    test('a narrowed key is refused by every gateway on the store once the update returns', async () => {
+      const second = await startGateway({ config, env: store.env });
+      try {
+        const key = await newKey('rules', 'shared', '--allowed-models', 'echo,mock_model');
+        assert.equal((await chat(key, 'mock_model')).status, 200);
+        await ok('keys', 'update', publicId(key), '--allowed-models', 'echo');
+        for (const g of [gw, second]) {
+          const r = await postJson(g.baseURL, '/v1/chat/completions', chatBody('hi', {}, 'mock_model'), { headers: bearer(key) });
+          assertError(r, { status: 403, code: 'model_not_allowed' });
+        }
+        await ok('keys', 'update', publicId(key), '--expires-at', inSeconds(1));
+        const refused = await waitFor(async () => {
+          const r = await postJson(second.baseURL, '/v1/chat/completions', chatBody('hi', {}, 'echo'), { headers: bearer(key) });
+          return r.status === 401 ? r : null;
+        }, 5000, 100);
+        assertError(refused, { status: 401, code: 'key_expired' });
+      } finally {
+        await second.stop();
+      }
     });
 
     test('the console: a member sets rules on creation only; an owner changes them, audited; null clears', async () => {

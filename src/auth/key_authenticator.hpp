@@ -1,6 +1,7 @@
 // API-key authentication on the request path: the Authorization header → a caller (key public
-// id, team), or the 401/403 that says why not; 503 gateway_fenced while the gateway's lease has
-// run out (its KeyTable may be behind a change that has returned). Reads memory only.
+// id, team, the models the key allows), or the 401/403 that says why not (a key past its expiry
+// included); 503 gateway_fenced while the gateway's lease has run out (its KeyTable may be behind
+// a change that has returned). Reads memory only.
 #pragma once
 
 #include <string>

@@ -40,57 +40,6 @@ struct TopFilter {
   }
 };
 
-/// Whether `c` is written escaped.
-bool escaped(char c) {
-  const auto byte = static_cast<unsigned char>(c);
-  return byte < 0x20 || c == '"' || c == '\\';
-}
-
-void appendString(std::string_view s, std::string& out) {
-  constexpr std::string_view kHex = "0123456789ABCDEF";
-  out += '"';
-  std::size_t done = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (!escaped(c)) {
-      continue;  // Copied with its run, below.
-    }
-    out.append(s.substr(done, i - done));
-    done = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default: {
-        const auto byte = static_cast<unsigned char>(c);
-        out += "\\u00";
-        out += kHex[byte >> 4];
-        out += kHex[byte & 0xF];
-      }
-    }
-  }
-  out.append(s.substr(done));
-  out += '"';
-}
-
 template <class T>
 void appendChars(T v, std::string& out) {
   std::array<char, 32> buf{};  // The shortest double is at most 24 characters.
@@ -172,7 +121,7 @@ void appendCanonical(const Value& root, const TopFilter* filter, std::string& ou
         out += "true";
         return;
       case rapidjson::kStringType:
-        appendString(json::view(v), out);
+        json::appendQuoted(json::view(v), out);
         return;
       case rapidjson::kNumberType:
         appendNumber(v, out);
@@ -203,7 +152,7 @@ void appendCanonical(const Value& root, const TopFilter* filter, std::string& ou
     const Value* child = nullptr;
     if (object) {
       const Member* m = top.members[top.next];
-      appendString(json::view(m->name), out);
+      json::appendQuoted(json::view(m->name), out);
       out += ':';
       child = &m->value;
     } else {

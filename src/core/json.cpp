@@ -201,6 +201,12 @@ std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream
 
 std::optional<ParseFailure> nulFailure() { return ParseFailure{"it contains a NUL byte", ""}; }
 
+/// Whether `c` is written escaped.
+bool escaped(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte < 0x20 || c == '"' || c == '\\';
+}
+
 }  // namespace
 
 std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& text, Keys keys) {
@@ -256,6 +262,51 @@ std::optional<std::int64_t> intMember(const rapidjson::Value& object, std::strin
 std::optional<std::int64_t> countMember(const rapidjson::Value& object, std::string_view name) {
   const auto n = intMember(object, name);
   return n && *n >= 0 ? n : std::nullopt;
+}
+
+void appendQuoted(std::string_view s, std::string& out) {
+  constexpr std::string_view kHex = "0123456789ABCDEF";
+  out += '"';
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (!escaped(c)) {
+      continue;  // Copied with its run, below.
+    }
+    out.append(s.substr(done, i - done));
+    done = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default: {
+        const auto byte = static_cast<unsigned char>(c);
+        out += "\\u00";
+        out += kHex[byte >> 4];
+        out += kHex[byte & 0xF];
+      }
+    }
+  }
+  out.append(s.substr(done));
+  out += '"';
 }
 
 }  // namespace tollgate::json

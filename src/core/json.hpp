@@ -128,6 +128,11 @@ std::optional<std::int64_t> intMember(const rapidjson::Value& object, std::strin
 /// other number.
 std::optional<std::int64_t> countMember(const rapidjson::Value& object, std::string_view name);
 
+/// Appends `s` to `out` as a JSON string: quoted, `"`, `\\` and control characters escaped (a
+/// short escape where JSON has one, else `\\u00XX` in upper case), every other byte as it is.
+/// Its output never changes: the inference cache's keys are written with it.
+void appendQuoted(std::string_view s, std::string& out);
+
 /// A view of a string value.
 inline std::string_view view(const rapidjson::Value& v) {
   return {v.GetString(), v.GetStringLength()};

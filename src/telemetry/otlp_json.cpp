@@ -16,27 +16,6 @@ constexpr int kStatusError = 2;
 constexpr int kFirstServerError = 500;
 constexpr std::int64_t kNanosPerMicro = 1000;
 
-void stringAttribute(json::Writer& w, std::string_view key, std::string_view value) {
-  w.startObject();
-  w.field("key", key);
-  w.key("value");
-  w.startObject();
-  w.field("stringValue", value);
-  w.endObject();
-  w.endObject();
-}
-
-/// An int64 attribute: OTLP's JSON writes 64-bit integers as decimal strings.
-void intAttribute(json::Writer& w, std::string_view key, std::int64_t value) {
-  w.startObject();
-  w.field("key", key);
-  w.key("value");
-  w.startObject();
-  w.field("intValue", std::to_string(value));
-  w.endObject();
-  w.endObject();
-}
-
 /// What a span says in common with its exchange's other spans, up to its attributes' list.
 struct SpanHead {
   const trace::TraceId& trace_id;
@@ -48,92 +27,132 @@ struct SpanHead {
   std::int64_t end_ns;
 };
 
-void beginSpan(json::Writer& w, const SpanHead& h) {
-  w.startObject();
-  w.field("traceId", trace::hex(h.trace_id));
-  w.field("spanId", trace::hex(h.span_id));
-  if (h.parent != nullptr) {
-    w.field("parentSpanId", trace::hex(*h.parent));
-  }
-  w.field("name", h.name);
-  w.field("kind", h.kind);
-  w.field("startTimeUnixNano", std::to_string(h.start_ns));
-  w.field("endTimeUnixNano", std::to_string(h.end_ns));
-  w.key("attributes");
-  w.startArray();
-}
+/// Appends one span's JSON to a batch's text: written directly, the fixed parts as literals, as
+/// the exporter encodes every sampled exchange (RapidJSON's writer cost most of a span's CPU).
+class SpanText {
+ public:
+  explicit SpanText(std::string& out) : out_(out) {}
 
-/// Ends the attributes' list and the span, its status an error when `error`.
-void endSpan(json::Writer& w, bool error) {
-  w.endArray();
-  if (error) {
-    w.key("status");
-    w.startObject();
-    w.field("code", kStatusError);
-    w.endObject();
+  /// Starts a span, up to its attributes' list.
+  void begin(const SpanHead& h) {
+    out_ += R"({"traceId":")";
+    out_ += trace::hex(h.trace_id);
+    out_ += R"(","spanId":")";
+    out_ += trace::hex(h.span_id);
+    if (h.parent != nullptr) {
+      out_ += R"(","parentSpanId":")";
+      out_ += trace::hex(*h.parent);
+    }
+    out_ += R"(","name":)";
+    json::appendQuoted(h.name, out_);
+    out_ += R"(,"kind":)";
+    out_ += std::to_string(h.kind);
+    out_ += R"(,"startTimeUnixNano":")";
+    out_ += std::to_string(h.start_ns);
+    out_ += R"(","endTimeUnixNano":")";
+    out_ += std::to_string(h.end_ns);
+    out_ += R"(","attributes":[)";
+    first_ = true;
   }
-  w.endObject();
-}
 
-void genAiAttributes(json::Writer& w, const ExchangeSpans& e, std::string_view provider) {
-  stringAttribute(w, "gen_ai.operation.name", e.operation);
+  void string(std::string_view key, std::string_view value) {
+    head(key);
+    out_ += R"("stringValue":)";
+    json::appendQuoted(value, out_);
+    out_ += "}}";
+  }
+
+  /// An int64 attribute: OTLP's JSON writes 64-bit integers as decimal strings.
+  void integer(std::string_view key, std::int64_t value) {
+    head(key);
+    out_ += R"("intValue":")";
+    out_ += std::to_string(value);
+    out_ += R"("}})";
+  }
+
+  /// Ends the attributes' list and the span, its status an error when `error`.
+  void end(bool error) {
+    out_ += ']';
+    if (error) {
+      out_ += R"(,"status":{"code":)";
+      out_ += std::to_string(kStatusError);
+      out_ += '}';
+    }
+    out_ += '}';
+  }
+
+ private:
+  /// An attribute up to its value's member; `key` is one of ours, which needs no escape.
+  void head(std::string_view key) {
+    out_ += first_ ? R"({"key":")" : R"(,{"key":")";
+    first_ = false;
+    out_ += key;
+    out_ += R"(","value":{)";
+  }
+
+  std::string& out_;
+  bool first_ = true;
+};
+
+void genAiAttributes(SpanText& w, const ExchangeSpans& e, std::string_view provider) {
+  w.string("gen_ai.operation.name", e.operation);
   if (!e.request_model.empty()) {
-    stringAttribute(w, "gen_ai.request.model", e.request_model);
+    w.string("gen_ai.request.model", e.request_model);
   }
   if (!provider.empty()) {
-    stringAttribute(w, "gen_ai.provider.name", provider);
+    w.string("gen_ai.provider.name", provider);
   }
 }
 
 /// The model the answering upstream named; none on a span whose attempt did not answer.
-void responseModel(json::Writer& w, std::string_view model) {
+void responseModel(SpanText& w, std::string_view model) {
   if (!model.empty()) {
-    stringAttribute(w, "gen_ai.response.model", model);
+    w.string("gen_ai.response.model", model);
   }
 }
 
-void usageAttributes(json::Writer& w, std::int64_t input, std::int64_t output) {
+void usageAttributes(SpanText& w, std::int64_t input, std::int64_t output) {
   if (input > 0 || output > 0) {
-    intAttribute(w, "gen_ai.usage.input_tokens", input);
-    intAttribute(w, "gen_ai.usage.output_tokens", output);
+    w.integer("gen_ai.usage.input_tokens", input);
+    w.integer("gen_ai.usage.output_tokens", output);
   }
 }
 
-void writeExchange(json::Writer& w, const ExchangeSpans& e, const std::string& name) {
-  beginSpan(w, {e.trace_id, e.span_id, e.parent ? &*e.parent : nullptr, name, kSpanKindServer,
-                e.start_ns, e.end_ns});
+void writeExchange(SpanText& w, const ExchangeSpans& e, std::string_view name) {
+  w.begin({e.trace_id, e.span_id, e.parent ? &*e.parent : nullptr, name, kSpanKindServer,
+           e.start_ns, e.end_ns});
   genAiAttributes(w, e, e.provider);
   responseModel(w, e.response_model);
   usageAttributes(w, e.input_tokens, e.output_tokens);
-  stringAttribute(w, "http.request.method", e.method);
-  stringAttribute(w, "url.path", e.path);
-  intAttribute(w, "http.response.status_code", e.status);
-  stringAttribute(w, "tollgate.request_id", e.request_id);
+  w.string("http.request.method", e.method);
+  w.string("url.path", e.path);
+  w.integer("http.response.status_code", e.status);
+  w.string("tollgate.request_id", e.request_id);
   if (!e.error_type.empty()) {
-    stringAttribute(w, "error.type", e.error_type);
+    w.string("error.type", e.error_type);
   }
-  endSpan(w, e.status >= kFirstServerError);
+  w.end(e.status >= kFirstServerError);
 }
 
-void writeAttempt(json::Writer& w, const ExchangeSpans& e, const AttemptSpan& a,
-                  const std::string& name) {
-  beginSpan(w, {e.trace_id, a.span_id, &e.span_id, name, kSpanKindClient, a.start_ns, a.end_ns});
+void writeAttempt(SpanText& w, const ExchangeSpans& e, const AttemptSpan& a,
+                  std::string_view name) {
+  w.begin({e.trace_id, a.span_id, &e.span_id, name, kSpanKindClient, a.start_ns, a.end_ns});
   genAiAttributes(w, e, a.provider);
   if (&a == &e.attempts.back() && a.status != 0) {
     responseModel(w, e.response_model);
   }
   usageAttributes(w, a.input_tokens, a.output_tokens);
   if (!a.server_address.empty()) {
-    stringAttribute(w, "server.address", a.server_address);
-    intAttribute(w, "server.port", a.server_port);
+    w.string("server.address", a.server_address);
+    w.integer("server.port", a.server_port);
   }
   if (a.status != 0) {
-    intAttribute(w, "http.response.status_code", a.status);
+    w.integer("http.response.status_code", a.status);
   }
   if (!a.error_type.empty()) {
-    stringAttribute(w, "error.type", a.error_type);
+    w.string("error.type", a.error_type);
   }
-  endSpan(w, a.status == 0 || a.status >= kFirstServerError);
+  w.end(a.status == 0 || a.status >= kFirstServerError);
 }
 
 }  // namespace
@@ -207,44 +226,41 @@ std::optional<ExchangeSpans> spansOf(const exchange::RequestContext& ctx, std::i
 }
 
 std::string encode(std::span<const ExchangeSpans> batch, std::string_view version) {
-  json::Writer w;
-  w.startObject();
-  w.key("resourceSpans");
-  w.startArray();
-  w.startObject();
-  w.key("resource");
-  w.startObject();
-  w.key("attributes");
-  w.startArray();
-  stringAttribute(w, "service.name", "tollgate");
-  stringAttribute(w, "service.version", version);
-  w.endArray();
-  w.endObject();
-  w.key("scopeSpans");
-  w.startArray();
-  w.startObject();
-  w.key("scope");
-  w.startObject();
-  w.field("name", "tollgate");
-  w.field("version", version);
-  w.endObject();
-  w.key("spans");
-  w.startArray();
+  constexpr std::size_t kBytesPerSpan = 1024;  // About what a chat exchange's spans take.
+  std::string out;
+  std::size_t spans = 0;
   for (const ExchangeSpans& e : batch) {
-    const std::string name =
-        e.request_model.empty() ? e.operation : e.operation + " " + e.request_model;
+    spans += e.count();
+  }
+  out.reserve((spans + 1) * kBytesPerSpan);
+  out += R"({"resourceSpans":[{"resource":{"attributes":[)";
+  out += R"({"key":"service.name","value":{"stringValue":"tollgate"}},)";
+  out += R"({"key":"service.version","value":{"stringValue":)";
+  json::appendQuoted(version, out);
+  out += R"(}}]},"scopeSpans":[{"scope":{"name":"tollgate","version":)";
+  json::appendQuoted(version, out);
+  out += R"(},"spans":[)";
+  SpanText w(out);
+  std::string name;
+  bool first = true;
+  for (const ExchangeSpans& e : batch) {
+    name = e.operation;
+    if (!e.request_model.empty()) {
+      name += ' ';
+      name += e.request_model;
+    }
+    if (!first) {
+      out += ',';
+    }
+    first = false;
     writeExchange(w, e, name);
     for (const AttemptSpan& a : e.attempts) {
+      out += ',';
       writeAttempt(w, e, a, name);
     }
   }
-  w.endArray();
-  w.endObject();
-  w.endArray();
-  w.endObject();
-  w.endArray();
-  w.endObject();
-  return w.take();
+  out += "]}]}]}";
+  return out;
 }
 
 }  // namespace tollgate::telemetry

@@ -138,5 +138,25 @@ TEST_F(OtlpJsonTest, ANewTraceHasNoParentAndOnlyInferencesHaveSpans) {
   EXPECT_FALSE(spansOf(ctx_, kEndNs, ctx_.started).has_value());
 }
 
+TEST_F(OtlpJsonTest, ABatchOfExchangesStaysOneDocumentAndTextIsEscaped) {
+  // Written by hand, not by a JSON library: the separators between exchanges and spans, and a
+  // name an upstream chose with a quote, a backslash and control characters in it.
+  ctx_.response_model = "odd \"model\\\" \n\t\x01 é";
+  const auto spans = spansOf(ctx_, kEndNs, ctx_.started + microseconds(5000));
+  ASSERT_TRUE(spans.has_value());
+  const std::vector<ExchangeSpans> batch{*spans, *spans};
+  const std::string text = encode(batch, "1.0 \"beta\"");
+  rapidjson::Document d;
+  d.Parse(text.c_str());
+  ASSERT_FALSE(d.HasParseError()) << text;
+  const auto& resource = d["resourceSpans"][0];
+  EXPECT_EQ(attribute(resource["resource"], "service.version"), "1.0 \"beta\"");
+  const auto& all = resource["scopeSpans"][0]["spans"];
+  ASSERT_EQ(all.Size(), 6U);
+  EXPECT_EQ(attribute(all[3], "gen_ai.response.model"), ctx_.response_model);
+  EXPECT_EQ(attribute(all[5], "gen_ai.response.model"), ctx_.response_model);
+  EXPECT_EQ(attribute(all[4], "gen_ai.response.model"), "<absent>");  // The failed attempt.
+}
+
 }  // namespace
 }  // namespace tollgate::telemetry

@@ -15,6 +15,7 @@
 #include "console/console_routes.hpp"
 #include "core/ids.hpp"
 #include "core/log.hpp"
+#include "limits/limiter.hpp"
 #include "net/outbound.hpp"
 #include "net/server.hpp"
 #include "providers/adapter.hpp"
@@ -113,11 +114,12 @@ void reload(config::LiveConfig& live, routing::Breakers& breakers) {
 /// open mode to `open_team_id` if not empty; their Idempotency-Keys are claimed through `writer`
 /// (set when `ledger` is). Nothing is served past `lease` (nullptr: no store
 /// is followed, nothing to fence). Exchanges are recorded in `metrics`, served on GET /metrics
-/// (on the console's listener when it has its own).
+/// (on the console's listener when it has its own). Rate limits are counted by `limiter`.
 int runGateway(config::LiveConfig& live, const StoreSetup& setup,
                const http::Authenticator* authenticator, billing::Ledger* ledger,
                store::StoreWork* writer, const std::string& open_team_id, cache::AnswerCache& cache,
-               const std::string& gateway_id, const Lease* lease, telemetry::Metrics& metrics) {
+               const std::string& gateway_id, const Lease* lease, limits::Limiter& limiter,
+               telemetry::Metrics& metrics) {
   // What needs a restart (listeners, limits of the route table, the console) is read from the
   // configuration served first.
   const std::shared_ptr<const config::Config> first = live.pin();
@@ -142,7 +144,8 @@ int runGateway(config::LiveConfig& live, const StoreSetup& setup,
                                   outbound,     draining,
                                   ledger,       writer,
                                   open_team_id, cache,
-                                  gateway_id,   lease};
+                                  gateway_id,   lease,
+                                  &limiter};
     // The console is served beside /v1, unless it has a listener of its own; so is /metrics.
     std::vector<http::Route> console;
     const bool own = config.console.ownListener();
@@ -212,7 +215,9 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     cache::AnswerCache cache(cache_options, nullptr);
     config::LiveConfig live(config);
     telemetry::Metrics metrics(config);
-    return runGateway(live, setup, nullptr, nullptr, nullptr, "", cache, "", nullptr, metrics);
+    limits::Limiter limiter(nullptr, "", nullptr);  // This gateway's counts alone.
+    return runGateway(live, setup, nullptr, nullptr, nullptr, "", cache, "", nullptr, limiter,
+                      metrics);
   }
   // The follower registers this gateway (the ledger's holds are reclaimed when it dies), so it
   // starts first and stops last.
@@ -227,6 +232,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   telemetry::Metrics metrics(config);  // Told of the ledger's commits: outlives the ledger.
   std::unique_ptr<store::Writer> writer;
   std::unique_ptr<billing::Ledger> ledger;
+  std::unique_ptr<limits::Limiter> limiter;  // Leaves the writer before it stops.
   try {
     follower = std::make_unique<auth::KeyFollower>(
         setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey),
@@ -242,6 +248,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
       metrics.follow(*ledger);
     }
     cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
+    limiter = std::make_unique<limits::Limiter>(writer.get(), gateway_id, &lease);
   } catch (const std::exception& e) {
     log::line(log::Level::Error, std::string("the store cannot be followed: ") + e.what());
     return 1;
@@ -249,7 +256,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   const auth::KeyAuthenticator authenticator(keys, setup.server_secret, &lease);
   config::LiveConfig live(config);
   return runGateway(live, setup, required ? &authenticator : nullptr, ledger.get(), writer.get(),
-                    open_team_id, *cache, gateway_id, &lease, metrics);
+                    open_team_id, *cache, gateway_id, &lease, *limiter, metrics);
 }
 
 }  // namespace tollgate::cli

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "config/console_config.hpp"
+#include "config/limits_config.hpp"
 #include "config/price_config.hpp"
 #include "config/routing_config.hpp"
 #include "config/table_reader.hpp"
@@ -436,7 +437,8 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
                                      "routing",
                                      "providers",
                                      "retries",
-                                     "timeouts"};
+                                     "timeouts",
+                                     "limits"};
   keys.insert(keys.end(), kPriceKeys.begin(), kPriceKeys.end());
   r.allowOnly(keys);
   Model m;
@@ -500,6 +502,9 @@ Model parseModel(const TableReader& r, const std::string& id, const EnvLookup& e
 
   m.retries = parseRetries(r, m.retries);
   m.timeouts = parseTimeouts(r, m.timeouts);
+  if (const toml::table* limits = r.table("limits")) {
+    m.limits = parseLimits(TableReader(*limits, r.qualified("limits"), r.file()), false);
+  }
   const auto routing = r.strings("routing");
   if (!routing || routing->empty()) {
     r.fail("routing", "is required: the provider names, in the order to try them");
@@ -637,8 +642,8 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
-  r.allowOnly({"gateway", "storage", "cache", "console", "traces", "log", "metrics", "models",
-               "functions"});
+  r.allowOnly({"gateway", "storage", "cache", "console", "traces", "log", "metrics", "limits",
+               "models", "functions"});
   Config config;
   if (const toml::table* g = r.table("gateway")) {
     config.gateway = parseGateway(TableReader(*g, "gateway", source));
@@ -663,6 +668,9 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
   }
   if (const toml::table* t = r.table("traces")) {
     config.traces = parseTraces(TableReader(*t, "traces", source), env);
+  }
+  if (const toml::table* l = r.table("limits")) {
+    config.limits = parseLimitDefaults(TableReader(*l, "limits", source));
   }
   if (const toml::table* l = r.table("log")) {
     config.log = parseLog(TableReader(*l, "log", source));

@@ -98,6 +98,23 @@ struct Provider {
   BreakerPolicy breaker;
 };
 
+/// Rate limits of one scope (docs/limits.md); nullopt: not limited. Windows are calendar minutes
+/// (UTC); `concurrent` counts requests in flight.
+struct Limits {
+  std::optional<std::int64_t> rpm;
+  std::optional<std::int64_t> tpm;
+  std::optional<std::int64_t> concurrent;
+
+  bool any() const { return rpm || tpm || concurrent; }
+};
+
+/// [limits.key] and [limits.team]: the limits of every key and every team that has none of its
+/// own. Nothing is limited unless configured.
+struct LimitDefaults {
+  Limits key;
+  Limits team;
+};
+
 struct Model {
   std::string id;
   std::string display_name;
@@ -124,6 +141,7 @@ struct Model {
   std::vector<Provider> providers;     ///< In routing order.
   RetryPolicy retries;
   Timeouts timeouts;
+  Limits limits;  ///< The whole fleet's use of the model (rpm, tpm): the provider's quota.
 };
 
 /// One way to serve a function: a chat model, the parameters it defaults to (applied when the
@@ -289,6 +307,7 @@ struct Config {
   Traces traces;
   Log log;
   Metrics metrics;
+  LimitDefaults limits;
   std::string source_file;  ///< The config file; empty for the embedded default.
   std::string source_dir;   ///< The config file's folder; empty for the embedded default.
   /// Which configuration this is: the first 16 hex digits of the SHA-256 of the file's bytes

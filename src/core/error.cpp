@@ -11,6 +11,7 @@ constexpr std::string_view kInvalidRequest = "invalid_request_error";
 constexpr std::string_view kApiError = "api_error";
 constexpr std::string_view kAuthentication = "authentication_error";
 constexpr std::string_view kPermission = "permission_error";
+constexpr std::string_view kRateLimit = "rate_limit_error";
 
 struct Row {
   ErrorKind kind;
@@ -38,6 +39,15 @@ constexpr std::array kTable{
     Row{ErrorKind::InsufficientBalance, {403, kPermission, "insufficient_balance"}},
     Row{ErrorKind::DryrunNotAllowed, {403, kPermission, "dryrun_not_allowed"}},
     Row{ErrorKind::ModelNotAllowed, {403, kPermission, "model_not_allowed"}},
+    Row{ErrorKind::KeyRpmExceeded, {429, kRateLimit, "key_rpm_exceeded"}},
+    Row{ErrorKind::KeyTpmExceeded, {429, kRateLimit, "key_tpm_exceeded"}},
+    Row{ErrorKind::KeyConcurrencyExceeded, {429, kRateLimit, "key_concurrency_exceeded"}},
+    Row{ErrorKind::TeamRpmExceeded, {429, kRateLimit, "team_rpm_exceeded"}},
+    Row{ErrorKind::TeamTpmExceeded, {429, kRateLimit, "team_tpm_exceeded"}},
+    Row{ErrorKind::TeamConcurrencyExceeded, {429, kRateLimit, "team_concurrency_exceeded"}},
+    Row{ErrorKind::ModelRpmExceeded, {429, kRateLimit, "model_rpm_exceeded"}},
+    Row{ErrorKind::ModelTpmExceeded, {429, kRateLimit, "model_tpm_exceeded"}},
+    Row{ErrorKind::LimitsUnavailable, {503, kApiError, "limits_unavailable"}},
     Row{ErrorKind::ModelNotFound, {404, kInvalidRequest, "model_not_found"}},
     Row{ErrorKind::VariantNotFound, {404, kInvalidRequest, "variant_not_found"}},
     Row{ErrorKind::WrongEndpoint, {400, kInvalidRequest, "model_wrong_endpoint"}},
@@ -50,7 +60,7 @@ constexpr std::array kTable{
     Row{ErrorKind::UpstreamError, {502, kApiError, "upstream_error"}},
     Row{ErrorKind::UpstreamUnavailable, {502, kApiError, "upstream_unavailable"}},
     Row{ErrorKind::UpstreamTimeout, {504, kApiError, "upstream_timeout"}},
-    Row{ErrorKind::UpstreamRateLimited, {429, "rate_limit_error", "upstream_rate_limited"}},
+    Row{ErrorKind::UpstreamRateLimited, {429, kRateLimit, "upstream_rate_limited"}},
     Row{ErrorKind::UpstreamInvalidRequest, {400, kInvalidRequest, "upstream_invalid_request"}},
     Row{ErrorKind::UpstreamAuthFailed, {502, kApiError, "upstream_auth_failed"}},
     Row{ErrorKind::UpstreamStreamInterrupted, {502, kApiError, "upstream_stream_interrupted"}},
@@ -59,7 +69,7 @@ constexpr std::array kTable{
     Row{ErrorKind::GatewayFenced, {503, kApiError, "gateway_fenced"}},
     Row{ErrorKind::NotSignedIn, {401, kAuthentication, "not_signed_in"}},
     Row{ErrorKind::SignInFailed, {401, kAuthentication, "sign_in_failed"}},
-    Row{ErrorKind::SignInThrottled, {429, "rate_limit_error", "sign_in_throttled"}},
+    Row{ErrorKind::SignInThrottled, {429, kRateLimit, "sign_in_throttled"}},
     Row{ErrorKind::CsrfFailed, {403, kPermission, "csrf_failed"}},
     Row{ErrorKind::RoleForbidden, {403, kPermission, "role_forbidden"}},
     Row{ErrorKind::TeamLimitReached, {403, kPermission, "team_limit_reached"}},

@@ -1,8 +1,11 @@
 #include "flow/pipeline.hpp"
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 
 #include "cache/cache_key.hpp"
+#include "config/limits_config.hpp"
 #include "core/key_rules.hpp"
 #include "core/lease.hpp"
 #include "flow/claim.hpp"
@@ -28,6 +31,9 @@ struct Call {
   http::ResponseWriter& out;
   std::string team_id;   ///< The caller's team, or open mode's (empty: none, unbilled).
   std::string endpoint;  ///< The facts' endpoint, which the hold takes with the facts.
+  /// What the request took of its rate limits, and where it stands on each (its headers).
+  limits::Taken limited;
+  std::vector<limits::Standing> standings;
 };
 
 bool mayKeepAnswers(const config::Model& model) { return !model.zdr && !model.tee; }
@@ -104,9 +110,81 @@ boost::asio::awaitable<bool> keyRules(Call& c) {
   co_return false;
 }
 
+/// Counts the request against `asks`: refused (429, or 503 when the store cannot grant a share)
+/// when one does not fit, nothing then taken. Every answer carries the x-ratelimit headers of
+/// the limits asked so far.
+boost::asio::awaitable<bool> countAgainst(Call& c, const std::vector<limits::Ask>& asks) {
+  if (asks.empty()) {
+    co_return true;
+  }
+  limits::Admission admitted = co_await c.s.limiter->admit(asks);
+  c.standings.insert(c.standings.end(), admitted.standings.begin(), admitted.standings.end());
+  for (auto& [name, value] : limits::rateLimitHeaders(c.standings, admitted.refused.has_value())) {
+    c.out.setHeader(std::move(name), std::move(value));
+  }
+  if (!admitted.refused) {
+    c.limited.merge(std::move(admitted.taken));
+    co_return true;
+  }
+  if (admitted.retry_after) {
+    c.out.setHeader("Retry-After", std::to_string(*admitted.retry_after));
+  }
+  c.limited.giveAllBack();
+  const Error refused = *admitted.refused;
+  co_await refuse(c.ctx, refused, c.out);
+  co_return false;
+}
+
+/// The limits of one scope that apply to a request, those of `kinds` (its own, else the
+/// configured defaults), as asks of `amount` tokens for a tpm limit.
+void addAsks(std::vector<limits::Ask>& asks, const config::Limits& l, const std::string& id,
+             std::initializer_list<limits::Kind> kinds, std::int64_t tokens,
+             std::array<ErrorKind, 3> refusals) {
+  for (const limits::Kind kind : kinds) {
+    const std::optional<std::int64_t>& value = kind == limits::Kind::Requests ? l.rpm
+                                               : kind == limits::Kind::Tokens ? l.tpm
+                                                                              : l.concurrent;
+    if (!value) {
+      continue;
+    }
+    const std::string_view suffix = kind == limits::Kind::Requests ? ":rpm"
+                                    : kind == limits::Kind::Tokens ? ":tpm"
+                                                                   : ":concurrent";
+    asks.push_back({id + std::string(suffix), kind, *value,
+                    kind == limits::Kind::Tokens ? tokens : 1,
+                    refusals[static_cast<std::size_t>(kind)]});
+  }
+}
+
+constexpr std::array kKeyRefusals{ErrorKind::KeyRpmExceeded, ErrorKind::KeyTpmExceeded,
+                                  ErrorKind::KeyConcurrencyExceeded};
+constexpr std::array kTeamRefusals{ErrorKind::TeamRpmExceeded, ErrorKind::TeamTpmExceeded,
+                                   ErrorKind::TeamConcurrencyExceeded};
+constexpr std::array kModelRefusals{ErrorKind::ModelRpmExceeded, ErrorKind::ModelTpmExceeded,
+                                    ErrorKind::ModelRpmExceeded};
+
+/// The id of the caller's key limits: its public id, or in open mode (no key) its source.
+std::string keyLimitId(const Call& c) {
+  return c.ctx.caller.key_public_id.empty() ? "source:" + std::string(c.req.source)
+                                            : "key:" + c.ctx.caller.key_public_id;
+}
+
 /// Request limits: a key's and a team's requests and concurrency, counted for every request,
-/// cache hits and replays included. None are configured yet.
-boost::asio::awaitable<bool> requestLimits(Call&) { co_return true; }
+/// cache hits and replays included.
+boost::asio::awaitable<bool> requestLimits(Call& c) {
+  if (c.s.limiter == nullptr) {
+    co_return true;
+  }
+  const config::LimitDefaults& d = c.ctx.config.limits;
+  std::vector<limits::Ask> asks;
+  addAsks(asks, d.key, keyLimitId(c), {limits::Kind::Requests, limits::Kind::Concurrent}, 0,
+          kKeyRefusals);
+  if (!c.team_id.empty()) {
+    addAsks(asks, d.team, "team:" + c.team_id, {limits::Kind::Requests, limits::Kind::Concurrent},
+            0, kTeamRefusals);
+  }
+  co_return co_await countAgainst(c, asks);
+}
 
 /// What the claim stage hands on: the claim, when the request carries an Idempotency-Key.
 struct Claimed {
@@ -174,8 +252,40 @@ boost::asio::awaitable<bool> cacheRead(Call& c, std::optional<ClaimGuard>& claim
   co_return true;
 }
 
-/// Token and model limits, counted only for work that goes upstream. None are configured yet.
-boost::asio::awaitable<bool> tokenLimits(Call&) { co_return true; }
+/// The most tokens a request can use, as its hold counts them; 0 when its hold is not counted in
+/// tokens (a transcription's audio), which no tpm limit then counts.
+std::int64_t tokenBound(const billing::TokenBound& b) {
+  if (b.prompt == billing::kNoTokenBound.prompt ||
+      b.completion == billing::kNoTokenBound.completion) {
+    return 0;
+  }
+  return std::min(b.prompt, config::kMaxLimit) + std::min(b.completion, config::kMaxLimit);
+}
+
+/// Token and model limits, counted only for work that goes upstream: a key's and a team's tokens
+/// (the request's bound, the unused part returned when it settles) and the model's requests and
+/// tokens, fleet-wide.
+boost::asio::awaitable<bool> tokenLimits(Call& c) {
+  if (c.s.limiter == nullptr) {
+    co_return true;
+  }
+  const config::LimitDefaults& d = c.ctx.config.limits;
+  const std::int64_t tokens = tokenBound(c.admission.facts.bound);
+  const std::initializer_list<limits::Kind> tpm{limits::Kind::Tokens};
+  std::vector<limits::Ask> asks;
+  if (tokens > 0) {
+    addAsks(asks, d.key, keyLimitId(c), tpm, tokens, kKeyRefusals);
+    if (!c.team_id.empty()) {
+      addAsks(asks, d.team, "team:" + c.team_id, tpm, tokens, kTeamRefusals);
+    }
+  }
+  const config::Model& model = *c.plan.model;
+  addAsks(asks, model.limits, "model:" + model.id, {limits::Kind::Requests}, 0, kModelRefusals);
+  if (tokens > 0) {
+    addAsks(asks, model.limits, "model:" + model.id, tpm, tokens, kModelRefusals);
+  }
+  co_return co_await countAgainst(c, asks);
+}
 
 /// The hold: the request's most on the team's balance (a dryrun's too, then charged nothing),
 /// and each route's prices. Null when refused (the claim released first).
@@ -296,7 +406,14 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
          stream,
          out,
          billedTeam(s, ctx),
-         admission.facts.endpoint};
+         admission.facts.endpoint,
+         {},
+         {}};
+  // However the call ends, its token limits keep only what it used (nothing when refused).
+  struct SettleTokens {
+    Call& c;
+    ~SettleTokens() { c.limited.settle(c.ctx.usage.prompt_tokens + c.ctx.usage.completion_tokens); }
+  } settle_tokens{c};
   if (!co_await dryrunRules(c) || !co_await keyRules(c) || !co_await requestLimits(c)) {
     co_return;
   }

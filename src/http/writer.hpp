@@ -56,6 +56,16 @@ class ResponseWriter {
   void addHeader(std::string name, std::string value) {
     extra_headers_.emplace_back(std::move(name), std::move(value));
   }
+  /// As addHeader, replacing a value set before under the same name (exact case).
+  void setHeader(std::string name, std::string value) {
+    for (auto& [n, v] : extra_headers_) {
+      if (n == name) {
+        v = std::move(value);
+        return;
+      }
+    }
+    addHeader(std::move(name), std::move(value));
+  }
 
  protected:
   /// Adds the headers of addHeader() to `r`.

@@ -402,6 +402,24 @@ ALTER TABLE api_keys ADD COLUMN expires_at BIGINT;
 ALTER TABLE api_keys ADD COLUMN allowed_models TEXT;
 )sql";
 
+// Rate limits: what every gateway together took of each limit's window (window_start 0: a
+// concurrency limit, which has no window), and each gateway's part of a concurrency limit, given
+// back when the gateway dies.
+constexpr std::string_view kV13 = R"sql(
+CREATE TABLE limit_counters (
+  limit_id TEXT NOT NULL,
+  window_start BIGINT NOT NULL,
+  used BIGINT NOT NULL,
+  PRIMARY KEY (limit_id, window_start)
+);
+CREATE TABLE limit_slots (
+  limit_id TEXT NOT NULL,
+  gateway_id TEXT NOT NULL,
+  held BIGINT NOT NULL,
+  PRIMARY KEY (limit_id, gateway_id)
+);
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -416,6 +434,7 @@ constexpr std::array kMigrations{
     Migration{10, "each gateway's lease", kV10},
     Migration{11, "token counts by kind: cache reads and writes, audio, reasoning", kV11},
     Migration{12, "keys' own rules: expiry and allowed models", kV12},
+    Migration{13, "rate limits' shares across gateways", kV13},
 };
 
 }  // namespace

@@ -163,8 +163,12 @@ constexpr std::array kTeamRefusals{ErrorKind::TeamRpmExceeded, ErrorKind::TeamTp
 constexpr std::array kModelRefusals{ErrorKind::ModelRpmExceeded, ErrorKind::ModelTpmExceeded,
                                     ErrorKind::ModelRpmExceeded};
 
-/// The id of the caller's key limits: its public id, or in open mode (no key) its source.
-std::string keyLimitId(const Call& c) {
+/// The id of the caller's key limits: its public id, or in open mode (no key) its source; none
+/// for the console's playground, which counts toward its team's and the model's limits only.
+std::optional<std::string> keyLimitId(const Call& c) {
+  if (c.ctx.caller.playground) {
+    return std::nullopt;
+  }
   return c.ctx.caller.key_public_id.empty() ? "source:" + std::string(c.req.source)
                                             : "key:" + c.ctx.caller.key_public_id;
 }
@@ -177,8 +181,9 @@ boost::asio::awaitable<bool> requestLimits(Call& c) {
   }
   const config::LimitDefaults& d = c.ctx.config.limits;
   std::vector<limits::Ask> asks;
-  addAsks(asks, d.key, keyLimitId(c), {limits::Kind::Requests, limits::Kind::Concurrent}, 0,
-          kKeyRefusals);
+  if (const auto key = keyLimitId(c)) {
+    addAsks(asks, d.key, *key, {limits::Kind::Requests, limits::Kind::Concurrent}, 0, kKeyRefusals);
+  }
   if (!c.team_id.empty()) {
     addAsks(asks, d.team, "team:" + c.team_id, {limits::Kind::Requests, limits::Kind::Concurrent},
             0, kTeamRefusals);
@@ -274,7 +279,9 @@ boost::asio::awaitable<bool> tokenLimits(Call& c) {
   const std::initializer_list<limits::Kind> tpm{limits::Kind::Tokens};
   std::vector<limits::Ask> asks;
   if (tokens > 0) {
-    addAsks(asks, d.key, keyLimitId(c), tpm, tokens, kKeyRefusals);
+    if (const auto key = keyLimitId(c)) {
+      addAsks(asks, d.key, *key, tpm, tokens, kKeyRefusals);
+    }
     if (!c.team_id.empty()) {
       addAsks(asks, d.team, "team:" + c.team_id, tpm, tokens, kTeamRefusals);
     }

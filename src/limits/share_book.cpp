@@ -11,8 +11,12 @@ bool ShareBook::take(const std::string& id, std::int64_t window, std::int64_t am
     return false;
   }
   Share& s = it->second;
-  if (s.window != window || (window == 0 && epoch != s.epoch)) {
-    s.free = 0;  // Its window passed, or its slots may have been given back for it.
+  if (s.window != window) {
+    s = Share{window, 0, 0, s.epoch, now};  // Its window passed: what it held is worth nothing.
+    return false;
+  }
+  if (window == 0 && epoch != s.epoch) {
+    s.free = 0;  // Its slots may have been given back for it.
     return false;
   }
   if (s.free < amount) {

@@ -44,6 +44,14 @@ std::string rulesJson(const key_rules::KeyRules& rules) {
   return w.take();
 }
 
+std::string limitsJson(const key_rules::RateLimits& limits) {
+  json::Writer w;
+  w.startObject();
+  writeRateLimits(w, limits);
+  w.endObject();
+  return w.take();
+}
+
 Outcome<Role> requireRole(const std::string& role) {
   const auto r = parseRole(role);
   if (!r) {
@@ -375,6 +383,25 @@ Outcome<Propagation> Accounts::setTeamDryrun(const Actor& actor, const std::stri
                                              bool allow) {
   return changeTeam(actor, name, allow ? "team.dryrun_allowed" : "team.dryrun_refused",
                     [&](const store::Team& t) { store_.setTeamDryrun(t.id, allow); });
+}
+
+Outcome<Propagation> Accounts::setTeamLimits(const Actor& actor, const std::string& name,
+                                             const RateLimitsChange& change) {
+  store::Transaction tx(store_.connection());
+  const Outcome<store::Team> t = requireTeam(name);
+  if (!t) {
+    return t.error();
+  }
+  if (actor.email) {
+    return forbidden("only the operator sets a team's rate limits (tollgate admin teams limits)");
+  }
+  const key_rules::RateLimits after = change.applied(t->limits);
+  store_.setTeamLimits(t->id, after);
+  audit(actor, t->id, "team.limits_changed",
+        name + " before " + limitsJson(t->limits) + " after " + limitsJson(after));
+  const std::int64_t seq = store_.bumpChange();
+  tx.commit();
+  return awaitGateways(seq);
 }
 
 Outcome<Propagation> Accounts::changeTeam(const Actor& actor, const std::string& name,
@@ -834,6 +861,7 @@ Outcome<Propagation> Accounts::changeKeyRules(const Actor& actor, const std::str
   if (change.allowed_models) {
     after.allowed_models = *change.allowed_models;
   }
+  after.limits = change.limits.applied(after.limits);
   store_.setKeyRules(key->id, after);
   audit(actor, key->team_id, "key.rules_changed",
         public_id + " (" + key->name + ") before " + rulesJson(key->rules) + " after " +

@@ -85,9 +85,32 @@ bool allFenced(const Propagation& p, const PropagationPolicy& policy);
 
 /// A change to a key's rules: each rule absent is left as it is; present, it is set (to nullopt:
 /// cleared).
+struct RateLimitsChange {
+  std::optional<std::optional<std::int64_t>> rpm;
+  std::optional<std::optional<std::int64_t>> tpm;
+  std::optional<std::optional<std::int64_t>> concurrent;
+
+  bool empty() const { return !rpm && !tpm && !concurrent; }
+  /// `limits` with this change made.
+  key_rules::RateLimits applied(key_rules::RateLimits limits) const {
+    limits.rpm = rpm.value_or(limits.rpm);
+    limits.tpm = tpm.value_or(limits.tpm);
+    limits.concurrent = concurrent.value_or(limits.concurrent);
+    return limits;
+  }
+};
+
 struct KeyRulesChange {
   std::optional<std::optional<std::int64_t>> expires_at;
   std::optional<std::optional<std::vector<std::string>>> allowed_models;
+  RateLimitsChange limits;
+
+  bool empty() const { return !expires_at && !allowed_models && limits.empty(); }
+  /// The rules of a new key: each rule given, the rest absent.
+  key_rules::KeyRules rules() const {
+    return {expires_at.value_or(std::nullopt), allowed_models.value_or(std::nullopt),
+            limits.applied({})};
+  }
 };
 
 /// A team and the role a user has in it.
@@ -132,6 +155,10 @@ class Accounts {
   Outcome<Propagation> setTeamActive(const Actor& actor, const std::string& name, bool active);
   /// Whether the team's keys may send tollgate::dryrun requests (an owner's decision).
   Outcome<Propagation> setTeamDryrun(const Actor& actor, const std::string& name, bool allow);
+  /// Changes the team's own rate limits (docs/limits.md; an operator's decision), audited as
+  /// team.limits_changed with the limits before and after.
+  Outcome<Propagation> setTeamLimits(const Actor& actor, const std::string& name,
+                                     const RateLimitsChange& change);
 
   Outcome<store::User> addUser(const std::string& email, const std::string& display_name);
   /// Forgets the user's identity-provider bindings, so that their address binds to the next

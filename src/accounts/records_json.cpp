@@ -125,13 +125,24 @@ void writeKeyRules(json::Writer& w, const key_rules::KeyRules& rules) {
   w.key("allowed_models");
   if (!rules.allowed_models) {
     w.null();
-    return;
+  } else {
+    w.startArray();
+    for (const std::string& m : *rules.allowed_models) {
+      w.string(m);
+    }
+    w.endArray();
   }
-  w.startArray();
-  for (const std::string& m : *rules.allowed_models) {
-    w.string(m);
+  writeRateLimits(w, rules.limits);
+}
+
+void writeRateLimits(json::Writer& w, const key_rules::RateLimits& limits) {
+  for (const auto& [name, value] : {std::pair{"rpm", limits.rpm}, std::pair{"tpm", limits.tpm},
+                                    std::pair{"concurrent", limits.concurrent}}) {
+    if (value) {
+      w.key(name);
+      w.integer(*value);
+    }
   }
-  w.endArray();
 }
 
 void writeMember(json::Writer& w, const store::Member& m) {

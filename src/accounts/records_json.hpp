@@ -48,6 +48,9 @@ void writeKey(json::Writer& w, const store::ApiKey& k,
 /// A key's rules as members of the object being written: `expires_at` (RFC 3339) and
 /// `allowed_models` (an array), each null when the key has no such rule.
 void writeKeyRules(json::Writer& w, const key_rules::KeyRules& rules);
+/// A key's or team's own rate limits as members `rpm`, `tpm` and `concurrent`, each only when
+/// set: absent, the configured default applies.
+void writeRateLimits(json::Writer& w, const key_rules::RateLimits& limits);
 void writeMember(json::Writer& w, const store::Member& m);
 void writeInvite(json::Writer& w, const store::Invite& i);
 /// A spend row; its token kinds last (store::kTokenKinds' names).

@@ -19,6 +19,8 @@ KeyTable::KeyTable(const std::vector<store::KeyGrant>& rows, const KeyTable* pre
     g.team_allows_dryrun = r.team_allows_dryrun;
     g.creator_id = r.creator_id;
     g.expires_at = r.rules.expires_at;
+    g.limits = r.rules.limits;
+    g.team_limits = r.team_limits;
     if (r.rules.allowed_models) {
       g.allowed_models = std::make_shared<const std::vector<std::string>>(*r.rules.allowed_models);
     }

@@ -33,6 +33,8 @@ struct Grant {
   std::optional<std::int64_t> expires_at;  ///< ms since the epoch; none: it does not expire.
   /// The models it may ask for, shared with the requests that use it; null: any.
   std::shared_ptr<const std::vector<std::string>> allowed_models;
+  key_rules::RateLimits limits;       ///< Its own rate limits.
+  key_rules::RateLimits team_limits;  ///< Its team's own.
   /// When a request last used the key (ms since the epoch); marked at most once a second.
   mutable std::atomic<std::int64_t> last_used_ms{0};
   std::int64_t flushed_ms = 0;  ///< What the store already has; owned by the flushing thread.

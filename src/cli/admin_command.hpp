@@ -57,6 +57,10 @@ std::span<const Noun* const> nouns();
 /// The usage text: the command line, each noun's lines, the roles.
 const std::string& usage();
 
+/// The rate limits --rpm, --tpm and --concurrent set (a whole number from 1 to 10^12); the word
+/// `none` clears one (the configured default applies).
+accounts::RateLimitsChange limitsOf(const Args& a);
+
 /// The value of an account operation; its refusal is a UserError.
 template <class T>
 T must(accounts::Outcome<T> outcome) {

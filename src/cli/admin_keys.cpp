@@ -1,11 +1,13 @@
 // `tollgate admin keys …`: make (the key shown once, with the rules it carries), list, change the
 // rules of and revoke API keys.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 #include "cli/admin_command.hpp"
 #include "cli/admin_output.hpp"
 #include "config/key_models.hpp"
+#include "config/limits_config.hpp"
 #include "core/json.hpp"
 #include "core/key_rules.hpp"
 #include "core/text.hpp"
@@ -15,6 +17,34 @@ namespace {
 
 /// What clears a rule in `keys update`.
 constexpr std::string_view kNone = "none";
+
+}  // namespace
+
+accounts::RateLimitsChange limitsOf(const Args& a) {
+  accounts::RateLimitsChange change;
+  for (const auto& [name, to] : {std::pair{"rpm", &change.rpm}, std::pair{"tpm", &change.tpm},
+                                 std::pair{"concurrent", &change.concurrent}}) {
+    const auto value = a.option(name);
+    if (!value) {
+      continue;
+    }
+    to->emplace();
+    if (*value == kNone) {
+      continue;
+    }
+    std::int64_t n = 0;
+    const char* end = value->data() + value->size();
+    if (const auto [at, ec] = std::from_chars(value->data(), end, n);
+        ec != std::errc() || at != end || n < 1 || n > config::kMaxLimit) {
+      throw UserError(std::string("--") + name + " must be a whole number from 1 to " +
+                      std::to_string(config::kMaxLimit) + ", or none");
+    }
+    **to = n;
+  }
+  return change;
+}
+
+namespace {
 
 /// The rules --expires-at (RFC 3339) and --allowed-models (comma-separated, configured) set;
 /// the word `none` clears a rule.
@@ -53,6 +83,7 @@ accounts::KeyRulesChange rulesOf(const Admin& admin, const Args& a) {
       *change.allowed_models = std::move(models);
     }
   }
+  change.limits = limitsOf(a);
   return change;
 }
 
@@ -68,8 +99,7 @@ void createKey(Admin& admin, const Args& a) {
   a.expect(0);
   const accounts::KeyRulesChange rules = rulesOf(admin, a);
   const auto created = must(admin.accounts.createKey(
-      admin.op, a.required("team"), a.required("name"), a.option("user"),
-      {rules.expires_at.value_or(std::nullopt), rules.allowed_models.value_or(std::nullopt)}));
+      admin.op, a.required("team"), a.required("name"), a.option("user"), rules.rules()));
   reportLagging(created.propagation);
   std::fprintf(stderr, "created key %s (%s) for team %s; it is shown once:\n",
                created.key.public_id.c_str(), shown(created.key.name).c_str(),
@@ -110,8 +140,9 @@ void listKeys(Admin& admin, const Args& a) {
 void updateKey(Admin& admin, const Args& a) {
   a.expect(1);
   const accounts::KeyRulesChange change = rulesOf(admin, a);
-  if (!change.expires_at && !change.allowed_models) {
-    throw UsageError("keys update: give --expires-at or --allowed-models");
+  if (change.empty()) {
+    throw UsageError(
+        "keys update: give --expires-at, --allowed-models, --rpm, --tpm or --concurrent");
   }
   reportLagging(must(admin.accounts.changeKeyRules(admin.op, a.at(0, "PUBLIC_ID"), change)));
   std::printf("updated\n");
@@ -132,13 +163,13 @@ constexpr Verb kKeyVerbs[] = {
 
 }  // namespace
 
-const Noun kKeys{
-    "keys",
-    "  keys create --team TEAM --name NAME [--user EMAIL] [--expires-at RFC3339] "
-    "[--allowed-models A,B] |\n"
-    "       list [--team TEAM] [--json] |\n"
-    "       update PUBLIC_ID [--expires-at RFC3339|none] [--allowed-models A,B|none] |\n"
-    "       revoke PUBLIC_ID\n",
-    kKeyVerbs};
+const Noun kKeys{"keys",
+                 "  keys create --team TEAM --name NAME [--user EMAIL] [--expires-at RFC3339] "
+                 "[--allowed-models A,B] [--rpm N] [--tpm N] [--concurrent N] |\n"
+                 "       list [--team TEAM] [--json] |\n"
+                 "       update PUBLIC_ID [--expires-at RFC3339|none] [--allowed-models A,B|none]\n"
+                 "              [--rpm N|none] [--tpm N|none] [--concurrent N|none] |\n"
+                 "       revoke PUBLIC_ID\n",
+                 kKeyVerbs};
 
 }  // namespace tollgate::cli::admin

@@ -68,6 +68,7 @@ void showTeam(Admin& admin, const Args& a) {
     w.field("active_keys", s.active_keys);
     usdField(w, "balance", t.balance);
     usdField(w, "reserved", t.reserved);
+    accounts::writeRateLimits(w, t.limits);
     w.endObject();
     printJson(w);
     return;
@@ -101,16 +102,27 @@ void setDryrun(Admin& admin, const Args& a) {
               choice == "allow" ? "takes" : "refuses");
 }
 
+void setLimits(Admin& admin, const Args& a) {
+  a.expect(1);
+  const accounts::RateLimitsChange change = limitsOf(a);
+  if (change.empty()) {
+    throw UsageError("teams limits NAME: give --rpm, --tpm or --concurrent (N, or none)");
+  }
+  reportLagging(must(admin.accounts.setTeamLimits(admin.op, a.at(0, "NAME"), change)));
+  std::printf("team %s: limits changed\n", shown(a.at(0, "NAME")).c_str());
+}
+
 constexpr Verb kTeamVerbs[] = {
     {"create", createTeam}, {"list", listTeams},  {"show", showTeam},    {"suspend", suspendTeam},
-    {"resume", resumeTeam}, {"topup", topUpTeam}, {"dryrun", setDryrun},
+    {"resume", resumeTeam}, {"topup", topUpTeam}, {"dryrun", setDryrun}, {"limits", setLimits},
 };
 
 }  // namespace
 
 const Noun kTeams{"teams",
                   "  teams create NAME [--balance USD] | list [--json] | show NAME [--json] |\n"
-                  "        suspend NAME | resume NAME | topup NAME USD | dryrun NAME allow|deny\n",
+                  "        suspend NAME | resume NAME | topup NAME USD | dryrun NAME allow|deny |\n"
+                  "        limits NAME [--rpm N|none] [--tpm N|none] [--concurrent N|none]\n",
                   kTeamVerbs};
 
 }  // namespace tollgate::cli::admin

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/address.hpp"
+#include "core/key_rules.hpp"
 #include "core/money.hpp"
 #include "core/prices.hpp"
 
@@ -98,15 +99,8 @@ struct Provider {
   BreakerPolicy breaker;
 };
 
-/// Rate limits of one scope (docs/limits.md); nullopt: not limited. Windows are calendar minutes
-/// (UTC); `concurrent` counts requests in flight.
-struct Limits {
-  std::optional<std::int64_t> rpm;
-  std::optional<std::int64_t> tpm;
-  std::optional<std::int64_t> concurrent;
-
-  bool any() const { return rpm || tpm || concurrent; }
-};
+/// Rate limits of one scope (docs/limits.md); nullopt: not limited.
+using Limits = key_rules::RateLimits;
 
 /// [limits.key] and [limits.team]: the limits of every key and every team that has none of its
 /// own. Nothing is limited unless configured.

@@ -22,7 +22,9 @@ Awaitable<void> playground(const ConsoleServices& s, exchange::RequestContext& c
                 .user_id = m.who.user.id,
                 .playground = true,
                 .lease_epoch = std::nullopt,
-                .allowed_models = nullptr};  // A member, not a key: no key's rules apply.
+                .allowed_models = nullptr,  // A member, not a key: no key's rules apply.
+                .key_limits = {},
+                .team_limits = m.member.team.limits};
   co_await api::chatCompletions(s.api, ctx, req, out);
 }
 

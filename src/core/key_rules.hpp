@@ -13,10 +13,23 @@
 
 namespace tollgate::key_rules {
 
+/// Rate limits (docs/limits.md): of the configuration's defaults, or a key's or team's own; each
+/// absent: not limited (a key's or team's own: the configured default applies). Windows are
+/// calendar minutes (UTC); `concurrent` counts requests in flight.
+struct RateLimits {
+  std::optional<std::int64_t> rpm;
+  std::optional<std::int64_t> tpm;
+  std::optional<std::int64_t> concurrent;
+
+  bool any() const { return rpm || tpm || concurrent; }
+  bool operator==(const RateLimits&) const = default;
+};
+
 /// What a key is restricted to; each rule absent means "no restriction".
 struct KeyRules {
   std::optional<std::int64_t> expires_at;                  ///< ms since the epoch
   std::optional<std::vector<std::string>> allowed_models;  ///< model ids or function names
+  RateLimits limits;  ///< Its own rate limits; each absent: [limits.key]'s.
 };
 
 /// Whether a key that allows `allowed` may ask for `requested`. A model id also allows its

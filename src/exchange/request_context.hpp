@@ -38,6 +38,8 @@ struct Caller {
   std::optional<std::uint64_t> lease_epoch;
   /// The models the key may ask for (core/key_rules.hpp: modelAllowed); null: any.
   std::shared_ptr<const std::vector<std::string>> allowed_models;
+  key_rules::RateLimits key_limits;   ///< The key's own rate limits; each absent: [limits.key]'s.
+  key_rules::RateLimits team_limits;  ///< Its team's own; each absent: [limits.team]'s.
 };
 
 /// Token counts of an answer, of every kind (core/usage.hpp).

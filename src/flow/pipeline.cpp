@@ -173,13 +173,25 @@ std::optional<std::string> keyLimitId(const Call& c) {
                                             : "key:" + c.ctx.caller.key_public_id;
 }
 
+/// Each of `own` that is set, else `fallback`'s.
+config::Limits orDefault(const config::Limits& own, const config::Limits& fallback) {
+  return {own.rpm ? own.rpm : fallback.rpm, own.tpm ? own.tpm : fallback.tpm,
+          own.concurrent ? own.concurrent : fallback.concurrent};
+}
+
+/// The limits of the caller's key (its own, else [limits.key]) and team (likewise).
+config::LimitDefaults callerLimits(const Call& c) {
+  const config::LimitDefaults& d = c.ctx.config.limits;
+  return {orDefault(c.ctx.caller.key_limits, d.key), orDefault(c.ctx.caller.team_limits, d.team)};
+}
+
 /// Request limits: a key's and a team's requests and concurrency, counted for every request,
 /// cache hits and replays included.
 boost::asio::awaitable<bool> requestLimits(Call& c) {
   if (c.s.limiter == nullptr) {
     co_return true;
   }
-  const config::LimitDefaults& d = c.ctx.config.limits;
+  const config::LimitDefaults d = callerLimits(c);
   std::vector<limits::Ask> asks;
   if (const auto key = keyLimitId(c)) {
     addAsks(asks, d.key, *key, {limits::Kind::Requests, limits::Kind::Concurrent}, 0, kKeyRefusals);
@@ -274,7 +286,7 @@ boost::asio::awaitable<bool> tokenLimits(Call& c) {
   if (c.s.limiter == nullptr) {
     co_return true;
   }
-  const config::LimitDefaults& d = c.ctx.config.limits;
+  const config::LimitDefaults d = callerLimits(c);
   const std::int64_t tokens = tokenBound(c.admission.facts.bound);
   const std::initializer_list<limits::Kind> tpm{limits::Kind::Tokens};
   std::vector<limits::Ask> asks;

@@ -7,12 +7,18 @@
 namespace tollgate::store {
 namespace {
 
+/// Rate limits from their rpm, tpm and concurrent columns, from `at`.
+key_rules::RateLimits rateLimits(const Row& r, std::size_t at) {
+  return {r.optionalInteger(at), r.optionalInteger(at + 1), r.optionalInteger(at + 2)};
+}
+
 constexpr std::string_view kTeamColumns =
-    "SELECT id, name, state, created_at, balance, reserved, allow_dryrun FROM teams ";
+    "SELECT id, name, state, created_at, balance, reserved, allow_dryrun, rpm, tpm, concurrent "
+    "FROM teams ";
 
 Team team(const Row& r) {
-  return {r.text(0),    r.text(1),    r.text(2),        r.integer(3),
-          r.integer(4), r.integer(5), r.integer(6) != 0};
+  return {r.text(0),    r.text(1),    r.text(2),         r.integer(3),
+          r.integer(4), r.integer(5), r.integer(6) != 0, rateLimits(r, 7)};
 }
 User user(const Row& r, std::size_t at = 0) {
   return {r.text(at), r.text(at + 1), r.text(at + 2), r.integer(at + 3)};
@@ -35,19 +41,23 @@ Invite invite(const Row& r) {
 
 constexpr std::string_view kKeyColumns =
     "SELECT k.id, k.public_id, k.secret_hash, k.name, k.team_id, t.name, u.email, k.created_at, "
-    "k.last_used_at, k.revoked_at, k.expires_at, k.allowed_models FROM api_keys k JOIN teams t "
+    "k.last_used_at, k.revoked_at, k.expires_at, k.allowed_models, k.rpm, k.tpm, k.concurrent "
+    "FROM api_keys k JOIN teams t "
     "ON t.id = k.team_id "
     "LEFT JOIN users u ON u.id = k.created_by ";
 
-/// A key's rules from its expires_at and allowed_models columns at `at` and `at + 1`.
+/// A key's rules from its expires_at, allowed_models, rpm, tpm and concurrent columns, from `at`.
 key_rules::KeyRules keyRules(const Row& r, std::size_t at) {
   const std::optional<std::string> models = r.optionalText(at + 1);
   // Only this code writes the column; a list it cannot read allows nothing rather than all.
   return {r.optionalInteger(at),
           models
               ? std::optional(key_rules::decodeModels(*models).value_or(std::vector<std::string>{}))
-              : std::nullopt};
+              : std::nullopt,
+          rateLimits(r, at + 2)};
 }
+
+Param countParam(const std::optional<std::int64_t>& v) { return v ? Param(*v) : Param(); }
 
 Param expiresParam(const key_rules::KeyRules& rules) {
   return rules.expires_at ? Param(*rules.expires_at) : Param();
@@ -145,11 +155,13 @@ std::optional<std::string> AccountsStore::roleOf(const std::string& team_id,
 
 std::vector<std::pair<Team, std::string>> AccountsStore::teamsOf(const std::string& user_id) {
   std::vector<std::pair<Team, std::string>> out;
-  for (const Row& r : c_->query("SELECT t.id, t.name, t.state, t.created_at, t.balance, "
-                                "t.reserved, t.allow_dryrun, m.role FROM members m JOIN teams t ON "
-                                "t.id = m.team_id WHERE m.user_id = $1 ORDER BY t.name",
-                                {user_id})) {
-    out.emplace_back(team(r), r.text(7));
+  for (const Row& r :
+       c_->query("SELECT t.id, t.name, t.state, t.created_at, t.balance, "
+                 "t.reserved, t.allow_dryrun, t.rpm, t.tpm, t.concurrent, m.role FROM members m "
+                 "JOIN teams t ON "
+                 "t.id = m.team_id WHERE m.user_id = $1 ORDER BY t.name",
+                 {user_id})) {
+    out.emplace_back(team(r), r.text(10));
   }
   return out;
 }
@@ -243,10 +255,12 @@ ApiKey AccountsStore::createKey(const std::string& public_id, const std::string&
   const std::string id = ids::uuidV7();
   c_->query(
       "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_by, created_at, "
-      "name_skeleton, expires_at, allowed_models) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-      "$10)",
+      "name_skeleton, expires_at, allowed_models, rpm, tpm, concurrent) VALUES ($1, $2, $3, $4, "
+      "$5, $6, $7, $8, $9, $10, $11, $12, $13)",
       {id, public_id, secret_hash, name, team_id, created_by_user_id, nowMs(),
-       unicode::skeleton(name), expiresParam(rules), modelsParam(rules)});
+       unicode::skeleton(name), expiresParam(rules), modelsParam(rules),
+       countParam(rules.limits.rpm), countParam(rules.limits.tpm),
+       countParam(rules.limits.concurrent)});
   return *findKey(public_id);
 }
 
@@ -273,8 +287,21 @@ void AccountsStore::revokeKey(const std::string& id) {
 }
 
 void AccountsStore::setKeyRules(const std::string& id, const key_rules::KeyRules& rules) {
-  c_->query("UPDATE api_keys SET expires_at = $1, allowed_models = $2 WHERE id = $3",
-            {expiresParam(rules), modelsParam(rules), id});
+  c_->query(
+      "UPDATE api_keys SET expires_at = $1, allowed_models = $2, rpm = $3, tpm = $4, "
+      "concurrent = $5 WHERE id = $6",
+      {expiresParam(rules), modelsParam(rules), countParam(rules.limits.rpm),
+       countParam(rules.limits.tpm), countParam(rules.limits.concurrent), id});
+}
+
+void AccountsStore::setTeamLimits(const std::string& team_id, const key_rules::RateLimits& l) {
+  c_->query("UPDATE teams SET rpm = $1, tpm = $2, concurrent = $3 WHERE id = $4",
+            {countParam(l.rpm), countParam(l.tpm), countParam(l.concurrent), team_id});
+}
+
+key_rules::RateLimits AccountsStore::teamLimits(const std::string& team_id) {
+  const Rows rows = c_->query("SELECT rpm, tpm, concurrent FROM teams WHERE id = $1", {team_id});
+  return rows.empty() ? key_rules::RateLimits{} : rateLimits(rows.front(), 0);
 }
 
 std::vector<KeyGrant> AccountsStore::loadGrants(const std::vector<std::string>& key_roles) {
@@ -293,14 +320,14 @@ std::vector<KeyGrant> AccountsStore::loadGrants(const std::vector<std::string>& 
       "t.state = 'active', k.created_by IS NULL OR EXISTS (SELECT 1 FROM members m WHERE "
       "m.team_id = k.team_id AND m.user_id = k.created_by AND m.role IN (" +
       roles +
-      ")), t.allow_dryrun = 1, k.created_by, k.expires_at, k.allowed_models FROM api_keys k "
-      "JOIN teams t ON t.id = k.team_id";
+      ")), t.allow_dryrun = 1, k.created_by, k.expires_at, k.allowed_models, k.rpm, k.tpm, "
+      "k.concurrent, t.rpm, t.tpm, t.concurrent FROM api_keys k JOIN teams t ON t.id = k.team_id";
   std::vector<KeyGrant> out;
   for (const Row& r : c_->query(sql, params)) {
     // Booleans come back as 1/0 (SQLite) or t/f (PostgreSQL).
     const auto flag = [&](std::size_t i) { return r.text(i) == "1" || r.text(i) == "t"; };
     out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6), flag(7),
-                   r.text(8), keyRules(r, 9)});
+                   r.text(8), keyRules(r, 9), rateLimits(r, 14)});
   }
   return out;
 }

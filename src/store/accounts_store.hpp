@@ -19,9 +19,10 @@ struct Team {
   std::string name;
   std::string state;  ///< "active" or "suspended"
   std::int64_t created_at = 0;
-  std::int64_t balance = 0;   ///< pico-USD
-  std::int64_t reserved = 0;  ///< pico-USD held by requests in flight
-  bool allow_dryrun = true;   ///< The team takes tollgate::dryrun requests.
+  std::int64_t balance = 0;      ///< pico-USD
+  std::int64_t reserved = 0;     ///< pico-USD held by requests in flight
+  bool allow_dryrun = true;      ///< The team takes tollgate::dryrun requests.
+  key_rules::RateLimits limits;  ///< Its own rate limits; each absent: [limits.team]'s.
 };
 
 struct User {
@@ -79,6 +80,7 @@ struct KeyGrant {
   bool team_allows_dryrun = true;  ///< The team takes tollgate::dryrun requests.
   std::string creator_id;          ///< The creating user's id; empty for the operator's keys.
   key_rules::KeyRules rules;
+  key_rules::RateLimits team_limits;  ///< Its team's own rate limits.
 };
 
 /// Teams, users, memberships, invitations, keys and the change sequence, in the caller's
@@ -136,6 +138,9 @@ class AccountsStore {
   std::optional<ApiKey> findKey(const std::string& public_id);
   void revokeKey(const std::string& id);
   void setKeyRules(const std::string& id, const key_rules::KeyRules& rules);
+  /// Sets a team's own rate limits (each absent: the configured default).
+  void setTeamLimits(const std::string& team_id, const key_rules::RateLimits& limits);
+  key_rules::RateLimits teamLimits(const std::string& team_id);
   /// Every key with what authentication needs to know of its team and creator; `key_roles` are
   /// the roles that may create keys (the permission table's, given by the caller).
   std::vector<KeyGrant> loadGrants(const std::vector<std::string>& key_roles);

@@ -27,7 +27,7 @@ for (const engine of ENGINES) {
     let mock;
     let gw;
     let config;
-    const { ok } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
+    const { admin: runAdmin, ok } = adminOf(() => ({ configPath: gw.configPath, env: store.env }));
     const newKey = async (team, name) =>
       (await ok('keys', 'create', '--team', team, '--name', name)).stdout.trim();
     const chat = (g, key, model, content = marker('limits'), extra = {}) =>
@@ -117,6 +117,39 @@ for (const engine of ENGINES) {
       // The second key has 5 a minute; the model 8, of which one was used: key's limit first.
       assert.equal(admitted, 6);
       assertError(refused, { status: 429, type: 'rate_limit_error', code: 'key_rpm_exceeded' });
+    });
+
+    test("a key's and a team's own limits, set by the operator, take the place of the defaults", async () => {
+      await freshWindow();
+      const roomy = (await ok('keys', 'create', '--team', 'limited', '--name', 'roomy', '--rpm', '7')).stdout.trim();
+      const shown = JSON.parse((await ok('keys', 'list', '--team', 'limited', '--json')).stdout)
+        .find((k) => k.name === 'roomy');
+      assert.deepEqual([shown.rpm, shown.tpm, shown.concurrent], [7, undefined, undefined]);
+      const first = await chat(gw, roomy, 'echo');
+      assert.equal(first.headers.get('x-ratelimit-limit-requests'), '7');
+      assert.equal(first.headers.get('x-ratelimit-limit-tokens'), '100000'); // [limits.key]'s.
+      // Narrowed later: the next request sees the new limit.
+      await ok('keys', 'update', roomy.split('-')[2], '--rpm', '2');
+      const second = await chat(gw, roomy, 'echo');
+      assert.equal(second.headers.get('x-ratelimit-limit-requests'), '2');
+      assertError(await chat(gw, roomy, 'echo'), { status: 429, type: 'rate_limit_error', code: 'key_rpm_exceeded' });
+      // `none` gives the default back.
+      await ok('keys', 'update', roomy.split('-')[2], '--rpm', 'none');
+      assert.equal((await chat(gw, roomy, 'echo')).headers.get('x-ratelimit-limit-requests'), '5');
+
+      await ok('teams', 'create', 'small-team', '--balance', '1');
+      await ok('teams', 'limits', 'small-team', '--rpm', '3');
+      const team = JSON.parse((await ok('teams', 'show', 'small-team', '--json')).stdout);
+      assert.equal(team.rpm, 3);
+      const keys = await Promise.all([0, 1].map((i) => newKey('small-team', `t-${i}`)));
+      const statuses = [];
+      for (let i = 0; i < 4; i += 1) statuses.push((await chat(gw, keys[i % 2], 'echo')).status);
+      assert.deepEqual(statuses, [200, 200, 200, 429]);
+      const refused = await chat(gw, keys[1], 'echo');
+      assertError(refused, { status: 429, type: 'rate_limit_error', code: 'team_rpm_exceeded' });
+      const bad = await runAdmin('keys', 'update', roomy.split('-')[2], '--rpm', '0');
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /--rpm must be a whole number from 1/);
     });
 
     test('without limits configured nothing is limited and no x-ratelimit header is sent', async () => {

@@ -1,7 +1,10 @@
 // API keys through the console: created by a signed-in member (the secret shown once, with the
 // rules it carries), listed without secrets (with why one that is not revoked does not work),
 // their rules changed and revoked (at once on every gateway on the store).
+#include <tuple>
+
 #include "config/key_models.hpp"
+#include "config/limits_config.hpp"
 #include "console/handlers.hpp"
 #include "core/key_rules.hpp"
 
@@ -10,6 +13,9 @@ namespace {
 
 constexpr std::string_view kExpiresAt = "expires_at";
 constexpr std::string_view kAllowedModels = "allowed_models";
+constexpr std::string_view kRpm = "rpm";
+constexpr std::string_view kTpm = "tpm";
+constexpr std::string_view kConcurrent = "concurrent";
 
 /// The rules a body sets: each member present sets its rule, null clears it. An expiry is an
 /// RFC 3339 date-time; allowed models are a non-empty list of configured models and functions.
@@ -51,6 +57,71 @@ Result<accounts::KeyRulesChange> rulesOf(const config::Config& config,
   return change;
 }
 
+/// The most a key's limit of one kind may be set to through the console: the smallest the
+/// operator set that applies ([limits.key], the team's own, [limits.team]); none when none is.
+std::optional<std::int64_t> ceiling(std::optional<std::int64_t> key_default,
+                                    std::optional<std::int64_t> team_own,
+                                    std::optional<std::int64_t> team_default) {
+  std::optional<std::int64_t> most;
+  for (const auto v : {key_default, team_own, team_default}) {
+    if (v && (!most || *v < *most)) {
+      most = v;
+    }
+  }
+  return most;
+}
+
+/// The rate limits a body sets for a key of `team`: each a whole number at or below what the
+/// operator set. Only the operator raises a limit, so none is removed here (null).
+Result<accounts::RateLimitsChange> limitsOf(const config::Config& config, const store::Team& team,
+                                            const rapidjson::Value& body) {
+  accounts::RateLimitsChange change;
+  const config::Limits& key = config.limits.key;
+  const config::Limits& team_default = config.limits.team;
+  for (const auto& [name, to, most] :
+       {std::tuple{kRpm, &change.rpm, ceiling(key.rpm, team.limits.rpm, team_default.rpm)},
+        std::tuple{kTpm, &change.tpm, ceiling(key.tpm, team.limits.tpm, team_default.tpm)},
+        std::tuple{kConcurrent, &change.concurrent,
+                   ceiling(key.concurrent, team.limits.concurrent, team_default.concurrent)}}) {
+    const rapidjson::Value* v = json::member(body, name);
+    if (v == nullptr) {
+      continue;
+    }
+    const std::string at_most = most ? std::to_string(*most) : std::to_string(config::kMaxLimit);
+    const std::string member(name);
+    if (v->IsNull()) {
+      return Error{ErrorKind::InvalidValue,
+                   member + ": only the operator removes a key's limit (tollgate admin keys " +
+                       "update --" + member + " none); set a number from 1 to " + at_most,
+                   member};
+    }
+    const std::int64_t n = v->GetInt64();
+    if (n < 1 || n > most.value_or(config::kMaxLimit)) {
+      return Error{ErrorKind::InvalidValue,
+                   member + " must be from 1 to " + at_most +
+                       (most ? ", the limit the operator set (only the operator raises one)" : ""),
+                   member};
+    }
+    to->emplace(n);
+  }
+  return change;
+}
+
+/// A key's rules and limits a body sets (rulesOf, limitsOf).
+Result<accounts::KeyRulesChange> changeOf(const config::Config& config, const store::Team& team,
+                                          const rapidjson::Value& body) {
+  auto change = rulesOf(config, body);
+  if (!change) {
+    return change;
+  }
+  auto limits = limitsOf(config, team, body);
+  if (!limits) {
+    return limits.error();
+  }
+  change->limits = *limits;
+  return change;
+}
+
 }  // namespace
 
 Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx, http::Request&,
@@ -70,21 +141,21 @@ Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx
 
 Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ctx,
                           http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
-  auto body =
-      jsonBody(req, {.required = {"name"}, .optional = {kExpiresAt}, .lists = {kAllowedModels}});
+  auto body = jsonBody(req, {.required = {"name"},
+                             .optional = {kExpiresAt},
+                             .counts = {kRpm, kTpm, kConcurrent},
+                             .lists = {kAllowedModels}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
   }
-  const auto rules = rulesOf(ctx.config, *body);
+  const auto rules = changeOf(ctx.config, m.member.team, *body);
   if (!rules) {
     co_return co_await fail(ctx, out, rules.error());
   }
   // A user's key is their own: it works while they may create keys in the team.
   const std::string name = *stringOf(*body, "name");
-  key_rules::KeyRules set{rules->expires_at.value_or(std::nullopt),
-                          rules->allowed_models.value_or(std::nullopt)};
   const auto made = co_await s.accounts.createKey(m.who.actor, m.member.team.name, name,
-                                                  std::nullopt, std::move(set));
+                                                  std::nullopt, rules->rules());
   co_await answer(
       ctx, out, made,
       [](json::Writer& w, const accounts::CreatedKey& k) {
@@ -100,11 +171,14 @@ Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ct
 Awaitable<void> changeKeyRules(const ConsoleServices& s, exchange::RequestContext& ctx,
                                http::Request& req, http::ResponseWriter& out,
                                const MemberCaller& m) {
-  auto body = jsonBody(req, {.required = {}, .optional = {kExpiresAt}, .lists = {kAllowedModels}});
+  auto body = jsonBody(req, {.required = {},
+                             .optional = {kExpiresAt},
+                             .counts = {kRpm, kTpm, kConcurrent},
+                             .lists = {kAllowedModels}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
   }
-  auto change = rulesOf(ctx.config, *body);
+  auto change = changeOf(ctx.config, m.member.team, *body);
   if (!change) {
     co_return co_await fail(ctx, out, change.error());
   }

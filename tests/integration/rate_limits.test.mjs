@@ -7,6 +7,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES } from '../fixtures/engines.mjs';
 import { startMock } from '../fixtures/mock_upstream.mjs';
+import { linkToken, consoleSession } from '../fixtures/console.mjs';
 import {
   startGateway, standardConfig, unpriced, closedPort, adminOf, postJson, chatBody, assertError, marker, sleep,
 } from '../fixtures/gateway.mjs';
@@ -42,6 +43,7 @@ for (const engine of ENGINES) {
       config.limits = { key: { rpm: 5, tpm: 100_000, concurrent: 2 } };
       config.models.plain_model.limits = { rpm: 8 };
       config.storage = store.storage;
+      config.console = { owner_email: 'operator@limits.test' };
       gw = await startGateway({ config, env: store.env });
       await ok('teams', 'create', 'limited', '--balance', '10');
     });
@@ -150,6 +152,29 @@ for (const engine of ENGINES) {
       const bad = await runAdmin('keys', 'update', roomy.split('-')[2], '--rpm', '0');
       assert.notEqual(bad.code, 0);
       assert.match(bad.stderr, /--rpm must be a whole number from 1/);
+    });
+
+    test('through the console an owner sets a key\'s limits at or below the operator\'s, never removes one', async () => {
+      const owner = await consoleSession(gw).signIn(linkToken((await ok('login-link', 'owner@limits.test')).stdout));
+      await ok('members', 'add', 'limited', 'owner@limits.test', '--role', 'owner');
+      const T = `/console/api/teams/${await owner.teamId('limited')}`;
+      assertError(await owner.call('POST', `${T}/keys`, { name: 'greedy', rpm: 6 }), { status: 400, code: 'invalid_value', param: 'rpm' });
+      assertError(await owner.call('POST', `${T}/keys`, { name: 'zero', concurrent: 0 }), { status: 400, code: 'invalid_value', param: 'concurrent' });
+      assertError(await owner.call('POST', `${T}/keys`, { name: 'typed', tpm: '5' }), { status: 400, code: 'invalid_type', param: 'tpm' });
+      const made = await owner.call('POST', `${T}/keys`, { name: 'modest', rpm: 5, tpm: 50000 });
+      assert.equal(made.status, 201, made.text);
+      assert.equal(made.json.key.rpm, 5);
+      const path = `${T}/keys/${made.json.key.public_id}`;
+      assertError(await owner.call('PATCH', path, { rpm: null }), { status: 400, code: 'invalid_value', param: 'rpm' });
+      const narrowed = await owner.call('PATCH', path, { rpm: 1 });
+      assert.equal(narrowed.status, 200, narrowed.text);
+      await freshWindow();
+      const key = made.json.secret;
+      assert.equal((await chat(gw, key, 'echo')).headers.get('x-ratelimit-limit-requests'), '1');
+      assertError(await chat(gw, key, 'echo'), { status: 429, code: 'key_rpm_exceeded' });
+      const audit = await owner.call('GET', `${T}/audit`);
+      const change = audit.json.data.find((e) => e.action === 'key.rules_changed' && e.target.startsWith(made.json.key.public_id));
+      assert.match(change.target, /"rpm":5,"tpm":50000\} after \{.*"rpm":1,"tpm":50000\}$/);
     });
 
     test('without limits configured nothing is limited and no x-ratelimit header is sent', async () => {

@@ -22,7 +22,9 @@
 #                           and tollgate_traced: the billed path with [metrics] enabled = false
 #                           and no traces, and with metrics and every exchange's spans exported
 #                           to a collector (the mock's POST /v1/traces), for what telemetry
-#                           costs: their rounds, side by side)
+#                           costs: their rounds, side by side; tollgate_limited: the billed
+#                           path with key, team and model rate limits configured, none ever
+#                           reached, for what counting them costs beside tollgate_auth)
 #   BENCH_PROXY_CPU=0       CPU for the proxy under test
 #   BENCH_LOAD_CPU=1        CPU for the load generators and the mock upstream
 #   TOLLGATE_BIN=build/tollgate
@@ -103,7 +105,7 @@ int_in BENCH_PERF "$PERF" 0 1
 int_in BENCH_FLOOD "$FLOOD" 0 1
 ((PERF == 0)) || command -v perf >/dev/null 2>&1 || die "BENCH_PERF=1: 'perf' not found (apt-get install linux-perf)"
 for t in $TARGETS; do
-  case $t in direct | nginx | tollgate | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
+  case $t in direct | nginx | tollgate | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced | tollgate_limited) ;; *) die "unknown target '$t' in BENCH_TARGETS" ;; esac
 done
 
 for tool in wrk nginx g++ taskset timeout; do
@@ -495,12 +497,14 @@ start_target() {
       T_PIDS=$(tree_of "$NG_PID" | tr '\n' ' ')
       [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
       ;;
-    tollgate | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced)
-      local dir="$WORK/$target-$mode" pid i line="" auth=open storage telemetry=""
+    tollgate | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced | tollgate_limited)
+      local dir="$WORK/$target-$mode" pid i line="" auth=open storage telemetry="" limits=""
       [[ $target != tollgate ]] && auth=required
       [[ $target == tollgate_dark ]] && telemetry=$'[metrics]\nenabled = false'
       [[ $target == tollgate_traced ]] &&
         telemetry=$'[traces]\nendpoint = "http://127.0.0.1:'"$MOCK_JSON_PORT"'/v1/traces"'
+      # Limits far above any load: every request is counted against six, none refused.
+      [[ $target == tollgate_limited ]] && limits=$'[limits.key]\nrpm = 1000000000\ntpm = 1000000000000\nconcurrent = 100000\n[limits.team]\nrpm = 1000000000\ntpm = 1000000000000\nconcurrent = 100000'
 
       rm -rf "$dir"
       mkdir -p "$dir"
@@ -521,11 +525,13 @@ workers = 1
 $storage
 
 $telemetry
+$limits
 
 [models.bench_model]
 input_cost_per_token = 0.00000015
 output_cost_per_token = 0.0000006
 routing = ["mock"]
+$([[ $target == tollgate_limited ]] && printf 'limits = { rpm = 1000000000, tpm = 1000000000000 }')
 [models.bench_model.providers.mock]
 type = "openai"
 api_base = "http://127.0.0.1:$upstream/v1"
@@ -1006,7 +1012,7 @@ ROUND_PATHS=()
 has() { [[ " ${ACTIVE[*]} " == *" $1 "* && -z ${BROKEN[$1]:-} ]]; }
 if ((ROUNDS > 0)) && has nginx; then
   ROUND_PATHS=(nginx nginx_b)
-  for t in tollgate tollgate_auth tollgate_pg tollgate_dark tollgate_traced; do
+  for t in tollgate tollgate_auth tollgate_pg tollgate_dark tollgate_traced tollgate_limited; do
     has "$t" && ROUND_PATHS+=("$t")
   done
 fi
@@ -1276,6 +1282,15 @@ REPORT="$OUT/results.md"
       printf '  %-52s %s (%.3fx per round, median; %.3f-%.3f; nginx_b/nginx CPU %.3f-%.3f)\n' \
         "telemetry: traced CPU us/req <= (1 + $(printf '%.3f' "$allowed"))x dark" \
         "$(round_verdict "$tc" "v <= 1 + $allowed")" "$tc" "$tc_min" "$tc_max" "$cn_min" "$cn_max"
+    fi
+    if [[ -n ${RB_CPU[tollgate_auth]:-} && -n ${RB_CPU[tollgate_limited]:-} ]]; then
+      # What counting rate limits costs the billed path: within 5 %, or the control's spread.
+      read -r lc lc_min lc_max <<<"$(stats "$(per_round "$(series tollgate_limited round_cpu64)" "$(series tollgate_auth round_cpu64)")")"
+      read -r _ cn_min cn_max <<<"$(stats "$(per_round "$(series nginx_b round_cpu64)" "$(series nginx round_cpu64)")")"
+      allowed=$(awk -v a="$cn_min" -v b="$cn_max" 'BEGIN { s = b - 1; if (1 - a > s) s = 1 - a; print (s > 0.05 ? s : 0.05) }')
+      printf '  %-52s %s (%.3fx per round, median; %.3f-%.3f; nginx_b/nginx CPU %.3f-%.3f)\n' \
+        "limits: limited CPU us/req <= (1 + $(printf '%.3f' "$allowed"))x billed" \
+        "$(round_verdict "$lc" "v <= 1 + $allowed")" "$lc" "$lc_min" "$lc_max" "$cn_min" "$cn_max"
     fi
     echo
   fi

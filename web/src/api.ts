@@ -33,6 +33,10 @@ export interface Key {
   /** The key's own rules: when it stops working, and the only models it may ask for (null: none). */
   expires_at: string | null;
   allowed_models: string[] | null;
+  /** Its own rate limits (docs/limits.md), each present only when set. */
+  rpm?: number;
+  tpm?: number;
+  concurrent?: number;
 }
 
 export interface Model {

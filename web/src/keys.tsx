@@ -153,12 +153,25 @@ export function KeysPage({ team, me }: Props) {
   );
 }
 
-/** A key's own rules: when it expires and the models it may use; "—" when it has none. */
+/** A key's own rate limits, as a line: "60 requests/min · 100000 tokens/min · 4 at once". */
+function limitsText(k: Key): string {
+  const parts = [
+    k.rpm !== undefined && `${k.rpm} requests/min`,
+    k.tpm !== undefined && `${k.tpm} tokens/min`,
+    k.concurrent !== undefined && `${k.concurrent} at once`,
+  ];
+  return parts.filter(Boolean).join(' · ');
+}
+
+/** A key's own rules: when it expires, the models it may use and its own rate limits; "—" when it
+ * has none. */
 function KeyRules({ k }: { k: Key }) {
-  if (!k.expires_at && !k.allowed_models) return <>—</>;
+  const limits = limitsText(k);
+  if (!k.expires_at && !k.allowed_models && !limits) return <>—</>;
   return (
     <>
       {k.expires_at && <div data-expires-at>Expires {when(k.expires_at)}</div>}
+      {limits && <div data-limits>{limits}</div>}
       {k.allowed_models && (
         <div data-allowed-models>
           Only{' '}

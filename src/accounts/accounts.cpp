@@ -862,6 +862,9 @@ Outcome<Propagation> Accounts::changeKeyRules(const Actor& actor, const std::str
     after.allowed_models = *change.allowed_models;
   }
   after.limits = change.limits.applied(after.limits);
+  if (change.budget) {
+    after.budget = *change.budget;
+  }
   store_.setKeyRules(key->id, after);
   audit(actor, key->team_id, "key.rules_changed",
         public_id + " (" + key->name + ") before " + rulesJson(key->rules) + " after " +

@@ -104,12 +104,13 @@ struct KeyRulesChange {
   std::optional<std::optional<std::int64_t>> expires_at;
   std::optional<std::optional<std::vector<std::string>>> allowed_models;
   RateLimitsChange limits;
+  std::optional<std::optional<key_rules::Budget>> budget;
 
-  bool empty() const { return !expires_at && !allowed_models && limits.empty(); }
+  bool empty() const { return !expires_at && !allowed_models && limits.empty() && !budget; }
   /// The rules of a new key: each rule given, the rest absent.
   key_rules::KeyRules rules() const {
     return {expires_at.value_or(std::nullopt), allowed_models.value_or(std::nullopt),
-            limits.applied({})};
+            limits.applied({}), budget.value_or(std::nullopt)};
   }
 };
 

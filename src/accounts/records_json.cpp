@@ -133,6 +133,10 @@ void writeKeyRules(json::Writer& w, const key_rules::KeyRules& rules) {
     w.endArray();
   }
   writeRateLimits(w, rules.limits);
+  if (rules.budget) {
+    usdField(w, "budget_usd", rules.budget->pico_usd);
+    w.field("budget_window", key_rules::budgetWindowName(rules.budget->window));
+  }
 }
 
 void writeRateLimits(json::Writer& w, const key_rules::RateLimits& limits) {

@@ -88,6 +88,7 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   caller.allowed_models = grant->allowed_models;
   caller.key_limits = grant->limits;
   caller.team_limits = grant->team_limits;
+  caller.budget = grant->budget;
   if (now - grant->last_used_ms.load(std::memory_order_relaxed) >= kMarkEveryMs) {
     grant->last_used_ms.store(now, std::memory_order_relaxed);
   }

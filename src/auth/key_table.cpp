@@ -21,6 +21,7 @@ KeyTable::KeyTable(const std::vector<store::KeyGrant>& rows, const KeyTable* pre
     g.expires_at = r.rules.expires_at;
     g.limits = r.rules.limits;
     g.team_limits = r.team_limits;
+    g.budget = r.rules.budget;
     if (r.rules.allowed_models) {
       g.allowed_models = std::make_shared<const std::vector<std::string>>(*r.rules.allowed_models);
     }

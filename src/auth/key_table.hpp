@@ -35,6 +35,7 @@ struct Grant {
   std::shared_ptr<const std::vector<std::string>> allowed_models;
   key_rules::RateLimits limits;       ///< Its own rate limits.
   key_rules::RateLimits team_limits;  ///< Its team's own.
+  std::optional<key_rules::Budget> budget;
   /// When a request last used the key (ms since the epoch); marked at most once a second.
   mutable std::atomic<std::int64_t> last_used_ms{0};
   std::int64_t flushed_ms = 0;  ///< What the store already has; owned by the flushing thread.

@@ -52,11 +52,11 @@ int runAdmin(std::span<const std::string> args, const config::Config& config,
                                  [&](const admin::Noun* n) { return n->name == noun_name; });
   const bool direct = noun != admin::nouns().end() && (*noun)->direct != nullptr;
   try {
-    const admin::Args a(
-        args.subspan(direct ? 1 : 2),
-        {"name", "role", "email", "expires", "team", "user", "balance", "since", "model", "tag",
-         "by", "expires-at", "allowed-models", "rpm", "tpm", "concurrent"},
-        {"json", "csv"});
+    const admin::Args a(args.subspan(direct ? 1 : 2),
+                        {"name", "role", "email", "expires", "team", "user", "balance", "since",
+                         "model", "tag", "by", "expires-at", "allowed-models", "rpm", "tpm",
+                         "concurrent", "budget-usd", "budget-window"},
+                        {"json", "csv"});
     store::Store st(store::connect(setup.location));
     store::migrate(st.connection());
     accounts::Accounts acc(st, setup.server_secret);

@@ -46,6 +46,31 @@ accounts::RateLimitsChange limitsOf(const Args& a) {
 
 namespace {
 
+/// The budget --budget-usd (USD, exact; none clears it) and --budget-window (day, week, month or
+/// total; month when left out) set; none when neither is given.
+std::optional<std::optional<key_rules::Budget>> budgetOf(const Args& a) {
+  const auto usd = a.option("budget-usd");
+  const auto window = a.option("budget-window");
+  if (!usd) {
+    if (window) {
+      throw UserError("--budget-window goes with --budget-usd");
+    }
+    return std::nullopt;
+  }
+  if (*usd == kNone) {
+    return std::optional<key_rules::Budget>();
+  }
+  const money::Pico amount = must(accounts::parseAmount(*usd));
+  if (amount <= 0) {
+    throw UserError("--budget-usd must be more than 0 (none removes the budget)");
+  }
+  const auto kind = key_rules::parseBudgetWindow(window.value_or("month"));
+  if (!kind) {
+    throw UserError("--budget-window must be day, week, month or total");
+  }
+  return std::optional(key_rules::Budget{amount, *kind});
+}
+
 /// The rules --expires-at (RFC 3339) and --allowed-models (comma-separated, configured) set;
 /// the word `none` clears a rule.
 accounts::KeyRulesChange rulesOf(const Admin& admin, const Args& a) {
@@ -84,6 +109,7 @@ accounts::KeyRulesChange rulesOf(const Admin& admin, const Args& a) {
     }
   }
   change.limits = limitsOf(a);
+  change.budget = budgetOf(a);
   return change;
 }
 
@@ -142,7 +168,8 @@ void updateKey(Admin& admin, const Args& a) {
   const accounts::KeyRulesChange change = rulesOf(admin, a);
   if (change.empty()) {
     throw UsageError(
-        "keys update: give --expires-at, --allowed-models, --rpm, --tpm or --concurrent");
+        "keys update: give --expires-at, --allowed-models, --rpm, --tpm, --concurrent or "
+        "--budget-usd");
   }
   reportLagging(must(admin.accounts.changeKeyRules(admin.op, a.at(0, "PUBLIC_ID"), change)));
   std::printf("updated\n");
@@ -165,10 +192,12 @@ constexpr Verb kKeyVerbs[] = {
 
 const Noun kKeys{"keys",
                  "  keys create --team TEAM --name NAME [--user EMAIL] [--expires-at RFC3339] "
-                 "[--allowed-models A,B] [--rpm N] [--tpm N] [--concurrent N] |\n"
+                 "[--allowed-models A,B] [--rpm N] [--tpm N] [--concurrent N]\n"
+                 "              [--budget-usd USD --budget-window day|week|month|total] |\n"
                  "       list [--team TEAM] [--json] |\n"
                  "       update PUBLIC_ID [--expires-at RFC3339|none] [--allowed-models A,B|none]\n"
-                 "              [--rpm N|none] [--tpm N|none] [--concurrent N|none] |\n"
+                 "              [--rpm N|none] [--tpm N|none] [--concurrent N|none]\n"
+                 "              [--budget-usd USD|none --budget-window day|week|month|total] |\n"
                  "       revoke PUBLIC_ID\n",
                  kKeyVerbs};
 

@@ -227,16 +227,19 @@ Result<rapidjson::Document> jsonBody(const http::Request& req, BodyShape shape) 
                  return item.IsString();
                });
       };
-      if (!text && !list && !in(shape.counts, name)) {
+      const bool amount = in(shape.amounts, name);
+      if (!text && !list && !amount && !in(shape.counts, name)) {
         refused = Error{ErrorKind::UnknownParameter, "unknown member " + std::string(name),
                         std::string(name)};
-      } else if (!m.value.IsNull() && (text   ? !m.value.IsString()
-                                       : list ? !strings(m.value)
-                                              : !m.value.IsInt64())) {
+      } else if (!m.value.IsNull() && (text     ? !m.value.IsString()
+                                       : list   ? !strings(m.value)
+                                       : amount ? !m.value.IsString() && !m.value.IsNumber()
+                                                : !m.value.IsInt64())) {
         refused = Error{ErrorKind::InvalidType,
-                        std::string(name) + (text   ? " must be a string"
-                                             : list ? " must be an array of strings"
-                                                    : " must be an integer"),
+                        std::string(name) + (text     ? " must be a string"
+                                             : list   ? " must be an array of strings"
+                                             : amount ? " must be a number or a decimal string"
+                                                      : " must be an integer"),
                         std::string(name)};
       }
       if (refused) {

@@ -170,12 +170,14 @@ void writePage(json::Writer& w, const std::vector<T>& items, WriteItem write_ite
 }
 
 /// What a call's JSON body may hold: strings `required` and `optional`, whole numbers `counts`,
-/// arrays of strings `lists`.
+/// arrays of strings `lists`, and `amounts`: an amount of USD, a number or a decimal string (the
+/// handler reads it exactly).
 struct BodyShape {
   std::initializer_list<std::string_view> required;
   std::initializer_list<std::string_view> optional = {};
   std::initializer_list<std::string_view> counts = {};
   std::initializer_list<std::string_view> lists = {};
+  std::initializer_list<std::string_view> amounts = {};
 };
 
 /// The request's JSON object body, checked against `shape` (an unknown member is refused, as is a

@@ -16,6 +16,8 @@ constexpr std::string_view kAllowedModels = "allowed_models";
 constexpr std::string_view kRpm = "rpm";
 constexpr std::string_view kTpm = "tpm";
 constexpr std::string_view kConcurrent = "concurrent";
+constexpr std::string_view kBudgetUsd = "budget_usd";
+constexpr std::string_view kBudgetWindow = "budget_window";
 
 /// The rules a body sets: each member present sets its rule, null clears it. An expiry is an
 /// RFC 3339 date-time; allowed models are a non-empty list of configured models and functions.
@@ -107,7 +109,44 @@ Result<accounts::RateLimitsChange> limitsOf(const config::Config& config, const 
   return change;
 }
 
-/// A key's rules and limits a body sets (rulesOf, limitsOf).
+/// The budget a body sets: `budget_usd` (a JSON number or a decimal string, read exactly; null
+/// removes the budget) and `budget_window` (day, week, month or total; month when left out).
+using BudgetChange = std::optional<std::optional<key_rules::Budget>>;
+
+Result<BudgetChange> budgetOf(const rapidjson::Value& body) {
+  const rapidjson::Value* usd = json::member(body, kBudgetUsd);
+  const std::optional<std::string> window = stringOf(body, kBudgetWindow);
+  if (usd == nullptr) {
+    if (window) {
+      return Error{ErrorKind::InvalidValue, "budget_window goes with budget_usd",
+                   std::string(kBudgetWindow)};
+    }
+    return BudgetChange();
+  }
+  if (usd->IsNull()) {
+    return BudgetChange(std::optional<key_rules::Budget>());
+  }
+  // A number is read as the shortest text that is that number: what a client wrote, unless it
+  // gave more digits than a double keeps (a decimal string is exact always).
+  const std::string text = usd->IsString()   ? std::string(json::view(*usd))
+                           : usd->IsNumber() ? json::serialize(*usd)
+                                             : std::string();
+  const auto amount = accounts::parseAmount(text);
+  if (!amount || *amount <= 0) {
+    return Error{ErrorKind::InvalidValue,
+                 "budget_usd must be an amount of USD above 0, such as 25 or \"0.50\" (at most 12 "
+                 "decimal places); null removes the budget",
+                 std::string(kBudgetUsd)};
+  }
+  const auto kind = key_rules::parseBudgetWindow(window.value_or("month"));
+  if (!kind) {
+    return Error{ErrorKind::InvalidValue, "budget_window must be day, week, month or total",
+                 std::string(kBudgetWindow)};
+  }
+  return BudgetChange(key_rules::Budget{*amount, *kind});
+}
+
+/// A key's rules and limits a body sets (rulesOf, limitsOf, budgetOf).
 Result<accounts::KeyRulesChange> changeOf(const config::Config& config, const store::Team& team,
                                           const rapidjson::Value& body) {
   auto change = rulesOf(config, body);
@@ -119,6 +158,11 @@ Result<accounts::KeyRulesChange> changeOf(const config::Config& config, const st
     return limits.error();
   }
   change->limits = *limits;
+  auto budget = budgetOf(body);
+  if (!budget) {
+    return budget.error();
+  }
+  change->budget = *budget;
   return change;
 }
 
@@ -142,9 +186,10 @@ Awaitable<void> listKeys(const ConsoleServices& s, exchange::RequestContext& ctx
 Awaitable<void> createKey(const ConsoleServices& s, exchange::RequestContext& ctx,
                           http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
   auto body = jsonBody(req, {.required = {"name"},
-                             .optional = {kExpiresAt},
+                             .optional = {kExpiresAt, kBudgetWindow},
                              .counts = {kRpm, kTpm, kConcurrent},
-                             .lists = {kAllowedModels}});
+                             .lists = {kAllowedModels},
+                             .amounts = {kBudgetUsd}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
   }
@@ -172,9 +217,10 @@ Awaitable<void> changeKeyRules(const ConsoleServices& s, exchange::RequestContex
                                http::Request& req, http::ResponseWriter& out,
                                const MemberCaller& m) {
   auto body = jsonBody(req, {.required = {},
-                             .optional = {kExpiresAt},
+                             .optional = {kExpiresAt, kBudgetWindow},
                              .counts = {kRpm, kTpm, kConcurrent},
-                             .lists = {kAllowedModels}});
+                             .lists = {kAllowedModels},
+                             .amounts = {kBudgetUsd}});
   if (!body) {
     co_return co_await fail(ctx, out, body.error());
   }

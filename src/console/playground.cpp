@@ -24,7 +24,8 @@ Awaitable<void> playground(const ConsoleServices& s, exchange::RequestContext& c
                 .lease_epoch = std::nullopt,
                 .allowed_models = nullptr,  // A member, not a key: no key's rules apply.
                 .key_limits = {},
-                .team_limits = m.member.team.limits};
+                .team_limits = m.member.team.limits,
+                .budget = std::nullopt};
   co_await api::chatCompletions(s.api, ctx, req, out);
 }
 

@@ -48,6 +48,7 @@ constexpr std::array kTable{
     Row{ErrorKind::ModelRpmExceeded, {429, kRateLimit, "model_rpm_exceeded"}},
     Row{ErrorKind::ModelTpmExceeded, {429, kRateLimit, "model_tpm_exceeded"}},
     Row{ErrorKind::LimitsUnavailable, {503, kApiError, "limits_unavailable"}},
+    Row{ErrorKind::KeyBudgetExhausted, {403, kPermission, "key_budget_exhausted"}},
     Row{ErrorKind::ModelNotFound, {404, kInvalidRequest, "model_not_found"}},
     Row{ErrorKind::VariantNotFound, {404, kInvalidRequest, "variant_not_found"}},
     Row{ErrorKind::WrongEndpoint, {400, kInvalidRequest, "model_wrong_endpoint"}},

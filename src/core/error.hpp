@@ -35,6 +35,7 @@ enum class ErrorKind {
   ModelRpmExceeded,
   ModelTpmExceeded,
   LimitsUnavailable,
+  KeyBudgetExhausted,
   ModelNotFound,
   VariantNotFound,
   WrongEndpoint,

@@ -143,4 +143,55 @@ std::optional<std::vector<std::string>> decodeModels(const std::string& text) {
   return out;
 }
 
+std::string_view budgetWindowName(BudgetWindow w) {
+  switch (w) {
+    case BudgetWindow::Day:
+      return "day";
+    case BudgetWindow::Week:
+      return "week";
+    case BudgetWindow::Month:
+      return "month";
+    case BudgetWindow::Total:
+      break;
+  }
+  return "total";
+}
+
+std::optional<BudgetWindow> parseBudgetWindow(std::string_view name) {
+  for (const BudgetWindow w :
+       {BudgetWindow::Day, BudgetWindow::Week, BudgetWindow::Month, BudgetWindow::Total}) {
+    if (budgetWindowName(w) == name) {
+      return w;
+    }
+  }
+  return std::nullopt;
+}
+
+std::pair<std::int64_t, std::int64_t> budgetWindowAt(BudgetWindow w, std::int64_t now_ms) {
+  using std::chrono::days;
+  using std::chrono::milliseconds;
+  using std::chrono::sys_days;
+  const auto ms = [](sys_days d) {
+    return std::chrono::duration_cast<milliseconds>(d.time_since_epoch()).count();
+  };
+  const sys_days today =
+      std::chrono::floor<days>(std::chrono::sys_time<milliseconds>(milliseconds(now_ms)));
+  switch (w) {
+    case BudgetWindow::Day:
+      return {ms(today), ms(today + days(1))};
+    case BudgetWindow::Week: {
+      const sys_days monday = today - (std::chrono::weekday(today) - std::chrono::Monday);
+      return {ms(monday), ms(monday + days(7))};
+    }
+    case BudgetWindow::Month: {
+      const std::chrono::year_month_day date(today);
+      const auto first = date.year() / date.month() / std::chrono::day(1);
+      return {ms(sys_days(first)), ms(sys_days(first + std::chrono::months(1)))};
+    }
+    case BudgetWindow::Total:
+      break;
+  }
+  return {1, 0};
+}
+
 }  // namespace tollgate::key_rules

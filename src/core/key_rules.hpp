@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tollgate::key_rules {
@@ -25,11 +26,31 @@ struct RateLimits {
   bool operator==(const RateLimits&) const = default;
 };
 
+/// The window of a key's spend budget: a UTC day, a week from Monday 00:00 UTC, a month from the
+/// 1st 00:00 UTC, or all time.
+enum class BudgetWindow : std::uint8_t { Day, Week, Month, Total };
+
+/// A key's spend budget: at most `pico_usd` charged to it in each window.
+struct Budget {
+  std::int64_t pico_usd = 0;
+  BudgetWindow window = BudgetWindow::Month;
+  bool operator==(const Budget&) const = default;
+};
+
+/// "day", "week", "month" or "total".
+std::string_view budgetWindowName(BudgetWindow w);
+/// The window named `name`; nullopt for any other word.
+std::optional<BudgetWindow> parseBudgetWindow(std::string_view name);
+/// The window of kind `w` holding `now_ms`: its start and end (ms since the epoch, UTC); a total
+/// budget's is [1, 0): it starts at the epoch's first millisecond and never ends.
+std::pair<std::int64_t, std::int64_t> budgetWindowAt(BudgetWindow w, std::int64_t now_ms);
+
 /// What a key is restricted to; each rule absent means "no restriction".
 struct KeyRules {
   std::optional<std::int64_t> expires_at;                  ///< ms since the epoch
   std::optional<std::vector<std::string>> allowed_models;  ///< model ids or function names
-  RateLimits limits;  ///< Its own rate limits; each absent: [limits.key]'s.
+  RateLimits limits;             ///< Its own rate limits; each absent: [limits.key]'s.
+  std::optional<Budget> budget;  ///< Its spend budget; none: only its team's balance bounds it.
 };
 
 /// Whether a key that allows `allowed` may ask for `requested`. A model id also allows its

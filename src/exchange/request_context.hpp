@@ -40,6 +40,7 @@ struct Caller {
   std::shared_ptr<const std::vector<std::string>> allowed_models;
   key_rules::RateLimits key_limits;   ///< The key's own rate limits; each absent: [limits.key]'s.
   key_rules::RateLimits team_limits;  ///< Its team's own; each absent: [limits.team]'s.
+  std::optional<key_rules::Budget> budget;  ///< The key's spend budget, if it has one.
 };
 
 /// Token counts of an answer, of every kind (core/usage.hpp).

@@ -113,7 +113,8 @@ boost::asio::awaitable<bool> keyRules(Call& c) {
 /// Counts the request against `asks`: refused (429, or 503 when the store cannot grant a share)
 /// when one does not fit, nothing then taken. Every answer carries the x-ratelimit headers of
 /// the limits asked so far.
-boost::asio::awaitable<bool> countAgainst(Call& c, const std::vector<limits::Ask>& asks) {
+boost::asio::awaitable<bool> countAgainst(Call& c, const std::vector<limits::Ask>& asks,
+                                          std::optional<ClaimGuard>* claim = nullptr) {
   if (asks.empty()) {
     co_return true;
   }
@@ -130,6 +131,9 @@ boost::asio::awaitable<bool> countAgainst(Call& c, const std::vector<limits::Ask
     c.out.setHeader("Retry-After", std::to_string(*admitted.retry_after));
   }
   c.limited.giveAllBack();
+  if (claim != nullptr && *claim) {
+    co_await (*claim)->release();  // A retry once the limit allows it is not "in use".
+  }
   const Error refused = *admitted.refused;
   co_await refuse(c.ctx, refused, c.out);
   co_return false;
@@ -280,9 +284,10 @@ std::int64_t tokenBound(const billing::TokenBound& b) {
 }
 
 /// Token and model limits, counted only for work that goes upstream: a key's and a team's tokens
-/// (the request's bound, the unused part returned when it settles) and the model's requests and
-/// tokens, fleet-wide.
-boost::asio::awaitable<bool> tokenLimits(Call& c) {
+/// (the request's bound, the unused part returned when it settles), the model's requests and
+/// tokens, fleet-wide, and the key's budget (its hold; 403 key_budget_exhausted). A cache hit
+/// is counted against none of them.
+boost::asio::awaitable<bool> tokenLimits(Call& c, std::optional<ClaimGuard>& claim) {
   if (c.s.limiter == nullptr) {
     co_return true;
   }
@@ -303,7 +308,17 @@ boost::asio::awaitable<bool> tokenLimits(Call& c) {
   if (tokens > 0) {
     addAsks(asks, model.limits, "model:" + model.id, tpm, tokens, kModelRefusals);
   }
-  co_return co_await countAgainst(c, asks);
+  // The key's budget, held like the balance: its most, the unspent part given back when it
+  // settles. Only a billed request spends it.
+  const auto& budget = c.ctx.caller.budget;
+  if (budget && c.s.ledger != nullptr && !c.team_id.empty() && c.admission.max_cost) {
+    const auto [start, ends] = key_rules::budgetWindowAt(budget->window, c.s.limiter->nowMs());
+    asks.push_back({"budget:" + c.ctx.caller.key_public_id + ":" +
+                        std::string(key_rules::budgetWindowName(budget->window)),
+                    limits::Kind::Spend, budget->pico_usd, *c.admission.max_cost,
+                    ErrorKind::KeyBudgetExhausted, limits::Window{start, ends}});
+  }
+  co_return co_await countAgainst(c, asks, &claim);
 }
 
 /// The hold: the request's most on the team's balance (a dryrun's too, then charged nothing),
@@ -325,6 +340,24 @@ boost::asio::awaitable<std::unique_ptr<billing::Charge>> hold(Call& c,
   co_return std::move(*charge);
 }
 
+/// A charge's settlement, then its limits': what the request did not use of its token bounds and
+/// budget goes back once its charge is committed, before its last byte leaves, so that the
+/// client's next request finds it.
+class LimitedSettlement final : public exchange::Settlement {
+ public:
+  LimitedSettlement(exchange::Settlement& charge, Call& c) : charge_(charge), c_(c) {}
+
+  boost::asio::awaitable<bool> settle(const exchange::Produced& produced) override {
+    const bool settled = co_await charge_.settle(produced);
+    c_.limited.settle(c_.ctx.usage.prompt_tokens + c_.ctx.usage.completion_tokens, c_.ctx.cost);
+    co_return settled;
+  }
+
+ private:
+  exchange::Settlement& charge_;
+  Call& c_;
+};
+
 /// Whether the answer is kept in the cache: a dryrun reads the cache but never writes it.
 bool keeps(const Call& c) {
   return c.admission.cache && c.admission.cache->options.writes() && !c.ctx.dryrun;
@@ -335,9 +368,10 @@ bool keeps(const Call& c) {
 boost::asio::awaitable<void> execute(Call& c, billing::Charge& charge,
                                      std::optional<ClaimGuard>& claim, exchange::Transcript& sent) {
   http::ResponseWriter& out = c.admission.cache ? c.admission.cache->codec->writer(c.out) : c.out;
+  LimitedSettlement settlement(charge, c);
   if (!claim && !keeps(c)) {
-    co_return co_await inference::execute(c.ctx, c.plan, c.start, c.stream, c.s.upstreams, charge,
-                                          out);
+    co_return co_await inference::execute(c.ctx, c.plan, c.start, c.stream, c.s.upstreams,
+                                          settlement, out);
   }
   http::RecordingWriter recorder(out, sent, claim.has_value());
   if (claim) {
@@ -346,7 +380,8 @@ boost::asio::awaitable<void> execute(Call& c, billing::Charge& charge,
                     [](const inference::Route& route) { return mayKeepAnswers(*route.model); });
     claim->settleWith(charge, sent, keep_answer);
   }
-  co_await inference::execute(c.ctx, c.plan, c.start, c.stream, c.s.upstreams, charge, recorder);
+  co_await inference::execute(c.ctx, c.plan, c.start, c.stream, c.s.upstreams, settlement,
+                              recorder);
   if (claim) {
     co_await claim->release();  // Only when no settlement committed: the store failed.
   }
@@ -428,16 +463,20 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
          admission.facts.endpoint,
          {},
          {}};
-  // However the call ends, its token limits keep only what it used (nothing when refused).
-  struct SettleTokens {
+  // However the call ends, its token limits and budget keep only what it used and cost
+  // (nothing when refused).
+  struct SettleLimits {
     Call& c;
-    ~SettleTokens() { c.limited.settle(c.ctx.usage.prompt_tokens + c.ctx.usage.completion_tokens); }
-  } settle_tokens{c};
+    ~SettleLimits() {
+      c.limited.settle(c.ctx.usage.prompt_tokens + c.ctx.usage.completion_tokens, c.ctx.cost);
+    }
+  } settle_limits{c};
   if (!co_await dryrunRules(c) || !co_await keyRules(c) || !co_await requestLimits(c)) {
     co_return;
   }
   Claimed claimed = co_await claimKey(c);
-  if (claimed.answered || co_await cacheRead(c, claimed.claim) || !co_await tokenLimits(c)) {
+  if (claimed.answered || co_await cacheRead(c, claimed.claim) ||
+      !co_await tokenLimits(c, claimed.claim)) {
     co_return;
   }
   const std::unique_ptr<billing::Charge> charge = co_await hold(c, claimed.claim);

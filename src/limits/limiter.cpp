@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/money.hpp"
+#include "core/text.hpp"
 #include "store/limits_store.hpp"
 #include "store/writer.hpp"
 
@@ -43,11 +45,27 @@ std::string_view scopeWord(ErrorKind refusal) {
   }
 }
 
-/// The refusal for `a`: why, in words a client can act on.
-Error refusal(const Ask& a, bool never_fits) {
+/// The refusal for `a` in window `w`: why, in words a client can act on.
+Error refusal(const Ask& a, bool never_fits, const Window& w) {
   const std::string scope(scopeWord(a.refusal));
   const std::string limit = std::to_string(a.limit);
   switch (a.kind) {
+    case Kind::Spend: {
+      const std::string budget = money::formatUsd(a.limit) + " USD";
+      const std::string resets =
+          w.ends != 0 ? "; it resets at " + text::utcTimestamp(w.ends) : " in all; it never resets";
+      if (never_fits) {
+        return Error{a.refusal,
+                     "This request may cost up to " + money::formatUsd(a.amount) +
+                         " USD, more than this API key's whole budget of " + budget +
+                         "; lower max_tokens to fit" + resets + ".",
+                     "max_tokens"};
+      }
+      return Error{a.refusal,
+                   "This API key's budget of " + budget +
+                       " is spent (or held by its requests in flight)" + resets + ".",
+                   ""};
+    }
     case Kind::Requests:
       return Error{a.refusal,
                    "Rate limit reached: the " + scope + "'s limit is " + limit +
@@ -99,13 +117,14 @@ Taken::~Taken() {
   }
 }
 
-void Taken::settle(std::int64_t tokens) {
+void Taken::settle(std::int64_t tokens, std::int64_t cost) {
   if (limiter_ == nullptr) {
     return;
   }
   for (Entry& e : entries_) {
-    if (e.kind == Kind::Tokens) {
-      const std::int64_t unused = e.amount - std::clamp<std::int64_t>(tokens, 0, e.amount);
+    if (e.kind == Kind::Tokens || e.kind == Kind::Spend) {
+      const std::int64_t used = e.kind == Kind::Tokens ? tokens : cost;
+      const std::int64_t unused = e.amount - std::clamp<std::int64_t>(used, 0, e.amount);
       limiter_->giveBack(e, unused);
       e.amount -= unused;
     }
@@ -175,22 +194,24 @@ bool Limiter::takeLocally(const Ask& a, std::int64_t window) {
   return true;
 }
 
-asio::awaitable<Limiter::Granted> Limiter::grant(const Ask& a, std::int64_t window,
+asio::awaitable<Limiter::Granted> Limiter::grant(const Ask& a, const Window& w, std::int64_t need,
                                                  std::uint64_t epoch) {
   const std::int64_t share =
       std::max<std::int64_t>(1, a.limit / (kSharesPerGateway * live_.load()));
-  const std::int64_t want = std::max(a.amount, share);
+  // Whole requests' worth, so that no share keeps a fragment another request could have used.
+  const std::int64_t whole = std::max<std::int64_t>(1, a.amount);
+  const std::int64_t want = std::max(need, whole * std::max<std::int64_t>(1, share / whole));
   store::LimitGrant g;
   const bool committed = co_await writer_->run([&](store::Connection& c) {
-    g = store::LimitsStore(c).grant(a.id, window, a.amount, want, a.limit, gateway_id_);
+    g = store::LimitsStore(c).grant(a.id, w.start, w.ends, need, want, a.limit, gateway_id_);
   });
   if (!committed) {
     co_return Granted::Unavailable;
   }
   offset_ms_ = g.now_ms - systemMs();
   std::lock_guard lock(mu_);
-  book_.granted(a.id, window, g.granted, g.granted > 0 ? a.amount : 0, g.used, a.limit, epoch,
-                Clock::now());
+  const ShareBook::Grant granted{g.granted, g.granted > 0 ? need : 0, g.used, a.limit, w.ends};
+  book_.granted(a.id, w.start, granted, epoch, Clock::now());
   co_return g.granted > 0 ? Granted::Yes : Granted::No;
 }
 
@@ -214,19 +235,28 @@ asio::awaitable<Admission> Limiter::admit(const std::vector<Ask>& asks) {
       lease_ != nullptr ? lease_->trusted(Lease::Clock::now()) : std::optional<std::uint64_t>(0);
   std::vector<Taken::Entry> entries;
   for (const Ask& a : asks) {
-    const std::int64_t w = a.kind == Kind::Concurrent ? 0 : window;
+    const Window win = a.window                     ? *a.window
+                       : a.kind == Kind::Concurrent ? Window{}
+                                                    : Window{window, window + kWindowMs};
+    const std::int64_t w = win.start;
     Standing standing{a.kind, a.limit, 0, a.kind == Kind::Concurrent ? 0 : reset_ms};
     bool taken = false;
     const bool never_fits = a.amount > a.limit;
     if (!never_fits && writer_ == nullptr) {
       taken = takeLocally(a, w);
     } else if (!never_fits) {
+      std::int64_t at_hand = 0;
       {
         std::lock_guard lock(mu_);
-        taken = book_.take(a.id, w, a.amount, trusted, Clock::now());
+        at_hand = book_.takeUpTo(a.id, w, a.amount, trusted, Clock::now());
       }
-      const Granted granted = taken ? Granted::Yes : co_await grant(a, w, ep);
+      const Granted granted =
+          at_hand == a.amount ? Granted::Yes : co_await grant(a, win, a.amount - at_hand, ep);
       taken = granted == Granted::Yes;
+      if (!taken && at_hand > 0) {
+        std::lock_guard lock(mu_);
+        book_.give(a.id, w, at_hand, ep);
+      }
       if (granted == Granted::Unavailable) {
         out.refused = Error{ErrorKind::LimitsUnavailable,
                             "The gateway cannot reach its store to count this request against "
@@ -241,8 +271,8 @@ asio::awaitable<Admission> Limiter::admit(const std::vector<Ask>& asks) {
       break;
     }
     if (!taken) {
-      out.refused = refusal(a, never_fits);
-      if (!never_fits) {
+      out.refused = refusal(a, never_fits, win);
+      if (!never_fits && a.kind != Kind::Spend) {
         out.retry_after =
             a.kind == Kind::Concurrent
                 ? 1
@@ -280,7 +310,7 @@ void Limiter::tick(bool closing) {
   std::vector<ShareBook::Unused> unused;
   {
     std::lock_guard lock(mu_);
-    unused = book_.takeIdle(now, kShareIdle, closing, store_now - store_now % kWindowMs);
+    unused = book_.takeIdle(now, kShareIdle, closing, store_now);
   }
   const bool reclaim = now - last_reclaim_ >= kReclaimEvery;
   if (unused.empty() && !reclaim) {

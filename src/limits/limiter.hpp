@@ -30,15 +30,26 @@ class Writer;
 
 namespace tollgate::limits {
 
-enum class Kind : std::uint8_t { Requests, Tokens, Concurrent };
+/// Requests and tokens per minute, requests in flight, and a budget's pico-USD.
+enum class Kind : std::uint8_t { Requests, Tokens, Concurrent, Spend };
+
+/// A window of a limit: from `start` to `ends` (ms since the epoch, by the store's clock; 0: it
+/// never ends).
+struct Window {
+  std::int64_t start = 0;
+  std::int64_t ends = 0;
+};
 
 /// One limit a request counts against.
 struct Ask {
   std::string id;  ///< The limit's id in the store, e.g. "key:PUBLIC_ID:rpm".
   Kind kind = Kind::Requests;
   std::int64_t limit = 0;
-  std::int64_t amount = 1;  ///< 1 request (or slot), or the request's token bound.
+  std::int64_t amount = 1;  ///< 1 request (or slot), the request's token bound, or its hold.
   ErrorKind refusal = ErrorKind::KeyRpmExceeded;  ///< What the request gets when it does not fit.
+  /// A budget's window (its start must not be 0); none: the calendar minute, or for a
+  /// concurrency limit no window at all.
+  std::optional<Window> window = std::nullopt;
 };
 
 /// Where an admitted (or refused) request stands on one limit: for its x-ratelimit headers.
@@ -72,9 +83,9 @@ class Taken {
   Taken& operator=(const Taken&) = delete;
   ~Taken();
 
-  /// The request used `tokens`: what its token limits held beyond them goes back, while their
-  /// window is the one it was admitted in.
-  void settle(std::int64_t tokens);
+  /// The request used `tokens` and cost `cost`: what its token limits and budgets held beyond
+  /// them goes back, while their window is the one it was admitted in.
+  void settle(std::int64_t tokens, std::int64_t cost);
   /// Everything goes back at once (the request was refused after all).
   void giveAllBack();
   /// Adds `other`'s entries to these.
@@ -112,6 +123,9 @@ class Limiter final : public store::Journal {
   /// is over the limit), or 503 limits_unavailable when the store cannot grant a share.
   boost::asio::awaitable<Admission> admit(const std::vector<Ask>& asks);
 
+  /// The store's clock, as this gateway reads it (its own, corrected by the last grant's).
+  std::int64_t nowMs() const;
+
   /// The writer's thread: nothing of its own is queued (grants are awaited tasks).
   bool commit() override { return false; }
   /// The writer's thread: gives idle shares back (all of them when `closing`), and every few
@@ -122,12 +136,12 @@ class Limiter final : public store::Journal {
   friend class Taken;
   using Clock = ShareBook::Clock;
 
-  /// The store's clock, as this gateway reads it (its own, corrected by the last grant's).
-  std::int64_t nowMs() const;
   std::uint64_t epoch() const;
   enum class Granted : std::uint8_t { Yes, No, Unavailable };
-  /// Asks the store for a share of `a`'s window `window` (and takes `a.amount` of it).
-  boost::asio::awaitable<Granted> grant(const Ask& a, std::int64_t window, std::uint64_t epoch);
+  /// Asks the store for a share of `a`'s window `w`, of which the request takes `need` (the rest
+  /// of `a.amount` it has taken from its share at hand).
+  boost::asio::awaitable<Granted> grant(const Ask& a, const Window& w, std::int64_t need,
+                                        std::uint64_t epoch);
   /// Without a store: takes `a.amount` of the window's count, when it fits.
   bool takeLocally(const Ask& a, std::int64_t window);
   /// What is left of `a`'s window, as far as this gateway knows.

@@ -4,40 +4,38 @@
 
 namespace tollgate::limits {
 
-bool ShareBook::take(const std::string& id, std::int64_t window, std::int64_t amount,
-                     std::optional<std::uint64_t> epoch, Clock::time_point now) {
+std::int64_t ShareBook::takeUpTo(const std::string& id, std::int64_t window, std::int64_t amount,
+                                 std::optional<std::uint64_t> epoch, Clock::time_point now) {
   const auto it = shares_.find(id);
   if (it == shares_.end()) {
-    return false;
+    return 0;
   }
   Share& s = it->second;
   if (s.window != window) {
-    s = Share{window, 0, 0, s.epoch, now};  // Its window passed: what it held is worth nothing.
-    return false;
+    s = Share{window, 0, 0, s.epoch, now, 0};  // Its window passed: what it held is worth nothing.
+    return 0;
   }
   if (window == 0 && epoch != s.epoch) {
     s.free = 0;  // Its slots may have been given back for it.
-    return false;
+    return 0;
   }
-  if (s.free < amount) {
-    return false;
-  }
-  s.free -= amount;
+  const std::int64_t taken = std::min(s.free, amount);
+  s.free -= taken;
   s.touched = now;
-  return true;
+  return taken;
 }
 
-void ShareBook::granted(const std::string& id, std::int64_t window, std::int64_t granted,
-                        std::int64_t taken, std::int64_t used, std::int64_t limit,
+void ShareBook::granted(const std::string& id, std::int64_t window, const Grant& g,
                         std::uint64_t epoch, Clock::time_point now) {
   Share& s = shares_[id];
   if (s.window != window || (window == 0 && epoch != s.epoch)) {
-    s = Share{window, 0, 0, epoch, now};
+    s = Share{window, 0, 0, epoch, now, g.ends};
   }
-  s.free += granted - taken;
-  s.used = std::min(used, limit);
+  s.free += g.granted - g.taken;
+  s.used = std::min(g.used, g.limit);
   s.epoch = epoch;
   s.touched = now;
+  s.ends = g.ends;
 }
 
 bool ShareBook::give(const std::string& id, std::int64_t window, std::int64_t amount,
@@ -61,11 +59,11 @@ std::int64_t ShareBook::remaining(const std::string& id, std::int64_t window,
 }
 
 std::vector<ShareBook::Unused> ShareBook::takeIdle(Clock::time_point now, Clock::duration idle,
-                                                   bool all, std::int64_t oldest) {
+                                                   bool all, std::int64_t now_ms) {
   std::vector<Unused> out;
   for (auto it = shares_.begin(); it != shares_.end();) {
     Share& s = it->second;
-    if (s.window != 0 && s.window < oldest) {
+    if (s.ends != 0 && s.ends <= now_ms) {
       it = shares_.erase(it);  // Its window passed: the store forgets it too.
       continue;
     }

@@ -29,14 +29,22 @@ class ShareBook {
     std::int64_t amount = 0;
   };
 
-  /// Takes `amount` of limit `id`'s window `window` (0: concurrency) from the share at hand, when
-  /// it holds that much and is trusted in `epoch`; false when the store must be asked.
-  bool take(const std::string& id, std::int64_t window, std::int64_t amount,
-            std::optional<std::uint64_t> epoch, Clock::time_point now);
-  /// The store granted `granted` (of which the request that asked takes `taken`); the window's
-  /// total is now `used` of `limit`; asked in lease epoch `epoch`.
-  void granted(const std::string& id, std::int64_t window, std::int64_t granted, std::int64_t taken,
-               std::int64_t used, std::int64_t limit, std::uint64_t epoch, Clock::time_point now);
+  /// Takes what it can of `amount` of limit `id`'s window `window` (0: concurrency) from the share
+  /// at hand, when it is trusted in `epoch`: all of it, or what the share holds; the store is
+  /// asked for the rest.
+  std::int64_t takeUpTo(const std::string& id, std::int64_t window, std::int64_t amount,
+                        std::optional<std::uint64_t> epoch, Clock::time_point now);
+  /// What the store said of a grant.
+  struct Grant {
+    std::int64_t granted = 0;  ///< Of which the request that asked takes `taken`.
+    std::int64_t taken = 0;
+    std::int64_t used = 0;   ///< The window's total in the store now...
+    std::int64_t limit = 0;  ///< ...of this.
+    std::int64_t ends = 0;   ///< When the window ends (ms since the epoch; 0: never).
+  };
+  /// The store granted `g` of limit `id`'s window `window`, asked in lease epoch `epoch`.
+  void granted(const std::string& id, std::int64_t window, const Grant& g, std::uint64_t epoch,
+               Clock::time_point now);
   /// Gives `amount` back to the share, if it is still of window `window` (for a concurrency share:
   /// granted in lease epoch `epoch`); false when it is not (the window passed, or the slots were
   /// given back for this gateway: nothing is owed to anyone).
@@ -48,10 +56,10 @@ class ShareBook {
   std::int64_t remaining(const std::string& id, std::int64_t window, std::int64_t limit) const;
 
   /// Takes out the unused parts of shares of current windows that no request took from for
-  /// `idle` (all of them when `all`), to go back to the store; forgets shares of windows before
-  /// `oldest`.
+  /// `idle` (all of them when `all`), to go back to the store; forgets shares of windows ended by
+  /// `now_ms` (the store's clock).
   std::vector<Unused> takeIdle(Clock::time_point now, Clock::duration idle, bool all,
-                               std::int64_t oldest);
+                               std::int64_t now_ms);
 
  private:
   struct Share {
@@ -60,6 +68,7 @@ class ShareBook {
     std::int64_t used = 0;     ///< The window's total in the store at the last grant.
     std::uint64_t epoch = 0;   ///< The lease epoch of its last grant.
     Clock::time_point touched;
+    std::int64_t ends = 0;  ///< When its window ends; 0: never.
   };
 
   std::unordered_map<std::string, Share> shares_;  ///< By limit id.

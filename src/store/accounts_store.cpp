@@ -41,12 +41,24 @@ Invite invite(const Row& r) {
 
 constexpr std::string_view kKeyColumns =
     "SELECT k.id, k.public_id, k.secret_hash, k.name, k.team_id, t.name, u.email, k.created_at, "
-    "k.last_used_at, k.revoked_at, k.expires_at, k.allowed_models, k.rpm, k.tpm, k.concurrent "
-    "FROM api_keys k JOIN teams t "
+    "k.last_used_at, k.revoked_at, k.expires_at, k.allowed_models, k.rpm, k.tpm, k.concurrent, "
+    "k.budget, k.budget_window FROM api_keys k JOIN teams t "
     "ON t.id = k.team_id "
     "LEFT JOIN users u ON u.id = k.created_by ";
 
-/// A key's rules from its expires_at, allowed_models, rpm, tpm and concurrent columns, from `at`.
+/// A key's budget from its budget and budget_window columns, from `at`.
+std::optional<key_rules::Budget> budgetOf(const Row& r, std::size_t at) {
+  const std::optional<std::int64_t> pico = r.optionalInteger(at);
+  if (!pico) {
+    return std::nullopt;
+  }
+  // Only this code writes the window; one it cannot read is the shortest, never the longest.
+  return key_rules::Budget{*pico, key_rules::parseBudgetWindow(r.optionalText(at + 1).value_or(""))
+                                      .value_or(key_rules::BudgetWindow::Day)};
+}
+
+/// A key's rules from its expires_at, allowed_models, rpm, tpm, concurrent, budget and
+/// budget_window columns, from `at`.
 key_rules::KeyRules keyRules(const Row& r, std::size_t at) {
   const std::optional<std::string> models = r.optionalText(at + 1);
   // Only this code writes the column; a list it cannot read allows nothing rather than all.
@@ -54,7 +66,16 @@ key_rules::KeyRules keyRules(const Row& r, std::size_t at) {
           models
               ? std::optional(key_rules::decodeModels(*models).value_or(std::vector<std::string>{}))
               : std::nullopt,
-          rateLimits(r, at + 2)};
+          rateLimits(r, at + 2), budgetOf(r, at + 5)};
+}
+
+Param budgetParam(const key_rules::KeyRules& rules) {
+  return rules.budget ? Param(rules.budget->pico_usd) : Param();
+}
+
+Param budgetWindowParam(const key_rules::KeyRules& rules) {
+  return rules.budget ? Param(std::string(key_rules::budgetWindowName(rules.budget->window)))
+                      : Param();
 }
 
 Param countParam(const std::optional<std::int64_t>& v) { return v ? Param(*v) : Param(); }
@@ -255,12 +276,12 @@ ApiKey AccountsStore::createKey(const std::string& public_id, const std::string&
   const std::string id = ids::uuidV7();
   c_->query(
       "INSERT INTO api_keys (id, public_id, secret_hash, name, team_id, created_by, created_at, "
-      "name_skeleton, expires_at, allowed_models, rpm, tpm, concurrent) VALUES ($1, $2, $3, $4, "
-      "$5, $6, $7, $8, $9, $10, $11, $12, $13)",
+      "name_skeleton, expires_at, allowed_models, rpm, tpm, concurrent, budget, budget_window) "
+      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
       {id, public_id, secret_hash, name, team_id, created_by_user_id, nowMs(),
        unicode::skeleton(name), expiresParam(rules), modelsParam(rules),
        countParam(rules.limits.rpm), countParam(rules.limits.tpm),
-       countParam(rules.limits.concurrent)});
+       countParam(rules.limits.concurrent), budgetParam(rules), budgetWindowParam(rules)});
   return *findKey(public_id);
 }
 
@@ -289,9 +310,10 @@ void AccountsStore::revokeKey(const std::string& id) {
 void AccountsStore::setKeyRules(const std::string& id, const key_rules::KeyRules& rules) {
   c_->query(
       "UPDATE api_keys SET expires_at = $1, allowed_models = $2, rpm = $3, tpm = $4, "
-      "concurrent = $5 WHERE id = $6",
+      "concurrent = $5, budget = $6, budget_window = $7 WHERE id = $8",
       {expiresParam(rules), modelsParam(rules), countParam(rules.limits.rpm),
-       countParam(rules.limits.tpm), countParam(rules.limits.concurrent), id});
+       countParam(rules.limits.tpm), countParam(rules.limits.concurrent), budgetParam(rules),
+       budgetWindowParam(rules), id});
 }
 
 void AccountsStore::setTeamLimits(const std::string& team_id, const key_rules::RateLimits& l) {
@@ -321,13 +343,14 @@ std::vector<KeyGrant> AccountsStore::loadGrants(const std::vector<std::string>& 
       "m.team_id = k.team_id AND m.user_id = k.created_by AND m.role IN (" +
       roles +
       ")), t.allow_dryrun = 1, k.created_by, k.expires_at, k.allowed_models, k.rpm, k.tpm, "
-      "k.concurrent, t.rpm, t.tpm, t.concurrent FROM api_keys k JOIN teams t ON t.id = k.team_id";
+      "k.concurrent, k.budget, k.budget_window, t.rpm, t.tpm, t.concurrent FROM api_keys k JOIN "
+      "teams t ON t.id = k.team_id";
   std::vector<KeyGrant> out;
   for (const Row& r : c_->query(sql, params)) {
     // Booleans come back as 1/0 (SQLite) or t/f (PostgreSQL).
     const auto flag = [&](std::size_t i) { return r.text(i) == "1" || r.text(i) == "t"; };
     out.push_back({r.text(0), r.text(1), r.text(2), r.text(3), flag(4), flag(5), flag(6), flag(7),
-                   r.text(8), keyRules(r, 9), rateLimits(r, 14)});
+                   r.text(8), keyRules(r, 9), rateLimits(r, 16)});
   }
   return out;
 }

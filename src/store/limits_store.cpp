@@ -5,16 +5,16 @@
 namespace tollgate::store {
 
 LimitGrant LimitsStore::grant(const std::string& limit_id, std::int64_t window_start,
-                              std::int64_t need, std::int64_t want, std::int64_t limit,
-                              const std::string& gateway_id) {
+                              std::int64_t ends_at, std::int64_t need, std::int64_t want,
+                              std::int64_t limit, const std::string& gateway_id) {
   // Made, or locked as it is (PostgreSQL's row lock; SQLite's writer holds the database's), and
   // read: the rest of the transaction decides on a count no other gateway can move.
   const Rows rows = c_->query(
-      "INSERT INTO limit_counters (limit_id, window_start, used) VALUES ($1, $2, 0) "
+      "INSERT INTO limit_counters (limit_id, window_start, ends_at, used) VALUES ($1, $2, $3, 0) "
       "ON CONFLICT (limit_id, window_start) DO UPDATE SET used = limit_counters.used "
       "RETURNING used, " +
           std::string(c_->nowMsSql()),
-      {limit_id, window_start});
+      {limit_id, window_start, ends_at});
   LimitGrant g;
   g.used = rows.at(0).integer(0);
   g.now_ms = rows.at(0).integer(1);
@@ -64,7 +64,7 @@ void LimitsStore::reclaim(std::int64_t dead_ms, std::int64_t keep_ms) {
     c_->query("DELETE FROM limit_slots WHERE limit_id = $1 AND gateway_id = $2",
               {r.text(0), r.text(1)});
   }
-  c_->query("DELETE FROM limit_counters WHERE window_start > 0 AND window_start < " + now + " - $1",
+  c_->query("DELETE FROM limit_counters WHERE ends_at > 0 AND ends_at < " + now + " - $1",
             {keep_ms});
 }
 

@@ -402,9 +402,10 @@ ALTER TABLE api_keys ADD COLUMN expires_at BIGINT;
 ALTER TABLE api_keys ADD COLUMN allowed_models TEXT;
 )sql";
 
-// Rate limits: a key's and a team's own (null: the configured default); what every gateway
-// together took of each limit's window (window_start 0: a concurrency limit, which has no
-// window), and each gateway's part of a concurrency limit, given back when the gateway dies.
+// Rate limits: a key's and a team's own (null: the configured default), a key's budget (pico-USD)
+// and its window; what every gateway together took of each limit's window (window_start 0: a
+// concurrency limit, which has no window; ends_at 0: a window that never ends), and each
+// gateway's part of a concurrency limit, given back when the gateway dies.
 constexpr std::string_view kV13 = R"sql(
 ALTER TABLE api_keys ADD COLUMN rpm BIGINT;
 ALTER TABLE api_keys ADD COLUMN tpm BIGINT;
@@ -412,9 +413,12 @@ ALTER TABLE api_keys ADD COLUMN concurrent BIGINT;
 ALTER TABLE teams ADD COLUMN rpm BIGINT;
 ALTER TABLE teams ADD COLUMN tpm BIGINT;
 ALTER TABLE teams ADD COLUMN concurrent BIGINT;
+ALTER TABLE api_keys ADD COLUMN budget BIGINT;
+ALTER TABLE api_keys ADD COLUMN budget_window TEXT;
 CREATE TABLE limit_counters (
   limit_id TEXT NOT NULL,
   window_start BIGINT NOT NULL,
+  ends_at BIGINT NOT NULL,
   used BIGINT NOT NULL,
   PRIMARY KEY (limit_id, window_start)
 );
@@ -440,7 +444,7 @@ constexpr std::array kMigrations{
     Migration{10, "each gateway's lease", kV10},
     Migration{11, "token counts by kind: cache reads and writes, audio, reasoning", kV11},
     Migration{12, "keys' own rules: expiry and allowed models", kV12},
-    Migration{13, "rate limits: keys' and teams' own, shares across gateways", kV13},
+    Migration{13, "rate limits and budgets: keys' and teams' own, shares across gateways", kV13},
 };
 
 }  // namespace

@@ -178,6 +178,7 @@ for (const engine of ENGINES) {
         // Later migrations undone too, so that the store is at version 10 as that tollgate left it.
         + ' ALTER TABLE api_keys DROP COLUMN expires_at; ALTER TABLE api_keys DROP COLUMN allowed_models;'
         + ' DROP TABLE limit_counters; DROP TABLE limit_slots;'
+        + ' ALTER TABLE api_keys DROP COLUMN budget; ALTER TABLE api_keys DROP COLUMN budget_window;'
         + ['api_keys', 'teams'].flatMap((t) => ['rpm', 'tpm', 'concurrent'].map((c) => ` ALTER TABLE ${t} DROP COLUMN ${c};`)).join('')
         + ' DELETE FROM schema_migrations WHERE version >= 11;'
         + ' INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, provider, '

@@ -19,47 +19,49 @@ class ShareBookTest : public ::testing::Test {
 };
 
 TEST_F(ShareBookTest, AShareIsTakenFromInMemoryUntilItRunsOut) {
-  EXPECT_FALSE(book_.take("key:a:rpm", kWindow, 1, 0, t0_));  // None yet: ask the store.
+  EXPECT_EQ(book_.takeUpTo("key:a:rpm", kWindow, 1, 0, t0_), 0);  // None yet: ask the store.
   // The store granted 4, one of them to the request that asked; 4 of 50 are taken in all.
-  book_.granted("key:a:rpm", kWindow, 4, 1, 4, 50, 0, t0_);
+  book_.granted("key:a:rpm", kWindow, {4, 1, 4, 50, kNext}, 0, t0_);
   EXPECT_EQ(book_.remaining("key:a:rpm", kWindow, 50), 49);
   for (int i = 0; i < 3; ++i) {
-    EXPECT_TRUE(book_.take("key:a:rpm", kWindow, 1, 0, t0_));
+    EXPECT_EQ(book_.takeUpTo("key:a:rpm", kWindow, 1, 0, t0_), 1);
   }
-  EXPECT_FALSE(book_.take("key:a:rpm", kWindow, 1, 0, t0_));
+  EXPECT_EQ(book_.takeUpTo("key:a:rpm", kWindow, 1, 0, t0_), 0);
   EXPECT_EQ(book_.remaining("key:a:rpm", kWindow, 50), 46);
 }
 
 TEST_F(ShareBookTest, AShareOfAPastWindowIsWorthNothing) {
-  book_.granted("key:a:tpm", kWindow, 1000, 100, 1000, 5000, 0, t0_);
-  EXPECT_FALSE(book_.take("key:a:tpm", kNext, 10, 0, t0_));
+  book_.granted("key:a:tpm", kWindow, {1000, 100, 1000, 5000, kNext}, 0, t0_);
+  EXPECT_EQ(book_.takeUpTo("key:a:tpm", kNext, 10, 0, t0_), 0);
   // What a request of the past window gives back is owed to no one.
   EXPECT_FALSE(book_.give("key:a:tpm", kWindow, 50, 0));
   EXPECT_EQ(book_.remaining("key:a:tpm", kNext, 5000), 5000);
 }
 
 TEST_F(ShareBookTest, TokensGivenBackAreTakenAgainInTheSameWindow) {
-  book_.granted("key:a:tpm", kWindow, 100, 100, 100, 100, 0, t0_);
-  EXPECT_FALSE(book_.take("key:a:tpm", kWindow, 60, 0, t0_));
+  book_.granted("key:a:tpm", kWindow, {100, 100, 100, 100, kNext}, 0, t0_);
+  EXPECT_EQ(book_.takeUpTo("key:a:tpm", kWindow, 60, 0, t0_), 0);
   EXPECT_TRUE(book_.give("key:a:tpm", kWindow, 70, 0));  // The request used 30 of its 100.
-  EXPECT_TRUE(book_.take("key:a:tpm", kWindow, 60, 0, t0_));
+  EXPECT_EQ(book_.takeUpTo("key:a:tpm", kWindow, 60, 0, t0_), 60);
+  // Less at hand than asked: what there is, the store asked for the rest.
+  EXPECT_EQ(book_.takeUpTo("key:a:tpm", kWindow, 60, 0, t0_), 10);
 }
 
 TEST_F(ShareBookTest, AConcurrencyShareIsTrustedOnlyInTheEpochItWasGrantedIn) {
-  book_.granted("key:a:concurrent", 0, 3, 1, 3, 10, 7, t0_);
-  EXPECT_TRUE(book_.take("key:a:concurrent", 0, 1, 7, t0_));
+  book_.granted("key:a:concurrent", 0, {3, 1, 3, 10, 0}, 7, t0_);
+  EXPECT_EQ(book_.takeUpTo("key:a:concurrent", 0, 1, 7, t0_), 1);
   // After a gap, its slots may have been given back for it: nothing is taken, nothing returned.
-  EXPECT_FALSE(book_.take("key:a:concurrent", 0, 1, 8, t0_));
-  EXPECT_FALSE(book_.take("key:a:concurrent", 0, 1, std::nullopt, t0_));
-  book_.granted("key:a:concurrent", 0, 2, 1, 3, 10, 8, t0_);
+  EXPECT_EQ(book_.takeUpTo("key:a:concurrent", 0, 1, 8, t0_), 0);
+  EXPECT_EQ(book_.takeUpTo("key:a:concurrent", 0, 1, std::nullopt, t0_), 0);
+  book_.granted("key:a:concurrent", 0, {2, 1, 3, 10, 0}, 8, t0_);
   EXPECT_FALSE(book_.give("key:a:concurrent", 0, 1, 7));  // A slot of the old epoch.
   EXPECT_TRUE(book_.give("key:a:concurrent", 0, 1, 8));
 }
 
 TEST_F(ShareBookTest, IdleSharesGoBackAndPastWindowsAreForgotten) {
-  book_.granted("key:a:rpm", kWindow, 5, 1, 5, 50, 0, t0_);
-  book_.granted("key:b:rpm", kWindow, 5, 1, 10, 50, 0, t0_ + milliseconds(300));
-  book_.granted("key:c:concurrent", 0, 2, 1, 2, 4, 0, t0_);
+  book_.granted("key:a:rpm", kWindow, {5, 1, 5, 50, kNext}, 0, t0_);
+  book_.granted("key:b:rpm", kWindow, {5, 1, 10, 50, kNext}, 0, t0_ + milliseconds(300));
+  book_.granted("key:c:concurrent", 0, {2, 1, 2, 4, 0}, 0, t0_);
   auto unused = book_.takeIdle(t0_ + milliseconds(400), milliseconds(400), false, kWindow);
   ASSERT_EQ(unused.size(), 2U);  // a's and c's; b was used 100 ms ago.
   std::int64_t total = 0;
@@ -68,9 +70,10 @@ TEST_F(ShareBookTest, IdleSharesGoBackAndPastWindowsAreForgotten) {
   }
   EXPECT_EQ(total, 4 + 1);
   EXPECT_EQ(book_.takeIdle(t0_, milliseconds(400), true, kWindow).size(), 1U);  // Closing: b's.
-  book_.granted("key:a:rpm", kWindow, 5, 1, 5, 50, 0, t0_);
-  EXPECT_TRUE(book_.takeIdle(t0_, milliseconds(0), true, kNext).size() == 0);
-  EXPECT_EQ(book_.remaining("key:a:rpm", kWindow, 50), 50);  // Forgotten.
+  book_.granted("key:a:rpm", kWindow, {5, 1, 5, 50, kNext}, 0, t0_);
+  // Its window ended: forgotten, nothing owed to the store. The concurrency share stays.
+  EXPECT_TRUE(book_.takeIdle(t0_, milliseconds(0), true, kNext).empty());
+  EXPECT_EQ(book_.remaining("key:a:rpm", kWindow, 50), 50);
 }
 
 TEST(RateLimitHeaders, EachKindReportsItsTightestLimitInOpenAIsFormat) {

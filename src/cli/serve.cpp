@@ -6,6 +6,7 @@
 #include "accounts/account_service.hpp"
 #include "accounts/accounts.hpp"
 #include "accounts/sessions.hpp"
+#include "alerts/webhook_sender.hpp"
 #include "api/routes.hpp"
 #include "auth/key_authenticator.hpp"
 #include "auth/key_follower.hpp"
@@ -227,6 +228,8 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   telemetry::Metrics metrics(config);  // Told of the ledger's commits: outlives the ledger.
   std::unique_ptr<store::Writer> writer;
   std::unique_ptr<billing::Ledger> ledger;
+  // Sends the outbox through the writer: it stops before the ledger and the writer.
+  std::unique_ptr<alerts::WebhookSender> webhook;
   try {
     follower = std::make_unique<auth::KeyFollower>(
         setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey),
@@ -240,6 +243,13 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
     if (config.metrics.enabled) {
       metrics.follow(*ledger);
+    }
+    if (config.alerts.webhook_url) {
+      ledger->alertBelow(config.alerts.balance_below);
+      webhook = std::make_unique<alerts::WebhookSender>(config.alerts, *writer, gateway_id,
+                                                        net::makeOwnOutbound);
+      // Only the host: the URL may carry the receiver's token.
+      log::line(log::Level::Info, "alerts are sent to " + config.alerts.webhook_url->host);
     }
     cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
   } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 
 #include "core/log.hpp"
 #include "core/thread_name.hpp"
+#include "store/alert_store.hpp"
 #include "store/billing_store.hpp"
 #include "store/cache_store.hpp"
 #include "store/console_store.hpp"
@@ -26,6 +27,8 @@ constexpr std::chrono::hours kPruneEvery{1};
 /// for little.
 constexpr std::size_t kPostedPerCommit = 32;
 constexpr std::int64_t kMsPerDay = 86'400'000;
+/// The alerts' outbox keeps its events, delivered or not, this long (docs/alerts.md).
+constexpr std::int64_t kAlertRetentionDays = 30;
 
 }  // namespace
 
@@ -193,6 +196,7 @@ void Writer::prune() {
     if (retention_.idempotency_ms > 0) {
       IdempotencyStore(c).pruneIdempotencyKeys(now - retention_.idempotency_ms);
     }
+    AlertStore(c).pruneAlerts(now - kAlertRetentionDays * kMsPerDay);
   });
 }
 

@@ -9,7 +9,8 @@
 //   3. posted tasks no one waits for (cache entries, released claims), while nothing of the
 //      above is queued, a bounded number per transaction: never in front of a charge.
 // When idle it lets its journals give back what they hold unused, and prunes rows past their
-// retention. A SQLite store's checkpoints are store::Checkpointer's.
+// retention (the alerts' outbox: after 30 days). A SQLite store's checkpoints are
+// store::Checkpointer's.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>

@@ -177,6 +177,7 @@ for (const engine of ENGINES) {
       store.sql(tables.flatMap((t) => KINDS.map((k) => `ALTER TABLE ${t} DROP COLUMN ${k};`)).join(' ')
         // Later migrations undone too, so that the store is at version 10 as that tollgate left it.
         + ' ALTER TABLE api_keys DROP COLUMN expires_at; ALTER TABLE api_keys DROP COLUMN allowed_models;'
+        + ' DROP TABLE alert_outbox;'
         + ' DELETE FROM schema_migrations WHERE version >= 11;'
         + ' INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, provider, '
         + 'variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, upstream_ms, streamed, '

@@ -210,6 +210,11 @@ int serve(const config::Config& config, const StoreSetup& setup) {
                                                   config.cache.retention_seconds * kMsPerSecond};
   if (!required && open_team_id.empty()) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
+    if (config.alerts.webhook_url) {
+      log::line(log::Level::Warn,
+                "[alerts] sends nothing: no balance is debited in open mode "
+                "without [gateway] open_team");
+    }
     cache::AnswerCache cache(cache_options, nullptr);
     config::LiveConfig live(config);
     telemetry::Metrics metrics(config);

@@ -156,6 +156,7 @@ class TableReader {
     return ec == std::errc() ? money::parseUsd(std::string_view(text.data(), end)) : std::nullopt;
   }
 
+  /// Fails `key` as not an amount usd() can read.
   [[noreturn]] void failUsd(std::string_view key) const {
     fail(key, "must be an amount in USD with at most 12 decimal places (a pico-USD), below " +
                   money::formatUsd(std::numeric_limits<money::Pico>::max()));

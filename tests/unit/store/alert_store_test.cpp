@@ -1,6 +1,6 @@
 // The alerts' outbox on SQLite: an event per threshold a settlement takes a balance below, in
-// the settlement's transaction; thresholds re-armed by a top-up; leases that give each event to
-// one gateway; attempts recorded; old events pruned.
+// the settlement's transaction (its hold kept or reclaimed); thresholds re-armed by a top-up;
+// leases that give each event to one gateway; attempts recorded; old events pruned.
 #include "store/alert_store.hpp"
 
 #include <gtest/gtest.h>
@@ -82,6 +82,18 @@ TEST_F(AlertStoreTest, ATopUpAboveAThresholdReArmsIt) {
   db_->topUp(team_, 41 * kUsd);  // 60: above 50 again.
   spend(15 * kUsd);              // 45
   EXPECT_EQ(fired(), (std::vector<std::int64_t>{50 * kUsd, 50 * kUsd}));
+}
+
+TEST_F(AlertStoreTest, ASettlementWhoseHoldWasReclaimedFiresToo) {
+  // Its hold is gone (reclaimed from a gateway taken for dead): what is available is debited.
+  SpendRow row;
+  row.request_id = "r";
+  row.team_id = team_;
+  row.cost = 15 * kUsd;
+  std::vector<Settlement> batch{{"reclaimed", row, false}};
+  EXPECT_EQ(db_->settle(batch, kThresholds), std::vector<SettleOutcome>{SettleOutcome::Reclaimed});
+  EXPECT_EQ(fired(), (std::vector<std::int64_t>{50 * kUsd}));
+  EXPECT_EQ(db_->listAlerts(team_, 1).at(0).balance, 45 * kUsd);
 }
 
 TEST_F(AlertStoreTest, NoThresholdsNoEvents) {

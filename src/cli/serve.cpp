@@ -20,6 +20,7 @@
 #include "net/server.hpp"
 #include "providers/adapter.hpp"
 #include "routing/breaker.hpp"
+#include "store/alert_store.hpp"
 #include "store/migrations.hpp"
 #include "store/writer.hpp"
 #include "telemetry/metrics.hpp"
@@ -241,10 +242,10 @@ int serve(const config::Config& config, const StoreSetup& setup) {
         lease);
     writer = std::make_unique<store::Writer>(
         setup.location,
-        store::Writer::Retention{config.storage.spend_retention_days,
-                                 config.storage.audit_retention_days,
-                                 config.cache.retention_seconds * kMsPerSecond,
-                                 config.cache.idempotency_window_seconds * kMsPerSecond});
+        store::Writer::Retention{
+            config.storage.spend_retention_days, config.storage.audit_retention_days,
+            config.cache.retention_seconds * kMsPerSecond,
+            config.cache.idempotency_window_seconds * kMsPerSecond, store::kAlertRetentionDays});
     ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
     if (config.metrics.enabled) {
       metrics.follow(*ledger);

@@ -13,6 +13,9 @@
 
 namespace tollgate::store {
 
+/// The outbox keeps its events, delivered or not, this many days (docs/alerts.md).
+inline constexpr std::int64_t kAlertRetentionDays = 30;
+
 /// One event of the outbox, as stored.
 struct AlertRow {
   std::string id;

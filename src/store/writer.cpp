@@ -27,8 +27,6 @@ constexpr std::chrono::hours kPruneEvery{1};
 /// for little.
 constexpr std::size_t kPostedPerCommit = 32;
 constexpr std::int64_t kMsPerDay = 86'400'000;
-/// The alerts' outbox keeps its events, delivered or not, this long (docs/alerts.md).
-constexpr std::int64_t kAlertRetentionDays = 30;
 
 }  // namespace
 
@@ -196,7 +194,9 @@ void Writer::prune() {
     if (retention_.idempotency_ms > 0) {
       IdempotencyStore(c).pruneIdempotencyKeys(now - retention_.idempotency_ms);
     }
-    AlertStore(c).pruneAlerts(now - kAlertRetentionDays * kMsPerDay);
+    if (retention_.alert_days > 0) {
+      AlertStore(c).pruneAlerts(now - retention_.alert_days * kMsPerDay);
+    }
   });
 }
 

@@ -9,8 +9,7 @@
 //   3. posted tasks no one waits for (cache entries, released claims), while nothing of the
 //      above is queued, a bounded number per transaction: never in front of a charge.
 // When idle it lets its journals give back what they hold unused, and prunes rows past their
-// retention (the alerts' outbox: after 30 days). A SQLite store's checkpoints are
-// store::Checkpointer's.
+// retention. A SQLite store's checkpoints are store::Checkpointer's.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -40,6 +39,7 @@ class Writer final : public StoreWork {
     std::int64_t audit_days = 0;      ///< Audit rows.
     std::int64_t cache_ms = 0;        ///< Cache entries.
     std::int64_t idempotency_ms = 0;  ///< Idempotency-Key records.
+    std::int64_t alert_days = 0;      ///< The alerts' outbox (kAlertRetentionDays).
   };
 
   /// Connects (throws StoreError when the store cannot be reached), then starts the thread.

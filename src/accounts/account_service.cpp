@@ -413,4 +413,11 @@ AccountService::Awaitable<std::vector<store::AuditEntry>> AccountService::listAu
   return run([f = std::move(f)](Accounts& a) { return a.store().listAudit(f); });
 }
 
+AccountService::Awaitable<std::vector<store::AlertRow>> AccountService::listAlerts(
+    std::string team_id, std::int64_t limit) {
+  return run([team_id = std::move(team_id), limit](Accounts& a) {
+    return a.store().listAlerts(team_id, limit);
+  });
+}
+
 }  // namespace tollgate::accounts

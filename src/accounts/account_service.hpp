@@ -145,6 +145,8 @@ class AccountService {
   Awaitable<std::vector<store::SpendRow>> listSpend(store::SpendFilter f);
   Awaitable<std::string> spendCsv(store::SpendFilter f);
   Awaitable<std::vector<store::AuditEntry>> listAudit(store::AuditFilter f);
+  /// The team's alerts' deliveries, newest first, at most `limit`.
+  Awaitable<std::vector<store::AlertRow>> listAlerts(std::string team_id, std::int64_t limit);
 
  private:
   /// Runs `work` on the service's thread and resumes the caller on its own executor; a

@@ -222,6 +222,30 @@ void writeAuditEntry(json::Writer& w, const store::AuditEntry& e) {
   w.endObject();
 }
 
+void writeAlert(json::Writer& w, const store::AlertRow& a) {
+  const bool pending = !a.delivered_at && !a.failed_at;
+  w.startObject();
+  w.field("id", a.id);
+  w.field("type", a.type);
+  timeField(w, "created_at", a.created_at);
+  w.field("team", a.team);
+  usdField(w, "threshold", a.threshold);
+  usdField(w, "balance_usd", a.balance);
+  w.field("state", pending ? "pending" : a.delivered_at ? "delivered" : "failed");
+  w.field("attempts", a.attempts);
+  timeField(w, "next_attempt_at",
+            pending ? std::optional<std::int64_t>(a.due_at) : std::optional<std::int64_t>());
+  timeField(w, "delivered_at", a.delivered_at);
+  timeField(w, "failed_at", a.failed_at);
+  w.key("last_status");
+  if (a.last_status) {
+    w.integer(*a.last_status);
+  } else {
+    w.null();
+  }
+  w.endObject();
+}
+
 std::string spendCsv(const std::vector<store::SpendRow>& rows) {
   std::string out =
       "request_id,created_at,team,key,endpoint,model,provider,episode_id,prompt_tokens,"

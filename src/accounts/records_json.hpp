@@ -11,6 +11,7 @@
 
 #include "core/money.hpp"
 #include "store/accounts_store.hpp"
+#include "store/alert_store.hpp"
 #include "store/billing_store.hpp"
 #include "store/console_store.hpp"
 
@@ -59,6 +60,10 @@ void writeSpendRow(json::Writer& w, const store::SpendRow& s);
 /// kind's, then `uncached_prompt_tokens` (uncachedPrompt).
 void writeSpendTotal(json::Writer& w, std::string_view by, const store::SpendTotal& t);
 void writeAuditEntry(json::Writer& w, const store::AuditEntry& e);
+/// An alert's delivery: its event's fields (`threshold` and `balance_usd` as amounts), its
+/// `state` ("pending", "delivered" or "failed"), its attempts, when it is next tried (null unless
+/// pending), when it was delivered or given up, and the receiver's last status (null: none).
+void writeAlert(json::Writer& w, const store::AlertRow& a);
 
 /// The spend rows as CSV (RFC 4180, a header line first; a field that a spreadsheet would run as
 /// a formula gets a leading '); the token kinds are its last columns, after key_name.

@@ -154,7 +154,7 @@ void Ledger::applyTeam(store::BillingStore& db, std::span<const Op> ops, std::sp
   if (settling.empty()) {
     return;
   }
-  const std::vector<store::SettleOutcome> outcomes = db.settle(settling);
+  const std::vector<store::SettleOutcome> outcomes = db.settle(settling, balance_alerts_);
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     Reply& r = replies[settled_at[k]];
     r.settled = outcomes[k];

@@ -27,6 +27,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "billing/escrow.hpp"
 #include "core/lease.hpp"
@@ -90,6 +91,9 @@ class Ledger final : public store::Journal {
   /// Tells `listener` (which outlives the ledger) of every commit from now on; set before the
   /// ledger is used.
   void listen(CommitListener& listener) { listener_ = &listener; }
+  /// Writes an alert's event with each settlement that takes a team's balance below one of
+  /// `amounts` ([alerts] balance_below_usd); set before the ledger is used.
+  void alertBelow(std::vector<money::Pico> amounts) { balance_alerts_ = std::move(amounts); }
 
   /// Holds taken and not yet settled or released, and what they hold.
   struct InFlight {
@@ -147,6 +151,7 @@ class Ledger final : public store::Journal {
   std::string gateway_id_;
   const Lease& lease_;
   CommitListener* listener_ = nullptr;
+  std::vector<money::Pico> balance_alerts_;
   std::mutex mu_;
   std::deque<Op> queue_;  ///< Guarded by mu_.
   mutable std::mutex escrow_mu_;

@@ -16,8 +16,8 @@ constexpr std::string_view kUsageHead =
     "usage: tollgate admin [--config FILE | --data-dir DIR] COMMAND\n";
 constexpr std::string_view kUsageTail = "roles: owner, admin, member, viewer\n";
 
-constexpr std::array<const Noun*, 8> kNouns{&kTeams, &kUsers, &kMembers, &kInvites,
-                                            &kKeys,  &kSpend, &kAudit,   &kLoginLink};
+constexpr std::array<const Noun*, 9> kNouns{&kTeams, &kUsers, &kMembers, &kInvites,  &kKeys,
+                                            &kSpend, &kAudit, &kAlerts,  &kLoginLink};
 
 }  // namespace
 

@@ -1,8 +1,8 @@
 // The commands of `tollgate admin` as tables: a noun (teams, users, members, invites, keys,
-// spend, audit) has its usage lines and a table from verb to the function that runs it, or is a
-// command of its own (login-link). Each noun's table is defined beside its functions
-// (admin_teams.cpp, admin_people.cpp, admin_keys.cpp, admin_spend.cpp, admin_console.cpp);
-// admin.cpp finds the command and prints what goes wrong.
+// spend, audit, alerts) has its usage lines and a table from verb to the function that runs it,
+// or is a command of its own (login-link). Each noun's table is defined beside its functions
+// (admin_teams.cpp, admin_people.cpp, admin_keys.cpp, admin_spend.cpp, admin_console.cpp,
+// admin_alerts.cpp); admin.cpp finds the command and prints what goes wrong.
 #pragma once
 
 #include <span>
@@ -49,6 +49,7 @@ extern const Noun kInvites;
 extern const Noun kKeys;
 extern const Noun kSpend;
 extern const Noun kAudit;
+extern const Noun kAlerts;
 extern const Noun kLoginLink;
 
 /// Every noun, in the order the usage text lists them.

@@ -192,12 +192,12 @@ constexpr Verb kKeyVerbs[] = {
 
 const Noun kKeys{"keys",
                  "  keys create --team TEAM --name NAME [--user EMAIL] [--expires-at RFC3339] "
-                 "[--allowed-models A,B] [--rpm N] [--tpm N] [--concurrent N]\n"
-                 "              [--budget-usd USD --budget-window day|week|month|total] |\n"
+                 "[--allowed-models A,B] [--rpm N] [--tpm N] [--concurrent N] "
+                 "[--budget-usd USD --budget-window day|week|month|total] |\n"
                  "       list [--team TEAM] [--json] |\n"
-                 "       update PUBLIC_ID [--expires-at RFC3339|none] [--allowed-models A,B|none]\n"
-                 "              [--rpm N|none] [--tpm N|none] [--concurrent N|none]\n"
-                 "              [--budget-usd USD|none --budget-window day|week|month|total] |\n"
+                 "       update PUBLIC_ID [--expires-at RFC3339|none] [--allowed-models A,B|none] "
+                 "[--rpm N|none] [--tpm N|none] [--concurrent N|none] "
+                 "[--budget-usd USD|none --budget-window day|week|month|total] |\n"
                  "       revoke PUBLIC_ID\n",
                  kKeyVerbs};
 

@@ -6,6 +6,7 @@
 #include "accounts/account_service.hpp"
 #include "accounts/accounts.hpp"
 #include "accounts/sessions.hpp"
+#include "alerts/webhook_sender.hpp"
 #include "api/routes.hpp"
 #include "auth/key_authenticator.hpp"
 #include "auth/key_follower.hpp"
@@ -20,6 +21,7 @@
 #include "net/server.hpp"
 #include "providers/adapter.hpp"
 #include "routing/breaker.hpp"
+#include "store/alert_store.hpp"
 #include "store/migrations.hpp"
 #include "store/writer.hpp"
 #include "telemetry/metrics.hpp"
@@ -212,6 +214,11 @@ int serve(const config::Config& config, const StoreSetup& setup) {
                                                   config.cache.retention_seconds * kMsPerSecond};
   if (!required && open_team_id.empty()) {
     // Nothing to check, nothing to bill: the cache is the memory's alone.
+    if (config.alerts.webhook_url) {
+      log::line(log::Level::Warn,
+                "[alerts] sends nothing: no balance is debited in open mode "
+                "without [gateway] open_team");
+    }
     cache::AnswerCache cache(cache_options, nullptr);
     config::LiveConfig live(config);
     telemetry::Metrics metrics(config);
@@ -233,19 +240,28 @@ int serve(const config::Config& config, const StoreSetup& setup) {
   std::unique_ptr<store::Writer> writer;
   std::unique_ptr<billing::Ledger> ledger;
   std::unique_ptr<limits::Limiter> limiter;  // Leaves the writer before it stops.
+  // Sends the outbox through the writer: it stops before the ledger and the writer.
+  std::unique_ptr<alerts::WebhookSender> webhook;
   try {
     follower = std::make_unique<auth::KeyFollower>(
         setup.location, keys, gateway_id, accounts::rolesAllowed(accounts::Action::CreateKey),
         lease);
     writer = std::make_unique<store::Writer>(
         setup.location,
-        store::Writer::Retention{config.storage.spend_retention_days,
-                                 config.storage.audit_retention_days,
-                                 config.cache.retention_seconds * kMsPerSecond,
-                                 config.cache.idempotency_window_seconds * kMsPerSecond});
+        store::Writer::Retention{
+            config.storage.spend_retention_days, config.storage.audit_retention_days,
+            config.cache.retention_seconds * kMsPerSecond,
+            config.cache.idempotency_window_seconds * kMsPerSecond, store::kAlertRetentionDays});
     ledger = std::make_unique<billing::Ledger>(*writer, gateway_id, lease);
     if (config.metrics.enabled) {
       metrics.follow(*ledger);
+    }
+    if (config.alerts.webhook_url) {
+      ledger->alertBelow(config.alerts.balance_below);
+      webhook = std::make_unique<alerts::WebhookSender>(config.alerts, *writer, gateway_id,
+                                                        net::makeOwnOutbound);
+      // Only the host: the URL may carry the receiver's token.
+      log::line(log::Level::Info, "alerts are sent to " + config.alerts.webhook_url->host);
     }
     cache = std::make_unique<cache::AnswerCache>(cache_options, writer.get());
     limiter = std::make_unique<limits::Limiter>(writer.get(), gateway_id, &lease);

@@ -17,6 +17,7 @@
 #include <limits>
 #include <sstream>
 
+#include "config/alerts_config.hpp"
 #include "config/console_config.hpp"
 #include "config/limits_config.hpp"
 #include "config/price_config.hpp"
@@ -254,6 +255,22 @@ UpstreamUrl parseHttpUrl(const TableReader& r, std::string_view key, const std::
   }
   url.path = path;
   return url;
+}
+
+bool isLoopbackUrlHost(const std::string& host) {
+  if (host == "localhost") {
+    return true;
+  }
+  const auto ip = address::parseIp(host);
+  if (!ip) {
+    return false;
+  }
+  for (const std::string_view range : {"127.0.0.0/8", "::1/128"}) {
+    if (address::contains(*address::parseCidr(range), *ip)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env) {
@@ -642,8 +659,8 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
     throw ConfigError(source, "line " + std::to_string(where.line), std::string(e.description()));
   }
   const TableReader r(root, "", source);
-  r.allowOnly({"gateway", "storage", "cache", "console", "traces", "log", "metrics", "limits",
-               "models", "functions"});
+  r.allowOnly({"gateway", "storage", "cache", "console", "traces", "alerts", "log", "metrics",
+               "limits", "models", "functions"});
   Config config;
   if (const toml::table* g = r.table("gateway")) {
     config.gateway = parseGateway(TableReader(*g, "gateway", source));
@@ -671,6 +688,9 @@ Config parseConfig(std::string_view toml, const std::string& source, const EnvLo
   }
   if (const toml::table* l = r.table("limits")) {
     config.limits = parseLimitDefaults(TableReader(*l, "limits", source));
+  }
+  if (const toml::table* a = r.table("alerts")) {
+    config.alerts = parseAlerts(TableReader(*a, "alerts", source), env);
   }
   if (const toml::table* l = r.table("log")) {
     config.log = parseLog(TableReader(*l, "log", source));

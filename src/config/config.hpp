@@ -286,6 +286,17 @@ struct Traces {
   std::int64_t max_queue_spans = 2048;
 };
 
+/// Signed events POSTed to a webhook when a team's balance falls below configured amounts
+/// ([alerts]; docs/alerts.md).
+struct Alerts {
+  /// Where events are POSTed (https, or http to a loopback address); none: no alerts.
+  std::optional<UpstreamUrl> webhook_url;
+  /// The HMAC-SHA256 key of each event's Tollgate-Signature (from the environment).
+  std::string webhook_secret;
+  /// Amounts (pico-USD) a balance falling below fires an event for; distinct, largest first.
+  std::vector<money::Pico> balance_below;
+};
+
 /// How the gateway's stderr lines other than the access log are written ([log] format).
 enum class LogFormat { Text, Json };
 
@@ -299,6 +310,7 @@ struct Config {
   Cache cache;
   Console console;
   Traces traces;
+  Alerts alerts;
   Log log;
   Metrics metrics;
   LimitDefaults limits;

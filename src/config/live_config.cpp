@@ -57,6 +57,15 @@ std::vector<std::string> keepRestartOnly(Config& next, const Config& running) {
        "traces.max_queue_spans", changed);
   keep(next.log.format, running.log.format, next.log.format == running.log.format, "log.format",
        changed);
+  // The ledger's amounts and the webhook sender are set at start.
+  Alerts& a = next.alerts;
+  const Alerts& ra = running.alerts;
+  keep(a.webhook_url, ra.webhook_url, a.webhook_url == ra.webhook_url, "alerts.webhook_url",
+       changed);
+  keep(a.webhook_secret, ra.webhook_secret, a.webhook_secret == ra.webhook_secret,
+       "alerts.webhook_secret", changed);
+  keep(a.balance_below, ra.balance_below, a.balance_below == ra.balance_below,
+       "alerts.balance_below_usd", changed);
   // The console's listener, its origin (cookie names, redirect URIs), its first owner and the
   // session policy the accounts service was built with need a restart; its identity provider,
   // sign-up and sign-in rules and team quota apply to the next call.

@@ -31,6 +31,10 @@ void parseListen(const TableReader& r, std::string& host, std::uint16_t& port);
 /// readers could take differently, and nothing the request head (written by hand) cannot carry.
 UpstreamUrl parseHttpUrl(const TableReader& r, std::string_view key, const std::string& text);
 
+/// Whether `host` (as UpstreamUrl keeps it: an IPv6 address without brackets) is this machine's
+/// loopback: localhost, 127.0.0.0/8 or ::1 (where a service may be reached over plain http).
+bool isLoopbackUrlHost(const std::string& host);
+
 /// The secret `key` names as env::VARIABLE: the variable's value (not empty, no spaces or control
 /// characters); empty when the key is absent.
 std::string envSecret(const TableReader& r, std::string_view key, const EnvLookup& env);
@@ -137,15 +141,25 @@ class TableReader {
     if (!v) {
       return std::nullopt;
     }
-    std::array<char, 64> text{};
-    const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), *v);
-    const auto pico =
-        ec == std::errc() ? money::parseUsd(std::string_view(text.data(), end)) : std::nullopt;
+    const auto pico = exactUsd(*v);
     if (!pico) {
-      fail(key, "must be an amount in USD with at most 12 decimal places (a pico-USD), below " +
-                    money::formatUsd(std::numeric_limits<money::Pico>::max()));
+      failUsd(key);
     }
     return pico;
+  }
+
+  /// The amount a TOML number `v` (>= 0) writes, exactly (see usd()); nullopt when it has a digit
+  /// finer than a pico-USD or does not fit.
+  static std::optional<money::Pico> exactUsd(double v) {
+    std::array<char, 64> text{};
+    const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), v);
+    return ec == std::errc() ? money::parseUsd(std::string_view(text.data(), end)) : std::nullopt;
+  }
+
+  /// Fails `key` as not an amount usd() can read.
+  [[noreturn]] void failUsd(std::string_view key) const {
+    fail(key, "must be an amount in USD with at most 12 decimal places (a pico-USD), below " +
+                  money::formatUsd(std::numeric_limits<money::Pico>::max()));
   }
 
   std::optional<bool> boolean(std::string_view key) const {

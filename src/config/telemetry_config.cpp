@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "core/address.hpp"
 #include "core/text.hpp"
 
 namespace tollgate::config {
@@ -15,24 +14,6 @@ constexpr std::int64_t kMaxQueueSpans = 1'000'000;
 /// Headers the exporter writes itself, or that would change how its request is framed.
 constexpr std::array<std::string_view, 6> kReservedHeaders{
     "host", "content-length", "content-type", "transfer-encoding", "connection", "te"};
-
-/// Whether `host` (as UpstreamUrl keeps it: an IPv6 address without brackets) is this machine's
-/// loopback: localhost, 127.0.0.0/8 or ::1.
-bool isLoopback(const std::string& host) {
-  if (host == "localhost") {
-    return true;
-  }
-  const auto ip = address::parseIp(host);
-  if (!ip) {
-    return false;
-  }
-  for (const std::string_view range : {"127.0.0.0/8", "::1/128"}) {
-    if (address::contains(*address::parseCidr(range), *ip)) {
-      return true;
-    }
-  }
-  return false;
-}
 
 bool isTokenChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -90,7 +71,7 @@ Traces parseTraces(const TableReader& r, const EnvLookup& env) {
   Traces t;
   if (const auto text = r.string("endpoint")) {
     UpstreamUrl url = parseHttpUrl(r, "endpoint", *text);
-    if (!url.tls && !isLoopback(url.host)) {
+    if (!url.tls && !isLoopbackUrlHost(url.host)) {
       r.fail("endpoint", "must be https (http only for a collector on this machine's loopback)");
     }
     if (url.path.empty()) {

@@ -144,6 +144,8 @@ void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& given) {
   add(Method::Get, in_team + "/spend", team(Action::ReadSpend, Intent::Read, spendRows));
   add(Method::Get, in_team + "/spend.csv", team(Action::ReadSpend, Intent::Read, spendCsv));
   add(Method::Get, in_team + "/audit", team(Action::ReadAudit, Intent::Read, auditLog));
+  // Alerts' deliveries are for those who read the audit log: owners and admins.
+  add(Method::Get, in_team + "/alerts", team(Action::ReadAudit, Intent::Read, alertsLog));
   add(Method::Post, in_team + "/chat/completions",
       team(Action::UsePlayground, Intent::Change, playground), json,
       s.config.gateway.max_body_bytes);

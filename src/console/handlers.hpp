@@ -61,6 +61,7 @@ TOLLGATE_CONSOLE_TEAM_HANDLER(spendSummary);  ///< GET …/{team}/spend/summary
 TOLLGATE_CONSOLE_TEAM_HANDLER(spendRows);     ///< GET …/{team}/spend
 TOLLGATE_CONSOLE_TEAM_HANDLER(spendCsv);      ///< GET …/{team}/spend.csv
 TOLLGATE_CONSOLE_TEAM_HANDLER(auditLog);      ///< GET …/{team}/audit
+TOLLGATE_CONSOLE_TEAM_HANDLER(alertsLog);     ///< GET …/{team}/alerts
 
 // The catalogue (catalogue.cpp) and the playground (playground.cpp).
 TOLLGATE_CONSOLE_SESSION_HANDLER(listModels);     ///< GET /console/api/models

@@ -1,5 +1,6 @@
 // A team's money through the console: its spend summed by day, model, key, tag or user (from the
-// daily aggregates), its spend rows a page at a time or as CSV, and its audit log.
+// daily aggregates), its spend rows a page at a time or as CSV, its audit log and its alerts'
+// deliveries.
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -236,6 +237,18 @@ Awaitable<void> auditLog(const ConsoleServices& s, exchange::RequestContext& ctx
   json::Writer w;
   writePage(w, entries, accounts::writeAuditEntry,
             more ? std::optional(entries.back().id) : std::nullopt);
+  co_await sendJson(out, w);
+}
+
+Awaitable<void> alertsLog(const ConsoleServices& s, exchange::RequestContext& ctx,
+                          http::Request& req, http::ResponseWriter& out, const MemberCaller& m) {
+  const auto limit = limitParam(req, kMaxPage);
+  if (!limit) {
+    co_return co_await fail(ctx, out, limit.error());
+  }
+  const auto alerts = co_await s.accounts.listAlerts(m.member.team.id, *limit);
+  json::Writer w;
+  writePage(w, alerts, accounts::writeAlert, std::nullopt);
   co_await sendJson(out, w);
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/base64.hpp"
 #include "core/text.hpp"
+#include "store/alert_store.hpp"
 #include "store/token_kinds.hpp"
 
 namespace tollgate::store {
@@ -224,7 +225,8 @@ bool BillingStore::shrinkHold(const std::string& hold_id, std::int64_t amount) {
   return true;
 }
 
-std::vector<SettleOutcome> BillingStore::settle(std::span<Settlement> batch) {
+std::vector<SettleOutcome> BillingStore::settle(std::span<Settlement> batch,
+                                                std::span<const std::int64_t> balance_alerts) {
   // Each hold gives the sum of its charges in one update, and each team is debited once; a hold
   // that is gone has its charges settled one by one below. Holds, then teams, each in key order.
   std::map<std::string, std::int64_t> by_hold;
@@ -251,10 +253,14 @@ std::vector<SettleOutcome> BillingStore::settle(std::span<Settlement> batch) {
     ++hold;
   }
   std::vector<Statement> writes;
+  const std::int64_t now = balance_alerts.empty() ? 0 : nowMs();
   for (const auto& [team_id, sum] : by_team) {
     writes.push_back(
         {"UPDATE teams SET balance = balance - $1, reserved = reserved - $1 WHERE id = $2",
          {sum, team_id}});
+    if (sum > 0 && !balance_alerts.empty()) {
+      writes.push_back(AlertStore::balanceCrossings(team_id, sum, balance_alerts, now));
+    }
   }
   std::vector<SettleOutcome> outcomes(batch.size(), SettleOutcome::Kept);
   std::vector<const SpendRow*> rows;
@@ -284,6 +290,11 @@ std::vector<SettleOutcome> BillingStore::settle(std::span<Settlement> batch) {
       continue;
     }
     c_->query("UPDATE teams SET balance = balance - $1 WHERE id = $2", {covered, s.row.team_id});
+    if (covered > 0 && !balance_alerts.empty()) {
+      const Statement alerts =
+          AlertStore::balanceCrossings(s.row.team_id, covered, balance_alerts, nowMs());
+      c_->query(alerts.sql, alerts.params);
+    }
     s.row.uncollected = s.row.cost - covered;
     s.row.cost = covered;
     rows.push_back(&s.row);

@@ -145,8 +145,11 @@ class BillingStore {
   /// committing at the same time), else with the charge alone. One
   /// update per hold, per team and per aggregate row serves the whole batch, in two pipelines
   /// (on PostgreSQL, two round trips). Returns each one's outcome, in order; each written row is
-  /// left as written (its `cost` what was debited, its `uncollected` what was not).
-  std::vector<SettleOutcome> settle(std::span<Settlement> batch);
+  /// left as written (its `cost` what was debited, its `uncollected` what was not). Each debit
+  /// that takes a team's balance below an amount of `balance_alerts` (pico-USD) writes its
+  /// alert's event to the outbox (AlertStore::balanceCrossings), in the same transaction.
+  std::vector<SettleOutcome> settle(std::span<Settlement> batch,
+                                    std::span<const std::int64_t> balance_alerts = {});
   /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
   std::int64_t reclaimHolds(std::int64_t alive_window_ms);
   /// Deletes raw spend rows older than `before_ms` (aggregates stay); returns how many.

@@ -430,6 +430,33 @@ CREATE TABLE limit_slots (
 );
 )sql";
 
+// The alerts' outbox (docs/alerts.md): one row per threshold a team's balance fell below, written
+// in the transaction of the settlement that crossed it, with the team's name and the balance after
+// it (pico-USD) from which its body is made. A row is due at `due_at`; the gateway that leased it
+// (`leased_by`, until `lease_until`) alone sends it, and records how that went: delivered, failed
+// for good, or due again later. The index serves the leases' scan of what is still to send.
+constexpr std::string_view kV14 = R"sql(
+CREATE TABLE alert_outbox (
+  id TEXT PRIMARY KEY,
+  team_id TEXT NOT NULL REFERENCES teams (id),
+  team TEXT NOT NULL,
+  type TEXT NOT NULL,
+  threshold BIGINT NOT NULL,
+  balance BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  due_at BIGINT NOT NULL,
+  attempts BIGINT NOT NULL DEFAULT 0,
+  leased_by TEXT,
+  lease_until BIGINT,
+  delivered_at BIGINT,
+  failed_at BIGINT,
+  last_status BIGINT
+);
+CREATE INDEX alert_outbox_pending ON alert_outbox (due_at)
+  WHERE delivered_at IS NULL AND failed_at IS NULL;
+CREATE INDEX alert_outbox_team ON alert_outbox (team_id, created_at);
+)sql";
+
 constexpr std::array kMigrations{
     Migration{1, "teams, users, members, invites, api keys, change sequence, gateways", kV1},
     Migration{2, "balances, holds, spend log and its daily aggregates", kV2},
@@ -445,6 +472,7 @@ constexpr std::array kMigrations{
     Migration{11, "token counts by kind: cache reads and writes, audio, reasoning", kV11},
     Migration{12, "keys' own rules: expiry and allowed models", kV12},
     Migration{13, "rate limits and budgets: keys' and teams' own, shares across gateways", kV13},
+    Migration{14, "the alerts' outbox", kV14},
 };
 
 }  // namespace

@@ -3,15 +3,17 @@
 // client includes only what it uses: accounts_store.hpp (teams, users, memberships, invitations,
 // keys), billing_store.hpp (balances, holds, the spend log), idempotency_store.hpp and
 // cache_store.hpp, console_store.hpp (sign-ins, the audit log), gateway_store.hpp (the running
-// gateways). Store is all of them at once, for the command line, accounts/ and tests. It holds
-// the SQL and nothing else: rules and permissions live in accounts/, key formats in auth/. Every
-// method blocks its thread; the gateway calls it only from threads of its own.
+// gateways), alert_store.hpp (the alerts' outbox). Store is all of them at once, for the command
+// line, accounts/ and tests. It holds the SQL and nothing else: rules and permissions live in
+// accounts/, key formats in auth/. Every method blocks its thread; the gateway calls it only from
+// threads of its own.
 #pragma once
 
 #include <memory>
 #include <utility>
 
 #include "store/accounts_store.hpp"
+#include "store/alert_store.hpp"
 #include "store/billing_store.hpp"
 #include "store/cache_store.hpp"
 #include "store/connection.hpp"
@@ -26,7 +28,8 @@ class Store : public AccountsStore,
               public IdempotencyStore,
               public CacheStore,
               public ConsoleStore,
-              public GatewayStore {
+              public GatewayStore,
+              public AlertStore {
  public:
   explicit Store(std::unique_ptr<Connection> c)
       : AccountsStore(*c),
@@ -35,6 +38,7 @@ class Store : public AccountsStore,
         CacheStore(*c),
         ConsoleStore(*c),
         GatewayStore(*c),
+        AlertStore(*c),
         c_(std::move(c)) {}
   Connection& connection() { return *c_; }
 

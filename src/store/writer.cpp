@@ -8,6 +8,7 @@
 
 #include "core/log.hpp"
 #include "core/thread_name.hpp"
+#include "store/alert_store.hpp"
 #include "store/billing_store.hpp"
 #include "store/cache_store.hpp"
 #include "store/console_store.hpp"
@@ -192,6 +193,9 @@ void Writer::prune() {
     }
     if (retention_.idempotency_ms > 0) {
       IdempotencyStore(c).pruneIdempotencyKeys(now - retention_.idempotency_ms);
+    }
+    if (retention_.alert_days > 0) {
+      AlertStore(c).pruneAlerts(now - retention_.alert_days * kMsPerDay);
     }
   });
 }

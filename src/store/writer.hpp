@@ -39,6 +39,7 @@ class Writer final : public StoreWork {
     std::int64_t audit_days = 0;      ///< Audit rows.
     std::int64_t cache_ms = 0;        ///< Cache entries.
     std::int64_t idempotency_ms = 0;  ///< Idempotency-Key records.
+    std::int64_t alert_days = 0;      ///< The alerts' outbox (kAlertRetentionDays).
   };
 
   /// Connects (throws StoreError when the store cannot be reached), then starts the thread.

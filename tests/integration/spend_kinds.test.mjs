@@ -180,6 +180,7 @@ for (const engine of ENGINES) {
         + ' DROP TABLE limit_counters; DROP TABLE limit_slots;'
         + ' ALTER TABLE api_keys DROP COLUMN budget; ALTER TABLE api_keys DROP COLUMN budget_window;'
         + ['api_keys', 'teams'].flatMap((t) => ['rpm', 'tpm', 'concurrent'].map((c) => ` ALTER TABLE ${t} DROP COLUMN ${c};`)).join('')
+        + ' DROP TABLE alert_outbox;'
         + ' DELETE FROM schema_migrations WHERE version >= 11;'
         + ' INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, provider, '
         + 'variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, upstream_ms, streamed, '

@@ -266,6 +266,22 @@ export interface AuditEntry {
   source: string;
 }
 
+/** A balance alert's delivery to the configured webhook (docs/alerts.md). */
+export interface AlertDelivery {
+  id: string;
+  type: string;
+  created_at: string;
+  team: string;
+  threshold: number;
+  balance_usd: number;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  failed_at: string | null;
+  last_status: number | null;
+}
+
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;
@@ -331,6 +347,9 @@ export const spendCsvUrl = (teamId: string, filters: Record<string, string | und
 
 export const auditLog = (teamId: string, cursor?: string) =>
   call<Page<AuditEntry>>('GET', `${team(teamId)}/audit${query({ limit: '50', cursor })}`);
+
+export const alertDeliveries = (teamId: string) =>
+  call<Page<AlertDelivery>>('GET', `${team(teamId)}/alerts${query({ limit: '20' })}`);
 
 /** The playground's call: a fetch the caller reads as a stream (or aborts). */
 export function playgroundFetch(teamId: string, body: unknown, signal: AbortSignal): Promise<Response> {

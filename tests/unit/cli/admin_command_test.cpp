@@ -36,7 +36,7 @@ std::multiset<std::string> verbsInUsage(const Noun& noun) {
 }
 
 TEST(AdminCommands, EachNounsTableHasTheVerbsItsUsageNames) {
-  ASSERT_EQ(nouns().size(), 8u);
+  ASSERT_EQ(nouns().size(), 9u);
   for (const Noun* noun : nouns()) {
     if (noun->direct != nullptr) {
       EXPECT_TRUE(noun->verbs.empty()) << noun->name << " is a command of its own: no verbs";
@@ -64,7 +64,7 @@ TEST(AdminCommands, TheUsageListsTheNounsInTableOrder) {
   }
   EXPECT_EQ(usage(), expected + "roles: owner, admin, member, viewer\n");
   EXPECT_EQ(names, (std::set<std::string_view>{"teams", "users", "members", "invites", "keys",
-                                               "spend", "audit", "login-link"}));
+                                               "spend", "audit", "alerts", "login-link"}));
 }
 
 }  // namespace

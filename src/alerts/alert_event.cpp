@@ -19,10 +19,22 @@ std::string eventBody(const store::AlertRow& event) {
   w.field("type", event.type);
   w.field("created_at", text::utcTimestamp(event.created_at));
   w.field("team", event.team);
-  w.key("threshold");
-  w.rawNumber(money::formatUsd(event.threshold));
-  w.key("balance_usd");
-  w.rawNumber(money::formatUsd(event.balance));
+  if (event.key) {
+    // A key's budget: the fraction crossed, what the key spent in the window, and its budget.
+    constexpr std::int64_t kPicoPerPpm = 1'000'000;  // A fraction in ppm, written as a decimal.
+    w.field("key", *event.key);
+    w.key("threshold");
+    w.rawNumber(money::formatUsd(event.threshold * kPicoPerPpm));
+    w.key("spend_usd");
+    w.rawNumber(money::formatUsd(event.balance));
+    w.key("budget_usd");
+    w.rawNumber(money::formatUsd(event.budget.value_or(0)));
+  } else {
+    w.key("threshold");
+    w.rawNumber(money::formatUsd(event.threshold));
+    w.key("balance_usd");
+    w.rawNumber(money::formatUsd(event.balance));
+  }
   w.endObject();
   return w.take();
 }

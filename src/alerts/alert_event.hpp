@@ -20,8 +20,9 @@ inline constexpr std::chrono::seconds kMaxRetryDelay{3600};
 inline constexpr std::chrono::hours kGiveUpAfter{24};
 
 /// The event's body: {"id", "type", "created_at" (RFC 3339, UTC), "team" (its name),
-/// "threshold", "balance_usd"}, amounts in USD as JSON numbers written exactly (the shortest
-/// decimal, never an exponent).
+/// "threshold", "balance_usd"}; for a key's budget {"id", "type", "created_at", "team", "key",
+/// "threshold" (the fraction), "spend_usd", "budget_usd"}; amounts in USD as JSON numbers written
+/// exactly (the shortest decimal, never an exponent).
 std::string eventBody(const store::AlertRow& event);
 
 /// The Tollgate-Signature header's value for `body` sent at `unix_seconds`:

@@ -215,7 +215,13 @@ asio::awaitable<bool> Charge::settle(const exchange::Produced& produced) {
   const bool withholdable = !left && produced.status == kStatusOk && !produced.relayed;
   auto idempotency = completion(produced, left);
   const bool claimed = idempotency.has_value();
-  settled_ = co_await ledger_->settle(hold_, std::move(row), withholdable, std::move(idempotency));
+  std::optional<store::Settlement::KeySpend> key_spend;
+  if (ctx_->caller.budget && ctx_->budget_window_start != 0) {
+    key_spend =
+        store::Settlement::KeySpend{ctx_->caller.budget->pico_usd, ctx_->budget_window_start};
+  }
+  settled_ = co_await ledger_->settle(hold_, std::move(row), withholdable, std::move(idempotency),
+                                      key_spend);
   // A withheld answer (false) released the claim in the same commit.
   claim_settled_ = claimed && *settled_;
   co_return *settled_;

@@ -87,13 +87,15 @@ asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico
 }
 
 asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row, bool withholdable,
-                                     std::optional<store::Settlement::Completion> idempotency) {
+                                     std::optional<store::Settlement::Completion> idempotency,
+                                     std::optional<store::Settlement::KeySpend> key_spend) {
   Op op;
   op.kind = Kind::Settle;
   op.hold = std::move(h);
   op.row = std::move(row);
   op.withholdable = withholdable;
   op.idempotency = std::move(idempotency);
+  op.key_spend = key_spend;
   const Reply r = co_await submit(std::move(op));
   co_return r.committed&& r.settled != store::SettleOutcome::Withheld;
 }
@@ -147,14 +149,15 @@ void Ledger::applyTeam(store::BillingStore& db, std::span<const Op> ops, std::sp
                                 gateway_id_, times(kEscrowRequests, op.hold.amount),
                                 times(kEscrowPlentyRequests, op.hold.amount), op.draw.existing);
     } else {
-      settling.push_back({op.hold.id, op.row, op.withholdable, op.idempotency});
+      settling.push_back({op.hold.id, op.row, op.withholdable, op.idempotency, op.key_spend});
       settled_at.push_back(i);
     }
   }
   if (settling.empty()) {
     return;
   }
-  const std::vector<store::SettleOutcome> outcomes = db.settle(settling, balance_alerts_);
+  const std::vector<store::SettleOutcome> outcomes =
+      db.settle(settling, balance_alerts_, key_alerts_ppm_);
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     Reply& r = replies[settled_at[k]];
     r.settled = outcomes[k];

@@ -78,10 +78,12 @@ class Ledger final : public store::Journal {
   /// committed, false when the store failed (the hold is then given back). When the hold was
   /// reclaimed meanwhile, an answer that is `withholdable` is refused (false) unless the team's
   /// available balance covers it; one that is not is charged what the balance covers.
-  /// With `idempotency`, the Idempotency-Key's record is completed in the same transaction.
+  /// With `idempotency`, the Idempotency-Key's record is completed in the same transaction; with
+  /// `key_spend`, the charge is added to the key's spend in its budget's window.
   boost::asio::awaitable<bool> settle(
       store::Hold h, store::SpendRow row, bool withholdable,
-      std::optional<store::Settlement::Completion> idempotency = std::nullopt);
+      std::optional<store::Settlement::Completion> idempotency = std::nullopt,
+      std::optional<store::Settlement::KeySpend> key_spend = std::nullopt);
   /// Writes the spend row of a request that charged nothing (a cache hit), with the next commit;
   /// no one waits for it.
   void record(store::SpendRow row);
@@ -94,6 +96,9 @@ class Ledger final : public store::Journal {
   /// Writes an alert's event with each settlement that takes a team's balance below one of
   /// `amounts` ([alerts] balance_below_usd); set before the ledger is used.
   void alertBelow(std::vector<money::Pico> amounts) { balance_alerts_ = std::move(amounts); }
+  /// Writes an alert's event with each settlement that takes a key's spend in its budget's window
+  /// past one of `ppm` ([alerts] key_budget_fractions, in parts per million); set before use.
+  void alertKeyBudgets(std::vector<std::int64_t> ppm) { key_alerts_ppm_ = std::move(ppm); }
 
   /// Holds taken and not yet settled or released, and what they hold.
   struct InFlight {
@@ -126,6 +131,7 @@ class Ledger final : public store::Journal {
     store::SpendRow row;
     bool withholdable = false;  ///< Settle: the answer can still be refused.
     std::optional<store::Settlement::Completion> idempotency;  ///< Settle: a claim completed.
+    std::optional<store::Settlement::KeySpend> key_spend;      ///< Settle: a key's budget.
     /// Resumes the waiter on its own event loop.
     std::function<void(Reply)> done;
   };
@@ -152,6 +158,7 @@ class Ledger final : public store::Journal {
   const Lease& lease_;
   CommitListener* listener_ = nullptr;
   std::vector<money::Pico> balance_alerts_;
+  std::vector<std::int64_t> key_alerts_ppm_;
   std::mutex mu_;
   std::deque<Op> queue_;  ///< Guarded by mu_.
   mutable std::mutex escrow_mu_;

@@ -258,6 +258,7 @@ int serve(const config::Config& config, const StoreSetup& setup) {
     }
     if (config.alerts.webhook_url) {
       ledger->alertBelow(config.alerts.balance_below);
+      ledger->alertKeyBudgets(config.alerts.key_budget_ppm);
       webhook = std::make_unique<alerts::WebhookSender>(config.alerts, *writer, gateway_id,
                                                         net::makeOwnOutbound);
       // Only the host: the URL may carry the receiver's token.

@@ -72,12 +72,43 @@ std::vector<money::Pico> balanceAmounts(const TableReader& r) {
 
 }  // namespace
 
-Alerts parseAlerts(const TableReader& r, const EnvLookup& env) {
-  if (r.find("key_budget_fractions") != nullptr) {
-    r.fail("key_budget_fractions", "is not supported yet: keys have no budgets to cross");
+/// `key_budget_fractions`: fractions of a key's budget above 0 and at most 1, each with at most
+/// six decimal places, as parts per million; distinct, smallest first.
+std::vector<std::int64_t> budgetFractions(const TableReader& r) {
+  constexpr std::string_view kKey = "key_budget_fractions";
+  constexpr double kPpm = 1e6;
+  const toml::node* n = r.find(kKey);
+  if (n == nullptr) {
+    return {};
   }
-  r.allowOnly({"webhook_url", "webhook_secret", "balance_below_usd"});
+  const toml::array* items = n->as_array();
+  if (items == nullptr || items->size() > kMaxBalanceAmounts) {
+    r.fail(kKey, "must be an array of at most " + std::to_string(kMaxBalanceAmounts) +
+                     " fractions, e.g. [0.5, 0.8, 1.0]");
+  }
+  std::vector<std::int64_t> ppm;
+  for (const toml::node& item : *items) {
+    const std::optional<double> f =
+        item.is_integer() ? std::optional<double>(item.as_integer()->get()) : item.value<double>();
+    const double scaled = f ? *f * kPpm : -1;
+    if (!f || !(scaled >= 1 && scaled <= kPpm) || std::abs(scaled - std::round(scaled)) > 1e-6) {
+      r.fail(kKey,
+             "must hold fractions above 0 and at most 1 (at most six decimal places), "
+             "e.g. [0.5, 0.8, 1.0]");
+    }
+    ppm.push_back(std::llround(scaled));
+  }
+  std::sort(ppm.begin(), ppm.end());
+  if (std::adjacent_find(ppm.begin(), ppm.end()) != ppm.end()) {
+    r.fail(kKey, "must not repeat a fraction");
+  }
+  return ppm;
+}
+
+Alerts parseAlerts(const TableReader& r, const EnvLookup& env) {
+  r.allowOnly({"webhook_url", "webhook_secret", "balance_below_usd", "key_budget_fractions"});
   Alerts a;
+  a.key_budget_ppm = budgetFractions(r);
   if (const auto url = r.string("webhook_url")) {
     a.webhook_url = webhookUrl(r, *url, env);
   }

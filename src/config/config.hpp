@@ -295,6 +295,9 @@ struct Alerts {
   std::string webhook_secret;
   /// Amounts (pico-USD) a balance falling below fires an event for; distinct, largest first.
   std::vector<money::Pico> balance_below;
+  /// Fractions of a key's budget (parts per million, 1 to 1,000,000) whose crossing by its spend
+  /// in a window fires an event; distinct, smallest first.
+  std::vector<std::int64_t> key_budget_ppm;
 };
 
 /// How the gateway's stderr lines other than the access log are written ([log] format).

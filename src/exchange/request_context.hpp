@@ -129,6 +129,8 @@ struct RequestContext {
   KeyOutcome idempotency = KeyOutcome::None;
   TokenUsage usage;
   money::Pico cost = 0;  ///< What the team was charged.
+  /// The start of the key's budget window the request was admitted in (ms; 0: none held).
+  std::int64_t budget_window_start = 0;
   std::size_t bytes_in = 0;
   std::size_t bytes_out = 0;
 

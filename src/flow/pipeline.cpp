@@ -313,6 +313,7 @@ boost::asio::awaitable<bool> tokenLimits(Call& c, std::optional<ClaimGuard>& cla
   const auto& budget = c.ctx.caller.budget;
   if (budget && c.s.ledger != nullptr && !c.team_id.empty() && c.admission.max_cost) {
     const auto [start, ends] = key_rules::budgetWindowAt(budget->window, c.s.limiter->nowMs());
+    c.ctx.budget_window_start = start;  // Charged to the window it is admitted in.
     asks.push_back({"budget:" + c.ctx.caller.key_public_id + ":" +
                         std::string(key_rules::budgetWindowName(budget->window)),
                     limits::Kind::Spend, budget->pico_usd, *c.admission.max_cost,

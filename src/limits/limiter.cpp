@@ -171,10 +171,6 @@ Limiter::~Limiter() {
 
 std::int64_t Limiter::nowMs() const { return systemMs() + offset_ms_.load(); }
 
-std::uint64_t Limiter::epoch() const {
-  return lease_ != nullptr ? lease_->trusted(Lease::Clock::now()).value_or(lease_->epoch()) : 0;
-}
-
 bool Limiter::takeLocally(const Ask& a, std::int64_t window) {
   std::lock_guard lock(mu_);
   if (local_.size() >= kMaxLocalCounts) {
@@ -230,10 +226,13 @@ asio::awaitable<Admission> Limiter::admit(const std::vector<Ask>& asks) {
   const std::int64_t now = nowMs();
   const std::int64_t window = now - now % kWindowMs;
   const std::int64_t reset_ms = window + kWindowMs - now;
-  const std::uint64_t ep = epoch();
+  // One reading of the steady clock for the whole admission: the lease's and the shares'.
+  const Clock::time_point steady = Clock::now();
   const std::optional<std::uint64_t> trusted =
-      lease_ != nullptr ? lease_->trusted(Lease::Clock::now()) : std::optional<std::uint64_t>(0);
+      lease_ != nullptr ? lease_->trusted(steady) : std::optional<std::uint64_t>(0);
+  const std::uint64_t ep = lease_ != nullptr ? trusted.value_or(lease_->epoch()) : 0;
   std::vector<Taken::Entry> entries;
+  entries.reserve(asks.size());
   for (const Ask& a : asks) {
     const Window win = a.window                     ? *a.window
                        : a.kind == Kind::Concurrent ? Window{}
@@ -241,6 +240,7 @@ asio::awaitable<Admission> Limiter::admit(const std::vector<Ask>& asks) {
     const std::int64_t w = win.start;
     Standing standing{a.kind, a.limit, 0, a.kind == Kind::Concurrent ? 0 : reset_ms};
     bool taken = false;
+    bool known = false;  // `standing.remaining` already read.
     const bool never_fits = a.amount > a.limit;
     if (!never_fits && writer_ == nullptr) {
       taken = takeLocally(a, w);
@@ -248,7 +248,11 @@ asio::awaitable<Admission> Limiter::admit(const std::vector<Ask>& asks) {
       std::int64_t at_hand = 0;
       {
         std::lock_guard lock(mu_);
-        at_hand = book_.takeUpTo(a.id, w, a.amount, trusted, Clock::now());
+        at_hand = book_.takeUpTo(a.id, w, a.amount, trusted, steady);
+        if (at_hand == a.amount) {  // The usual case: from the share at hand, in one lock.
+          standing.remaining = book_.remaining(a.id, w, a.limit);
+          known = true;
+        }
       }
       const Granted granted =
           at_hand == a.amount ? Granted::Yes : co_await grant(a, win, a.amount - at_hand, ep);
@@ -265,7 +269,9 @@ asio::awaitable<Admission> Limiter::admit(const std::vector<Ask>& asks) {
         out.retry_after = 1;
       }
     }
-    standing.remaining = remaining(a, w);
+    if (!known) {
+      standing.remaining = remaining(a, w);
+    }
     out.standings.push_back(standing);
     if (out.refused) {
       break;

@@ -136,7 +136,6 @@ class Limiter final : public store::Journal {
   friend class Taken;
   using Clock = ShareBook::Clock;
 
-  std::uint64_t epoch() const;
   enum class Granted : std::uint8_t { Yes, No, Unavailable };
   /// Asks the store for a share of `a`'s window `w`, of which the request takes `need` (the rest
   /// of `a.amount` it has taken from its share at hand).

@@ -8,7 +8,7 @@ namespace {
 
 constexpr std::string_view kColumns =
     "SELECT id, team_id, team, type, threshold, balance, created_at, due_at, attempts, "
-    "delivered_at, failed_at, last_status FROM alert_outbox ";
+    "delivered_at, failed_at, last_status, key_public_id, budget FROM alert_outbox ";
 
 AlertRow alertRow(const Row& r) {
   AlertRow a;
@@ -24,6 +24,8 @@ AlertRow alertRow(const Row& r) {
   a.delivered_at = r.optionalInteger(9);
   a.failed_at = r.optionalInteger(10);
   a.last_status = r.optionalInteger(11);
+  a.key = r.optionalText(12);
+  a.budget = r.optionalInteger(13);
   return a;
 }
 
@@ -55,6 +57,35 @@ Statement AlertStore::balanceCrossings(const std::string& team_id, std::int64_t 
       std::move(params)};
 }
 
+Statement AlertStore::keyBudgetCrossings(const KeyBudget& key, std::int64_t charged,
+                                         std::span<const std::int64_t> ppm, std::int64_t now_ms) {
+  constexpr std::int64_t kPpm = 1'000'000;
+  std::vector<Param> params{key.team_id, key.key_public_id, key.window_start,
+                            charged,     key.budget,        now_ms};
+  std::string fractions;
+  for (const std::int64_t f : ppm) {
+    // The amount a fraction is crossed at: the budget's part, rounded up to a pico-USD.
+    const auto amount =
+        static_cast<std::int64_t>((static_cast<__int128>(key.budget) * f + kPpm - 1) / kPpm);
+    params.emplace_back(f);
+    params.emplace_back(amount);
+    params.emplace_back(ids::uuidV7());
+    const std::size_t n = params.size();
+    fractions += std::string(fractions.empty() ? "" : " UNION ALL ") + "SELECT CAST($" +
+                 std::to_string(n - 2) + " AS BIGINT) AS ppm, CAST($" + std::to_string(n - 1) +
+                 " AS BIGINT) AS amount, CAST($" + std::to_string(n) + " AS TEXT) AS id";
+  }
+  return {
+      "INSERT INTO alert_outbox (id, team_id, team, type, threshold, balance, created_at, "
+      "due_at, key_public_id, budget) SELECT th.id, t.id, t.name, 'key_budget.crossed', th.ppm, "
+      "ks.spent, CAST($6 AS BIGINT), CAST($6 AS BIGINT), ks.key_public_id, CAST($5 AS BIGINT) "
+      "FROM teams t, key_spend ks, (" +
+          fractions +
+          ") th WHERE t.id = $1 AND ks.key_public_id = $2 AND ks.window_start = $3 AND "
+          "ks.spent >= th.amount AND ks.spent - CAST($4 AS BIGINT) < th.amount",
+      std::move(params)};
+}
+
 std::vector<AlertRow> AlertStore::leaseAlerts(const std::string& gateway_id, std::int64_t now_ms,
                                               std::int64_t lease_until, std::int64_t limit) {
   // The outer condition is checked again on each row as locked (PostgreSQL re-reads a row another
@@ -68,7 +99,7 @@ std::vector<AlertRow> AlertStore::leaseAlerts(const std::string& gateway_id, std
            "alert_outbox WHERE " +
                free + " ORDER BY due_at LIMIT $4) AND " + free +
                " RETURNING id, team_id, team, type, threshold, balance, created_at, due_at, "
-               "attempts, delivered_at, failed_at, last_status",
+               "attempts, delivered_at, failed_at, last_status, key_public_id, budget",
            {gateway_id, lease_until, now_ms, limit})) {
     out.push_back(alertRow(r));
   }

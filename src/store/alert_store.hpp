@@ -20,10 +20,13 @@ inline constexpr std::int64_t kAlertRetentionDays = 30;
 struct AlertRow {
   std::string id;
   std::string team_id;
-  std::string team;            ///< The team's name when the event was written.
-  std::string type;            ///< "balance.below"
-  std::int64_t threshold = 0;  ///< pico-USD
-  std::int64_t balance = 0;    ///< pico-USD: the balance right after the settlement
+  std::string team;  ///< The team's name when the event was written.
+  std::string type;  ///< "balance.below" or "key_budget.crossed"
+  /// pico-USD: the amount crossed; key_budget.crossed: the fraction, in parts per million
+  std::int64_t threshold = 0;          ///< pico-USD
+  std::int64_t balance = 0;            ///< pico-USD: the balance (a key's: its spend) right after
+  std::optional<std::string> key;      ///< key_budget.crossed: the key's public id
+  std::optional<std::int64_t> budget;  ///< key_budget.crossed: its budget (pico-USD)
   std::int64_t created_at = 0;
   std::int64_t due_at = 0;
   std::int64_t attempts = 0;
@@ -52,6 +55,20 @@ class AlertStore {
   /// the balance reaching 0 (a balance never goes below it). Events are due at once.
   static Statement balanceCrossings(const std::string& team_id, std::int64_t debited,
                                     std::span<const std::int64_t> thresholds, std::int64_t now_ms);
+
+  /// A key's budget in one window, and the team it bills.
+  struct KeyBudget {
+    std::string team_id;
+    std::string key_public_id;
+    std::int64_t window_start = 0;
+    std::int64_t budget = 0;  ///< pico-USD
+  };
+  /// The statement that writes one "key_budget.crossed" event per fraction of `ppm` (parts per
+  /// million of the budget) that the key's spend in the window, just raised by `charged` (> 0) by
+  /// the statement before it in the same transaction, crossed: spend before < fraction x budget
+  /// <= spend after. A window's fractions are crossed again only in the next window.
+  static Statement keyBudgetCrossings(const KeyBudget& key, std::int64_t charged,
+                                      std::span<const std::int64_t> ppm, std::int64_t now_ms);
 
   /// Leases for `gateway_id` until `lease_until` up to `limit` events that are due at `now_ms`,
   /// neither delivered nor failed, and not leased by a gateway whose lease still runs: each event

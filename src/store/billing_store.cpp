@@ -226,7 +226,8 @@ bool BillingStore::shrinkHold(const std::string& hold_id, std::int64_t amount) {
 }
 
 std::vector<SettleOutcome> BillingStore::settle(std::span<Settlement> batch,
-                                                std::span<const std::int64_t> balance_alerts) {
+                                                std::span<const std::int64_t> balance_alerts,
+                                                std::span<const std::int64_t> key_alerts_ppm) {
   // Each hold gives the sum of its charges in one update, and each team is debited once; a hold
   // that is gone has its charges settled one by one below. Holds, then teams, each in key order.
   std::map<std::string, std::int64_t> by_hold;
@@ -301,6 +302,21 @@ std::vector<SettleOutcome> BillingStore::settle(std::span<Settlement> batch,
     outcomes[i] = SettleOutcome::Reclaimed;
   }
   spendWrites(rows, writes);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const Settlement& s = batch[i];
+    if (!s.key_spend || s.row.cost <= 0 || outcomes[i] == SettleOutcome::Withheld) {
+      continue;
+    }
+    writes.push_back(
+        {"INSERT INTO key_spend (key_public_id, window_start, spent) VALUES ($1, $2, $3) "
+         "ON CONFLICT (key_public_id, window_start) DO UPDATE SET spent = key_spend.spent + $3",
+         {s.row.key_public_id, s.key_spend->window_start, s.row.cost}});
+    if (!key_alerts_ppm.empty()) {
+      writes.push_back(AlertStore::keyBudgetCrossings(
+          {s.row.team_id, s.row.key_public_id, s.key_spend->window_start, s.key_spend->budget},
+          s.row.cost, key_alerts_ppm, nowMs()));
+    }
+  }
   // Claims team by team: each team's sum of kept answers is locked in key order, as teams are.
   std::vector<std::size_t> by_team_order(batch.size());
   std::iota(by_team_order.begin(), by_team_order.end(), std::size_t{0});

@@ -87,6 +87,13 @@ struct Settlement {
     std::int64_t max_bytes = 0;
   };
   std::optional<Completion> idempotency = {};
+  /// The key's budget, when it has one: what the row costs is added to the key's spend in the
+  /// window it was admitted in (key_spend), in the same transaction.
+  struct KeySpend {
+    std::int64_t budget = 0;  ///< pico-USD
+    std::int64_t window_start = 0;
+  };
+  std::optional<KeySpend> key_spend = {};
 };
 
 struct SpendFilter {
@@ -147,9 +154,12 @@ class BillingStore {
   /// (on PostgreSQL, two round trips). Returns each one's outcome, in order; each written row is
   /// left as written (its `cost` what was debited, its `uncollected` what was not). Each debit
   /// that takes a team's balance below an amount of `balance_alerts` (pico-USD) writes its
-  /// alert's event to the outbox (AlertStore::balanceCrossings), in the same transaction.
+  /// alert's event to the outbox (AlertStore::balanceCrossings), in the same transaction; each
+  /// charge to a key with a budget adds to its spend in its window, and writes an event for each
+  /// fraction of `key_alerts_ppm` (parts per million of the budget) that spend crosses.
   std::vector<SettleOutcome> settle(std::span<Settlement> batch,
-                                    std::span<const std::int64_t> balance_alerts = {});
+                                    std::span<const std::int64_t> balance_alerts = {},
+                                    std::span<const std::int64_t> key_alerts_ppm = {});
   /// Releases the holds of gateways not seen for `alive_window_ms`; returns how many.
   std::int64_t reclaimHolds(std::int64_t alive_window_ms);
   /// Deletes raw spend rows older than `before_ms` (aggregates stay); returns how many.

@@ -404,8 +404,9 @@ ALTER TABLE api_keys ADD COLUMN allowed_models TEXT;
 
 // Rate limits: a key's and a team's own (null: the configured default), a key's budget (pico-USD)
 // and its window; what every gateway together took of each limit's window (window_start 0: a
-// concurrency limit, which has no window; ends_at 0: a window that never ends), and each
-// gateway's part of a concurrency limit, given back when the gateway dies.
+// concurrency limit, which has no window; ends_at 0: a window that never ends), each gateway's
+// part of a concurrency limit, given back when the gateway dies, and what each key with a budget
+// was charged in each of its windows.
 constexpr std::string_view kV13 = R"sql(
 ALTER TABLE api_keys ADD COLUMN rpm BIGINT;
 ALTER TABLE api_keys ADD COLUMN tpm BIGINT;
@@ -427,6 +428,12 @@ CREATE TABLE limit_slots (
   gateway_id TEXT NOT NULL,
   held BIGINT NOT NULL,
   PRIMARY KEY (limit_id, gateway_id)
+);
+CREATE TABLE key_spend (
+  key_public_id TEXT NOT NULL,
+  window_start BIGINT NOT NULL,
+  spent BIGINT NOT NULL,
+  PRIMARY KEY (key_public_id, window_start)
 );
 )sql";
 
@@ -450,7 +457,9 @@ CREATE TABLE alert_outbox (
   lease_until BIGINT,
   delivered_at BIGINT,
   failed_at BIGINT,
-  last_status BIGINT
+  last_status BIGINT,
+  key_public_id TEXT,
+  budget BIGINT
 );
 CREATE INDEX alert_outbox_pending ON alert_outbox (due_at)
   WHERE delivered_at IS NULL AND failed_at IS NULL;

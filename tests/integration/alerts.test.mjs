@@ -86,6 +86,7 @@ for (const engine of ENGINES) {
         webhook_url: receiver.url,
         webhook_secret: `env::${SECRET_ENV}`,
         balance_below_usd: THRESHOLDS,
+        key_budget_fractions: [0.01, 0.02],
       };
       env = { ...store.env, [SECRET_ENV]: SECRET };
       gw = await startGateway({ config, env });
@@ -213,6 +214,25 @@ for (const engine of ENGINES) {
         assert.equal(tries.length, a.attempts);
         tries.forEach(assertSigned);
       }
+    });
+
+    test("a key's spend crossing fractions of its budget fires once per fraction in a window", async () => {
+      await ok('teams', 'create', 'budget-alerts', '--balance', '5');
+      const key = (await ok('keys', 'create', '--team', 'budget-alerts', '--name', 'watched',
+        '--budget-usd', '0.002', '--budget-window', 'month')).stdout.trim();
+      const publicId = key.split('-')[2];
+      // 0.00002 a request: the first reaches 0.01 of the budget, the second 0.02, later ones none.
+      for (let i = 0; i < 4; i += 1) await chat(gw, key);  // The other gateway stopped above.
+      const delivered = () => receiver.deliveries.filter((d) => d.ok && JSON.parse(d.body).key === publicId);
+      await waitFor(async () => delivered().length === 2, 20_000, 100);
+      const bodies = delivered().map((d) => JSON.parse(d.body)).sort((a, b) => a.threshold - b.threshold);
+      assert.deepEqual(bodies.map(({ type, team, key: k, threshold, spend_usd: spend, budget_usd: budget }) =>
+        ({ type, team, k, threshold, spend, budget })), [
+        { type: 'key_budget.crossed', team: 'budget-alerts', k: publicId, threshold: 0.01, spend: 0.00002, budget: 0.002 },
+        { type: 'key_budget.crossed', team: 'budget-alerts', k: publicId, threshold: 0.02, spend: 0.00004, budget: 0.002 },
+      ]);
+      for (const d of delivered()) assertSigned(d);
+      assert.equal(delivered().length, 2);
     });
   });
 }

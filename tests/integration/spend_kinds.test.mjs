@@ -177,7 +177,7 @@ for (const engine of ENGINES) {
       store.sql(tables.flatMap((t) => KINDS.map((k) => `ALTER TABLE ${t} DROP COLUMN ${k};`)).join(' ')
         // Later migrations undone too, so that the store is at version 10 as that tollgate left it.
         + ' ALTER TABLE api_keys DROP COLUMN expires_at; ALTER TABLE api_keys DROP COLUMN allowed_models;'
-        + ' DROP TABLE limit_counters; DROP TABLE limit_slots;'
+        + ' DROP TABLE limit_counters; DROP TABLE limit_slots; DROP TABLE key_spend;'
         + ' ALTER TABLE api_keys DROP COLUMN budget; ALTER TABLE api_keys DROP COLUMN budget_window;'
         + ['api_keys', 'teams'].flatMap((t) => ['rpm', 'tpm', 'concurrent'].map((c) => ` ALTER TABLE ${t} DROP COLUMN ${c};`)).join('')
         + ' DROP TABLE alert_outbox;'

@@ -37,6 +37,9 @@ export interface Key {
   rpm?: number;
   tpm?: number;
   concurrent?: number;
+  /** Its spend budget (USD, exact) and the window it is counted in, when it has one. */
+  budget_usd?: number;
+  budget_window?: 'day' | 'week' | 'month' | 'total';
 }
 
 export interface Model {

@@ -153,12 +153,15 @@ export function KeysPage({ team, me }: Props) {
   );
 }
 
-/** A key's own rate limits, as a line: "60 requests/min · 100000 tokens/min · 4 at once". */
+/** A key's own rate limits and budget, as a line: "60 requests/min · 4 at once · budget 25 USD per
+ * month". */
 function limitsText(k: Key): string {
   const parts = [
     k.rpm !== undefined && `${k.rpm} requests/min`,
     k.tpm !== undefined && `${k.tpm} tokens/min`,
     k.concurrent !== undefined && `${k.concurrent} at once`,
+    k.budget_usd !== undefined &&
+      `budget ${k.budget_usd} USD ${k.budget_window === 'total' ? 'in all' : `per ${k.budget_window}`}`,
   ];
   return parts.filter(Boolean).join(' · ');
 }

@@ -79,6 +79,11 @@ TEST(AlertsConfigTest, HttpOnlyToLoopback) {
   EXPECT_NE(reason.find("must be https"), std::string::npos) << reason;
 }
 
+TEST(AlertsConfigTest, KeyBudgetFractionsAreReadAsPartsPerMillion) {
+  const Alerts a = alerts(kHook + "key_budget_fractions = [1, 0.8, 0.5, 0.000001]");
+  EXPECT_EQ(a.key_budget_ppm, (std::vector<std::int64_t>{1, 500'000, 800'000, 1'000'000}));
+}
+
 TEST(AlertsConfigTest, WrongUsesAreRefusedByKey) {
   struct Case {
     std::string table;
@@ -98,7 +103,12 @@ TEST(AlertsConfigTest, WrongUsesAreRefusedByKey) {
       {kHook + "balance_below_usd = [\"ten\"]", "alerts.balance_below_usd"},
       {kHook + "balance_below_usd = [true]", "alerts.balance_below_usd"},
       {kHook + "balance_below_usd = [10, 10.0]", "alerts.balance_below_usd"},
-      {kHook + "key_budget_fractions = [0.5]", "alerts.key_budget_fractions"},
+      {kHook + "key_budget_fractions = [0]", "alerts.key_budget_fractions"},
+      {kHook + "key_budget_fractions = [1.5]", "alerts.key_budget_fractions"},
+      {kHook + "key_budget_fractions = [0.1234567]", "alerts.key_budget_fractions"},
+      {kHook + "key_budget_fractions = [0.5, 0.50]", "alerts.key_budget_fractions"},
+      {kHook + "key_budget_fractions = [\"0.5\"]", "alerts.key_budget_fractions"},
+      {kHook + "key_budget_fractions = 0.5", "alerts.key_budget_fractions"},
       {kHook + "webhook = \"x\"", "alerts.webhook"},
       {"webhook_url = \"ftp://h.example.com/x\"\nwebhook_secret = \"env::HOOK_SECRET\"",
        "alerts.webhook_url"},

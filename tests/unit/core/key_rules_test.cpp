@@ -67,5 +67,38 @@ TEST(StoredModels, RoundTrip) {
   EXPECT_FALSE(decodeModels("not json"));
 }
 
+TEST(BudgetWindow, DayWeekFromMondayMonthFromTheFirstInUtc) {
+  // Thursday 2026-11-26 23:21:19.5 UTC.
+  const std::int64_t now = *parseRfc3339("2026-11-26T23:21:19.5Z");
+  const auto day = budgetWindowAt(BudgetWindow::Day, now);
+  EXPECT_EQ(day.first, *parseRfc3339("2026-11-26T00:00:00Z"));
+  EXPECT_EQ(day.second, *parseRfc3339("2026-11-27T00:00:00Z"));
+  const auto week = budgetWindowAt(BudgetWindow::Week, now);
+  EXPECT_EQ(week.first, *parseRfc3339("2026-11-23T00:00:00Z"));  // Monday.
+  EXPECT_EQ(week.second, *parseRfc3339("2026-11-30T00:00:00Z"));
+  const auto month = budgetWindowAt(BudgetWindow::Month, now);
+  EXPECT_EQ(month.first, *parseRfc3339("2026-11-01T00:00:00Z"));
+  EXPECT_EQ(month.second, *parseRfc3339("2026-12-01T00:00:00Z"));
+  EXPECT_EQ(budgetWindowAt(BudgetWindow::Month, *parseRfc3339("2026-12-31T23:59:59Z")).second,
+            *parseRfc3339("2027-01-01T00:00:00Z"));
+  // A Monday at midnight begins its week; a Sunday ends the one before.
+  EXPECT_EQ(budgetWindowAt(BudgetWindow::Week, *parseRfc3339("2026-11-30T00:00:00Z")).first,
+            *parseRfc3339("2026-11-30T00:00:00Z"));
+  EXPECT_EQ(budgetWindowAt(BudgetWindow::Week, *parseRfc3339("2026-11-29T23:59:59Z")).first,
+            *parseRfc3339("2026-11-23T00:00:00Z"));
+  EXPECT_EQ(budgetWindowAt(BudgetWindow::Total, now),
+            std::make_pair(std::int64_t{1}, std::int64_t{0}));
+}
+
+TEST(BudgetWindow, NamesReadBackAndNothingElse) {
+  for (const BudgetWindow w :
+       {BudgetWindow::Day, BudgetWindow::Week, BudgetWindow::Month, BudgetWindow::Total}) {
+    EXPECT_EQ(parseBudgetWindow(budgetWindowName(w)), w);
+  }
+  EXPECT_FALSE(parseBudgetWindow("year"));
+  EXPECT_FALSE(parseBudgetWindow("Day"));
+  EXPECT_FALSE(parseBudgetWindow(""));
+}
+
 }  // namespace
 }  // namespace tollgate::key_rules

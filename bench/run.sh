@@ -1274,23 +1274,24 @@ REPORT="$OUT/results.md"
           "$(round_verdict "$kc" 'v <= 1.2')" "$(printf '%.2f' "$kc")"
       fi
     done
-    if [[ -n ${RB_CPU[tollgate_dark]:-} && -n ${RB_CPU[tollgate_traced]:-} ]]; then
-      # What metrics and traces cost: within 3 %, or within the control's spread when larger.
-      read -r tc tc_min tc_max <<<"$(stats "$(per_round "$(series tollgate_traced round_cpu64)" "$(series tollgate_dark round_cpu64)")")"
+    # feature_verdict LABEL WITH WITHOUT BAR: WITH's CPU per request against WITHOUT's in the same
+    # rounds, within BAR or within the control's spread when that is larger.
+    feature_verdict() {
+      local r r_min r_max cn_min cn_max allowed
+      read -r r r_min r_max <<<"$(stats "$(per_round "$(series "$2" round_cpu64)" "$(series "$3" round_cpu64)")")"
       read -r _ cn_min cn_max <<<"$(stats "$(per_round "$(series nginx_b round_cpu64)" "$(series nginx round_cpu64)")")"
-      allowed=$(awk -v a="$cn_min" -v b="$cn_max" 'BEGIN { s = b - 1; if (1 - a > s) s = 1 - a; print (s > 0.03 ? s : 0.03) }')
+      allowed=$(awk -v a="$cn_min" -v b="$cn_max" -v bar="$4" 'BEGIN { s = b - 1; if (1 - a > s) s = 1 - a; print (s > bar ? s : bar) }')
       printf '  %-52s %s (%.3fx per round, median; %.3f-%.3f; nginx_b/nginx CPU %.3f-%.3f)\n' \
-        "telemetry: traced CPU us/req <= (1 + $(printf '%.3f' "$allowed"))x dark" \
-        "$(round_verdict "$tc" "v <= 1 + $allowed")" "$tc" "$tc_min" "$tc_max" "$cn_min" "$cn_max"
+        "$1: $2 CPU us/req <= (1 + $(printf '%.3f' "$allowed"))x $3" \
+        "$(round_verdict "$r" "v <= 1 + $allowed")" "$r" "$r_min" "$r_max" "$cn_min" "$cn_max"
+    }
+    # What metrics and traces cost: within 3 %; what counting rate limits costs the billed path:
+    # within 5 %.
+    if [[ -n ${RB_CPU[tollgate_dark]:-} && -n ${RB_CPU[tollgate_traced]:-} ]]; then
+      feature_verdict telemetry tollgate_traced tollgate_dark 0.03
     fi
     if [[ -n ${RB_CPU[tollgate_auth]:-} && -n ${RB_CPU[tollgate_limited]:-} ]]; then
-      # What counting rate limits costs the billed path: within 5 %, or the control's spread.
-      read -r lc lc_min lc_max <<<"$(stats "$(per_round "$(series tollgate_limited round_cpu64)" "$(series tollgate_auth round_cpu64)")")"
-      read -r _ cn_min cn_max <<<"$(stats "$(per_round "$(series nginx_b round_cpu64)" "$(series nginx round_cpu64)")")"
-      allowed=$(awk -v a="$cn_min" -v b="$cn_max" 'BEGIN { s = b - 1; if (1 - a > s) s = 1 - a; print (s > 0.05 ? s : 0.05) }')
-      printf '  %-52s %s (%.3fx per round, median; %.3f-%.3f; nginx_b/nginx CPU %.3f-%.3f)\n' \
-        "limits: limited CPU us/req <= (1 + $(printf '%.3f' "$allowed"))x billed" \
-        "$(round_verdict "$lc" "v <= 1 + $allowed")" "$lc" "$lc_min" "$lc_max" "$cn_min" "$cn_max"
+      feature_verdict limits tollgate_limited tollgate_auth 0.05
     fi
     echo
   fi

@@ -82,6 +82,9 @@ class AccountService {
   Awaitable<Outcome<store::Team>> topUp(Actor actor, std::string name, money::Pico amount);
   Awaitable<Outcome<Propagation>> setTeamActive(Actor actor, std::string name, bool active);
   Awaitable<Outcome<Propagation>> setTeamDryrun(Actor actor, std::string name, bool allow);
+  Awaitable<Outcome<Propagation>> setTeamLimits(Actor actor, std::string name,
+                                                RateLimitsChange change,
+                                                key_rules::RateLimits team_default);
 
   Awaitable<Outcome<store::User>> addUser(std::string email, std::string display_name);
   Awaitable<Outcome<Propagation>> addMember(Actor actor, std::string team, std::string email,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <thread>
+#include <tuple>
 
 #include "accounts/records_json.hpp"
 #include "accounts/sessions.hpp"
@@ -386,14 +387,30 @@ Outcome<Propagation> Accounts::setTeamDryrun(const Actor& actor, const std::stri
 }
 
 Outcome<Propagation> Accounts::setTeamLimits(const Actor& actor, const std::string& name,
-                                             const RateLimitsChange& change) {
+                                             const RateLimitsChange& change,
+                                             const key_rules::RateLimits& team_default) {
   store::Transaction tx(store_.connection());
   const Outcome<store::Team> t = requireTeam(name);
   if (!t) {
     return t.error();
   }
   if (actor.email) {
-    return forbidden("only the operator sets a team's rate limits (tollgate admin teams limits)");
+    // An owner or admin only lowers: each value at or below the team's own, else the default.
+    if (const Outcome<Ok> may = authorize(actor, *t, Action::RevokeAnyKey); !may) {
+      return may.error();
+    }
+    for (const auto& [word, to, own, fallback] :
+         {std::tuple{"rpm", change.rpm, t->limits.rpm, team_default.rpm},
+          std::tuple{"tpm", change.tpm, t->limits.tpm, team_default.tpm},
+          std::tuple{"concurrent", change.concurrent, t->limits.concurrent,
+                     team_default.concurrent}}) {
+      const std::optional<std::int64_t> most = own ? own : fallback;
+      if (to && (!*to || (most && **to > *most))) {
+        return invalid(std::string(word) + " may only be lowered here, to " +
+                       (most ? "at most " + std::to_string(*most) : "a number") +
+                       "; only the operator raises or removes a team's limit");
+      }
+    }
   }
   const key_rules::RateLimits after = change.applied(t->limits);
   store_.setTeamLimits(t->id, after);

@@ -156,10 +156,12 @@ class Accounts {
   Outcome<Propagation> setTeamActive(const Actor& actor, const std::string& name, bool active);
   /// Whether the team's keys may send tollgate::dryrun requests (an owner's decision).
   Outcome<Propagation> setTeamDryrun(const Actor& actor, const std::string& name, bool allow);
-  /// Changes the team's own rate limits (docs/limits.md; an operator's decision), audited as
-  /// team.limits_changed with the limits before and after.
+  /// Changes the team's own rate limits (docs/limits.md), audited as team.limits_changed with the
+  /// limits before and after. The operator sets any value; an owner or admin only lowers one: to
+  /// at most the team's own value, else `team_default` ([limits.team]), never removing one.
   Outcome<Propagation> setTeamLimits(const Actor& actor, const std::string& name,
-                                     const RateLimitsChange& change);
+                                     const RateLimitsChange& change,
+                                     const key_rules::RateLimits& team_default = {});
 
   Outcome<store::User> addUser(const std::string& email, const std::string& display_name);
   /// Forgets the user's identity-provider bindings, so that their address binds to the next

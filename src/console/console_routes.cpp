@@ -122,6 +122,9 @@ void addRoutes(std::vector<http::Route>& routes, const ConsoleServices& given) {
       team(Action::SuspendTeam, Intent::Change, setTeamActiveTo<false>, true));
   add(Method::Post, in_team + "/resume",
       team(Action::SuspendTeam, Intent::Change, setTeamActiveTo<true>, true));
+  // Owners and admins lower a team's rate limits; only the operator raises one.
+  add(Method::Patch, in_team + "/limits",
+      team(Action::RevokeAnyKey, Intent::Change, changeTeamLimits, true), json);
   add(Method::Get, in_team + "/members", team(Action::ViewTeam, Intent::Read, listMembers));
   add(Method::Patch, in_team + "/members/{user}",
       team(Action::ChangeRoles, Intent::Change, changeMember, true), json);

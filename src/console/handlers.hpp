@@ -49,6 +49,7 @@ TOLLGATE_CONSOLE_SESSION_HANDLER(acceptInvitation);  ///< POST /console/api/invi
 TOLLGATE_CONSOLE_SESSION_HANDLER(previewInvitation);  ///< POST /console/api/invitations/preview
 /// POST …/{team}/suspend and …/{team}/resume.
 TOLLGATE_CONSOLE_CALL(setTeamActive, , const MemberCaller& m, bool active);
+TOLLGATE_CONSOLE_TEAM_HANDLER(changeTeamLimits);  ///< PATCH …/{team}/limits
 
 // Keys (keys.cpp).
 TOLLGATE_CONSOLE_TEAM_HANDLER(listKeys);        ///< GET …/{team}/keys

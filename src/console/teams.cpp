@@ -1,5 +1,6 @@
 // Teams, their members and invitations, through the console: the same operations of accounts/
 // as `tollgate admin`, with the signed-in user as the actor.
+#include "config/limits_config.hpp"
 #include "console/handlers.hpp"
 
 namespace tollgate::console {
@@ -94,6 +95,7 @@ Awaitable<void> showTeam(const ConsoleServices& s, exchange::RequestContext& ctx
     w.field("members", t.members);
     w.field("active_keys", t.active_keys);
     w.field("allow_dryrun", t.team.allow_dryrun);
+    accounts::writeRateLimits(w, t.team.limits);  // Its own, each only when set.
     if (money) {
       accounts::usdField(w, "balance", t.team.balance);
       accounts::usdField(w, "reserved", t.team.reserved);
@@ -112,6 +114,45 @@ Awaitable<void> setTeamActive(const ConsoleServices& s, exchange::RequestContext
     w.startObject();
     w.field("id", m.member.team.id);
     w.field("state", active ? "active" : "suspended");
+    w.endObject();
+  });
+}
+
+Awaitable<void> changeTeamLimits(const ConsoleServices& s, exchange::RequestContext& ctx,
+                                 http::Request& req, http::ResponseWriter& out,
+                                 const MemberCaller& m) {
+  auto body = jsonBody(req, {.required = {}, .counts = {"rpm", "tpm", "concurrent"}});
+  if (!body) {
+    co_return co_await fail(ctx, out, body.error());
+  }
+  accounts::RateLimitsChange change;
+  for (const auto& [name, to] : {std::pair{"rpm", &change.rpm}, std::pair{"tpm", &change.tpm},
+                                 std::pair{"concurrent", &change.concurrent}}) {
+    const rapidjson::Value* v = json::member(*body, name);
+    if (v == nullptr) {
+      continue;
+    }
+    to->emplace();
+    if (v->IsNull()) {
+      continue;  // Refused by accounts: only the operator removes a limit.
+    }
+    if (v->GetInt64() < 1 || v->GetInt64() > config::kMaxLimit) {
+      const Error refused{ErrorKind::InvalidValue,
+                          std::string(name) + " must be from 1 to " +
+                              std::to_string(config::kMaxLimit),
+                          name};
+      co_return co_await fail(ctx, out, refused);
+    }
+    **to = v->GetInt64();
+  }
+  const auto done = co_await s.accounts.setTeamLimits(m.who.actor, m.member.team.name, change,
+                                                      ctx.config.limits.team);
+  const key_rules::RateLimits after = change.applied(m.member.team.limits);
+  co_await answer(ctx, out, done, [&](json::Writer& w, const accounts::Propagation& p) {
+    w.startObject();
+    w.field("id", m.member.team.id);
+    accounts::writeRateLimits(w, after);
+    w.field("gateways_lagging", static_cast<std::int64_t>(p.lagging.size()));
     w.endObject();
   });
 }

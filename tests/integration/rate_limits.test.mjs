@@ -175,6 +175,18 @@ for (const engine of ENGINES) {
       const audit = await owner.call('GET', `${T}/audit`);
       const change = audit.json.data.find((e) => e.action === 'key.rules_changed' && e.target.startsWith(made.json.key.public_id));
       assert.match(change.target, /"rpm":5,"tpm":50000\} after \{.*"rpm":1,"tpm":50000\}$/);
+
+      // A team's limits: its owner lowers them, never raises or removes one.
+      const lowered = await owner.call('PATCH', `${T}/limits`, { rpm: 100 });
+      assert.equal(lowered.status, 200, lowered.text);
+      assert.equal(lowered.json.rpm, 100);
+      assertError(await owner.call('PATCH', `${T}/limits`, { rpm: 150 }), { status: 400, code: 'invalid_value' });
+      assertError(await owner.call('PATCH', `${T}/limits`, { rpm: null }), { status: 400, code: 'invalid_value' });
+      assertError(await owner.call('PATCH', `${T}/limits`, { tpm: 0 }), { status: 400, code: 'invalid_value', param: 'tpm' });
+      assert.equal((await owner.call('GET', T)).json.rpm, 100);
+      const teamAudit = (await owner.call('GET', `${T}/audit`)).json.data.find((e) => e.action === 'team.limits_changed');
+      assert.match(teamAudit.target, /before \{\} after \{"rpm":100\}$/);
+      await ok('teams', 'limits', 'limited', '--rpm', 'none');
     });
 
     test('without limits configured nothing is limited and no x-ratelimit header is sent', async () => {

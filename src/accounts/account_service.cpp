@@ -145,10 +145,10 @@ AccountService::Awaitable<Outcome<Propagation>> AccountService::setTeamActive(Ac
 
 AccountService::Awaitable<Outcome<Propagation>> AccountService::setTeamLimits(
     Actor actor, std::string name, RateLimitsChange change, key_rules::RateLimits team_default) {
-  return propagated(run([actor = std::move(actor), name = std::move(name), change,
-                         team_default](Accounts& a) {
-    return a.setTeamLimits(actor, name, change, team_default);
-  }));
+  return propagated(
+      run([actor = std::move(actor), name = std::move(name), change, team_default](Accounts& a) {
+        return a.setTeamLimits(actor, name, change, team_default);
+      }));
 }
 
 AccountService::Awaitable<Outcome<Propagation>> AccountService::setTeamDryrun(Actor actor,

@@ -137,10 +137,9 @@ Awaitable<void> changeTeamLimits(const ConsoleServices& s, exchange::RequestCont
       continue;  // Refused by accounts: only the operator removes a limit.
     }
     if (v->GetInt64() < 1 || v->GetInt64() > config::kMaxLimit) {
-      const Error refused{ErrorKind::InvalidValue,
-                          std::string(name) + " must be from 1 to " +
-                              std::to_string(config::kMaxLimit),
-                          name};
+      const Error refused{
+          ErrorKind::InvalidValue,
+          std::string(name) + " must be from 1 to " + std::to_string(config::kMaxLimit), name};
       co_return co_await fail(ctx, out, refused);
     }
     **to = v->GetInt64();

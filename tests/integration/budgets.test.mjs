@@ -41,7 +41,15 @@ for (const engine of ENGINES) {
       mock = await startMock();
       const dead = `http://127.0.0.1:${await closedPort()}/v1`;
       config = standardConfig(mock.url, dead, { gateway: { auth: 'required' } });
-      config.models.out_only = { ...config.models.mock_model, input_cost_per_token: 0, security: [] };
+      // A thousand requests at once through three gateways are slow to start under the
+      // sanitizers: the admitted ones wait their turn, so their upstream may take its time.
+      const patient = { connect_timeout_ms: 10_000, first_byte_timeout_ms: 30_000, total_timeout_ms: 60_000 };
+      config.models.out_only = {
+        ...config.models.mock_model,
+        input_cost_per_token: 0,
+        security: [],
+        providers: { primary: { ...config.models.mock_model.providers.primary, ...patient } },
+      };
       config.storage = store.storage;
       config.console = { owner_email: 'operator@budgets.test' };
       gw = await startGateway({ config, env: store.env });

@@ -117,6 +117,9 @@ void writeKey(json::Writer& w, const store::ApiKey& k,
   textField(w, "inactive_reason", reason);
   timeField(w, "revoked_at", k.revoked_at);
   writeKeyRules(w, k.rules);
+  if (k.budget_spent) {
+    usdField(w, "budget_spent_usd", *k.budget_spent);
+  }
   w.endObject();
 }
 

@@ -291,8 +291,17 @@ std::vector<ApiKey> AccountsStore::listKeys(const std::optional<std::string>& te
       team_id ? c_->query(q(kKeyColumns, "WHERE k.team_id = $1 ORDER BY k.created_at, k.id"),
                           {*team_id})
               : c_->query(q(kKeyColumns, "ORDER BY t.name, k.created_at, k.id"));
+  const std::int64_t now = nowMs();
   for (const Row& r : rows) {
-    out.push_back(apiKey(r));
+    ApiKey& k = out.emplace_back(apiKey(r));
+    if (k.rules.budget) {
+      // What the settlements added to its spend in the window now current (key_spend).
+      const std::int64_t start = key_rules::budgetWindowAt(k.rules.budget->window, now).first;
+      const Rows spent =
+          c_->query("SELECT spent FROM key_spend WHERE key_public_id = $1 AND window_start = $2",
+                    {k.public_id, start});
+      k.budget_spent = spent.empty() ? 0 : spent.front().integer(0);
+    }
   }
   return out;
 }

@@ -64,6 +64,8 @@ struct ApiKey {
   std::optional<std::int64_t> last_used_at;
   std::optional<std::int64_t> revoked_at;
   key_rules::KeyRules rules;
+  /// With a budget, and when listed: what was charged to it in its current window (pico-USD).
+  std::optional<std::int64_t> budget_spent;
 };
 
 /// What the gateway's in-memory key table holds of one key.

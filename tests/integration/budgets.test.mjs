@@ -83,6 +83,10 @@ for (const engine of ENGINES) {
       const rows = (await spend('budgeted')).filter((r) => r.key === key.split('-')[2]);
       assert.equal(rows.length, 3);
       assert.equal(rows.reduce((s, r) => s + pico(r.cost), 0n), 3n * hold);
+      // The key's spend in its current window is listed with it.
+      const after = JSON.parse((await ok('keys', 'list', '--team', 'budgeted', '--json')).stdout)
+        .find((k) => k.name === 'three');
+      assert.equal(pico(String(after.budget_spent_usd)), 3n * hold);
     });
 
     test('what a request does not spend goes back; a cache hit is neither refused nor charged', async () => {

@@ -39,8 +39,12 @@ export interface Key {
   concurrent?: number;
   /** Its spend budget (USD, exact) and the window it is counted in, when it has one. */
   budget_usd?: number;
-  budget_window?: 'day' | 'week' | 'month' | 'total';
+  budget_window?: BudgetWindow;
+  /** With a budget: what was charged to the key in its current window (USD). */
+  budget_spent_usd?: number;
 }
+
+export type BudgetWindow = 'day' | 'week' | 'month' | 'total';
 
 export interface Model {
   id: string;
@@ -165,6 +169,13 @@ export const listKeys = (teamId: string) => call<Key[]>('GET', `${team(teamId)}/
 export interface KeyRules {
   expires_at: string | null;
   allowed_models: string[] | null;
+  /** Its rate limits: each left out is unchanged (only the operator removes one). */
+  rpm?: number;
+  tpm?: number;
+  concurrent?: number;
+  /** Its spend budget, a decimal string of USD; null removes it; left out: unchanged. */
+  budget_usd?: string | null;
+  budget_window?: BudgetWindow;
 }
 
 export const createKey = (teamId: string, name: string, rules: KeyRules) =>

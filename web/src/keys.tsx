@@ -3,12 +3,14 @@
 // form that creates one (with rules, if wanted) and shows its secret once, a dialog in which
 // owners and admins change a key's rules, and revocation after a confirmation that names the
 // key. Only the buttons the caller's role allows in the team are offered (`actions` from `me`).
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import {
   changeKeyRules,
   createKey,
   listKeys,
   revokeKey,
+  type BudgetWindow,
   type Key,
   type KeyRules as Rules,
   type Me,
@@ -161,7 +163,8 @@ function limitsText(k: Key): string {
     k.tpm !== undefined && `${k.tpm} tokens/min`,
     k.concurrent !== undefined && `${k.concurrent} at once`,
     k.budget_usd !== undefined &&
-      `budget ${k.budget_usd} USD ${k.budget_window === 'total' ? 'in all' : `per ${k.budget_window}`}`,
+      `budget ${k.budget_usd} USD ${k.budget_window === 'total' ? 'in all' : `per ${k.budget_window}`}` +
+        ` (${k.budget_spent_usd ?? 0} spent${k.budget_window === 'total' ? '' : ` this ${k.budget_window}`})`,
   ];
   return parts.filter(Boolean).join(' · ');
 }
@@ -190,13 +193,22 @@ function KeyRules({ k }: { k: Key }) {
   );
 }
 
-/** The rules as the two inputs show them: a local date and time, and model ids with commas. */
+/** The rules as the inputs show them: a local date and time, model ids with commas, the rate
+ * limits and the budget as typed, and the budget's window. */
 interface RuleText {
   expires: string;
   models: string;
+  rpm: string;
+  tpm: string;
+  concurrent: string;
+  budget: string;
+  window: BudgetWindow;
 }
 
-const NO_RULES: RuleText = { expires: '', models: '' };
+const NO_RULES: RuleText = { expires: '', models: '', rpm: '', tpm: '', concurrent: '', budget: '', window: 'month' };
+
+/** A whole number typed in a limit's input; undefined when empty (unchanged). */
+const count = (text: string) => (text.trim() === '' ? undefined : Number(text));
 
 /** The value of a datetime-local input for an RFC 3339 time: local, to the minute. */
 function localInput(t: string | null): string {
@@ -206,14 +218,24 @@ function localInput(t: string | null): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-function rulesOf(text: RuleText): Rules {
+/** The rules to send: on a change of `base`, a rate limit or budget only when it differs from
+ * the key's (an operator may have set one the console cannot set again). */
+function rulesOf(text: RuleText, base?: RuleText): Rules {
+  const changed = (field: keyof RuleText) => !base || base[field] !== text[field];
   const models = text.models
     .split(',')
     .map((m) => m.trim())
     .filter((m) => m !== '');
+  const budget = text.budget.trim();
   return {
     expires_at: text.expires ? new Date(text.expires).toISOString() : null,
     allowed_models: models.length > 0 ? models : null,
+    rpm: changed('rpm') ? count(text.rpm) : undefined,
+    tpm: changed('tpm') ? count(text.tpm) : undefined,
+    concurrent: changed('concurrent') ? count(text.concurrent) : undefined,
+    ...(changed('budget') || changed('window')
+      ? { budget_usd: budget === '' ? null : budget, ...(budget === '' ? {} : { budget_window: text.window }) }
+      : {}),
   };
 }
 
@@ -236,20 +258,62 @@ function RuleFields({ id, text, onChange }: { id: string; text: RuleText; onChan
         value={text.models}
         onInput={(e) => onChange({ ...text, models: (e.target as HTMLInputElement).value })}
       />
+      {(['rpm', 'tpm', 'concurrent'] as const).map((limit) => (
+        <Fragment key={limit}>
+          <label for={`${id}-${limit}`}>
+            {limit === 'rpm' ? 'Requests a minute' : limit === 'tpm' ? 'Tokens a minute' : 'Requests at once'} (empty:
+            unchanged; at most the operator's)
+          </label>
+          <input
+            id={`${id}-${limit}`}
+            type="number"
+            min={1}
+            step={1}
+            value={text[limit]}
+            onInput={(e) => onChange({ ...text, [limit]: (e.target as HTMLInputElement).value })}
+          />
+        </Fragment>
+      ))}
+      <label for={`${id}-budget`}>Budget in USD (empty: none)</label>
+      <input
+        id={`${id}-budget`}
+        inputMode="decimal"
+        autoComplete="off"
+        placeholder="e.g. 25.00"
+        value={text.budget}
+        onInput={(e) => onChange({ ...text, budget: (e.target as HTMLInputElement).value })}
+      />
+      <label for={`${id}-window`}>Budget per</label>
+      <select
+        id={`${id}-window`}
+        value={text.window}
+        onChange={(e) => onChange({ ...text, window: (e.target as HTMLSelectElement).value as BudgetWindow })}
+      >
+        <option value="day">day (UTC)</option>
+        <option value="week">week (from Monday)</option>
+        <option value="month">month (from the 1st)</option>
+        <option value="total">all time</option>
+      </select>
     </span>
   );
 }
 
 function RulesDialog({ team, k, onDone, onCancel }: { team: Team; k: Key; onDone: () => void; onCancel: () => void }) {
-  const [text, setText] = useState<RuleText>({
+  const initial: RuleText = {
     expires: localInput(k.expires_at),
     models: (k.allowed_models ?? []).join(', '),
-  });
+    rpm: k.rpm !== undefined ? String(k.rpm) : '',
+    tpm: k.tpm !== undefined ? String(k.tpm) : '',
+    concurrent: k.concurrent !== undefined ? String(k.concurrent) : '',
+    budget: k.budget_usd !== undefined ? String(k.budget_usd) : '',
+    window: k.budget_window ?? 'month',
+  };
+  const [text, setText] = useState<RuleText>(initial);
   return (
     <ConfirmDialog
       title={`Rules of “${shownName(k.name)}”`}
       action="Save rules"
-      act={() => changeKeyRules(team.id, k.public_id, rulesOf(text))}
+      act={() => changeKeyRules(team.id, k.public_id, rulesOf(text, initial))}
       onDone={onDone}
       onCancel={onCancel}
     >

@@ -66,6 +66,11 @@ void LimitsStore::reclaim(std::int64_t dead_ms, std::int64_t keep_ms) {
   }
   c_->query("DELETE FROM limit_counters WHERE ends_at > 0 AND ends_at < " + now + " - $1",
             {keep_ms});
+  // A key's spend of a budget window that ended (a month is the longest; a total budget's window
+  // starts at 1 and never ends).
+  constexpr std::int64_t kLongestWindowMs = 32LL * 24 * 3600 * 1000;
+  c_->query("DELETE FROM key_spend WHERE window_start > 1 AND window_start < " + now + " - $1",
+            {kLongestWindowMs});
 }
 
 std::int64_t LimitsStore::liveGateways(std::int64_t dead_ms) {

@@ -32,8 +32,8 @@ class LimitsStore {
   /// concurrency limit, only what the store still counts as the gateway's (none once reclaimed).
   void giveBack(const std::string& limit_id, std::int64_t window_start, std::int64_t amount,
                 const std::string& gateway_id);
-  /// Gives back the concurrency slots of gateways silent for `dead_ms` (or forgotten), and
-  /// forgets windows that ended more than `keep_ms` ago.
+  /// Gives back the concurrency slots of gateways silent for `dead_ms` (or forgotten), forgets
+  /// windows that ended more than `keep_ms` ago, and keys' spend of budget windows that ended.
   void reclaim(std::int64_t dead_ms, std::int64_t keep_ms);
   /// How many gateways heartbeat within `dead_ms`: the shares are cut among them.
   std::int64_t liveGateways(std::int64_t dead_ms);

@@ -1,9 +1,7 @@
 #include "alerts/webhook_sender.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -14,7 +12,7 @@
 
 #include "alerts/alert_event.hpp"
 #include "core/log.hpp"
-#include "core/thread_name.hpp"
+#include "http/own_loop.hpp"
 #include "store/alert_store.hpp"
 
 namespace tollgate::alerts {
@@ -22,8 +20,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-/// At shutdown: how long a send under way may take before it is cancelled.
-constexpr std::chrono::seconds kShutdownGrace{2};
 /// A lease covers its whole batch sent one by one, each within the timeout, and some margin.
 constexpr std::chrono::seconds kLease =
     WebhookSender::kBatch * WebhookSender::kTimeout + std::chrono::seconds(30);
@@ -154,38 +150,9 @@ struct WebhookSender::State {
 WebhookSender::WebhookSender(const config::Alerts& alerts, store::StoreWork& store,
                              std::string gateway_id, const MakeOutbound& make_outbound)
     : state_(std::make_unique<State>(alerts, store, std::move(gateway_id), make_outbound)) {
-  State& s = *state_;
-  asio::co_spawn(s.ioc, s.run(),
-                 asio::bind_cancellation_slot(s.cancel.slot(), [&s](std::exception_ptr e) {
-                   s.grace.cancel();
-                   const std::lock_guard lock(s.mutex);
-                   if (e && !s.stopping) {
-                     log::line(log::Level::Error, "the alerts' webhook sender stopped");
-                   }
-                 }));
-  s.thread = std::thread([&s] {
-    nameThisThread("tg-alerts");
-    s.ioc.run();
-  });
+  http::startOwnLoop(*state_, "tg-alerts", "the alerts' webhook sender");
 }
 
-WebhookSender::~WebhookSender() {
-  State& s = *state_;
-  {
-    const std::lock_guard lock(s.mutex);
-    s.stopping = true;
-  }
-  asio::post(s.ioc, [&s] {
-    s.timer.cancel();
-    s.grace.expires_after(kShutdownGrace);
-    s.grace.async_wait([&s](const boost::system::error_code& ec) {
-      if (!ec) {
-        s.cancel.emit(asio::cancellation_type::terminal);
-      }
-    });
-  });
-  s.thread.join();
-  s.outbound.reset();  // Its connections close while their event loop exists.
-}
+WebhookSender::~WebhookSender() { http::stopOwnLoop(*state_); }
 
 }  // namespace tollgate::alerts

@@ -8,6 +8,7 @@
 #include "config/limits_config.hpp"
 #include "core/key_rules.hpp"
 #include "core/lease.hpp"
+#include "core/usage.hpp"
 #include "flow/claim.hpp"
 #include "http/recording_writer.hpp"
 #include "store/token_kinds.hpp"
@@ -341,6 +342,10 @@ boost::asio::awaitable<std::unique_ptr<billing::Charge>> hold(Call& c,
   co_return std::move(*charge);
 }
 
+/// Gives back what the request did not use of its token bounds (its tokens counted saturating:
+/// an upstream's counts are untrusted) and its budget (its charge).
+void settleLimits(Call& c) { c.limited.settle(usage::total(c.ctx.usage), c.ctx.cost); }
+
 /// A charge's settlement, then its limits': what the request did not use of its token bounds and
 /// budget goes back once its charge is committed, before its last byte leaves, so that the
 /// client's next request finds it.
@@ -350,7 +355,7 @@ class LimitedSettlement final : public exchange::Settlement {
 
   boost::asio::awaitable<bool> settle(const exchange::Produced& produced) override {
     const bool settled = co_await charge_.settle(produced);
-    c_.limited.settle(c_.ctx.usage.prompt_tokens + c_.ctx.usage.completion_tokens, c_.ctx.cost);
+    settleLimits(c_);
     co_return settled;
   }
 
@@ -468,9 +473,7 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
   // (nothing when refused).
   struct SettleLimits {
     Call& c;
-    ~SettleLimits() {
-      c.limited.settle(c.ctx.usage.prompt_tokens + c.ctx.usage.completion_tokens, c.ctx.cost);
-    }
+    ~SettleLimits() { settleLimits(c); }
   } settle_limits{c};
   if (!co_await dryrunRules(c) || !co_await keyRules(c) || !co_await requestLimits(c)) {
     co_return;

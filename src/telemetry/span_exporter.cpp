@@ -1,9 +1,7 @@
 #include "telemetry/span_exporter.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -15,16 +13,13 @@
 
 #include "core/build_info.hpp"
 #include "core/log.hpp"
-#include "core/thread_name.hpp"
+#include "http/own_loop.hpp"
 #include "telemetry/otlp_json.hpp"
 
 namespace tollgate::telemetry {
 namespace {
 
 namespace asio = boost::asio;
-
-/// At shutdown: how long what is queued may take to leave before the sending is cancelled.
-constexpr std::chrono::seconds kShutdownGrace{2};
 
 }  // namespace
 
@@ -131,39 +126,10 @@ struct SpanExporter::State {
 
 SpanExporter::SpanExporter(const config::Traces& traces, const MakeOutbound& make_outbound)
     : state_(std::make_unique<State>(traces, make_outbound)) {
-  State& s = *state_;
-  asio::co_spawn(s.ioc, s.run(),
-                 asio::bind_cancellation_slot(s.cancel.slot(), [&s](std::exception_ptr e) {
-                   s.grace.cancel();
-                   const std::lock_guard lock(s.mutex);
-                   if (e && !s.stopping) {  // At shutdown, a cancelled send ends it.
-                     log::line(log::Level::Error, "the span exporter stopped");
-                   }
-                 }));
-  s.thread = std::thread([&s] {
-    nameThisThread("tg-spans");
-    s.ioc.run();
-  });
+  http::startOwnLoop(*state_, "tg-spans", "the span exporter");
 }
 
-SpanExporter::~SpanExporter() {
-  State& s = *state_;
-  {
-    const std::lock_guard lock(s.mutex);
-    s.stopping = true;
-  }
-  asio::post(s.ioc, [&s] {
-    s.timer.cancel();
-    s.grace.expires_after(kShutdownGrace);
-    s.grace.async_wait([&s](const boost::system::error_code& ec) {
-      if (!ec) {
-        s.cancel.emit(asio::cancellation_type::terminal);
-      }
-    });
-  });
-  s.thread.join();
-  s.outbound.reset();  // Its connections close while their event loop exists.
-}
+SpanExporter::~SpanExporter() { http::stopOwnLoop(*state_); }
 
 void SpanExporter::ended(const exchange::RequestContext& ctx) {
   if (!ctx.trace.sampled) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "accounts/permissions.hpp"
+#include "alerts/alert_event.hpp"
 #include "core/json.hpp"
 #include "core/text.hpp"
 
@@ -228,12 +229,7 @@ void writeAuditEntry(json::Writer& w, const store::AuditEntry& e) {
 void writeAlert(json::Writer& w, const store::AlertRow& a) {
   const bool pending = !a.delivered_at && !a.failed_at;
   w.startObject();
-  w.field("id", a.id);
-  w.field("type", a.type);
-  timeField(w, "created_at", a.created_at);
-  w.field("team", a.team);
-  usdField(w, "threshold", a.threshold);
-  usdField(w, "balance_usd", a.balance);
+  alerts::writeEventFields(w, a);  // As its receiver is sent them.
   w.field("state", pending ? "pending" : a.delivered_at ? "delivered" : "failed");
   w.field("attempts", a.attempts);
   timeField(w, "next_attempt_at",

@@ -15,16 +15,21 @@ namespace tollgate::alerts {
 std::string eventBody(const store::AlertRow& event) {
   json::Writer w;
   w.startObject();
+  writeEventFields(w, event);
+  w.endObject();
+  return w.take();
+}
+
+void writeEventFields(json::Writer& w, const store::AlertRow& event) {
   w.field("id", event.id);
   w.field("type", event.type);
   w.field("created_at", text::utcTimestamp(event.created_at));
   w.field("team", event.team);
   if (event.key) {
     // A key's budget: the fraction crossed, what the key spent in the window, and its budget.
-    constexpr std::int64_t kPicoPerPpm = 1'000'000;  // A fraction in ppm, written as a decimal.
     w.field("key", *event.key);
     w.key("threshold");
-    w.rawNumber(money::formatUsd(event.threshold * kPicoPerPpm));
+    w.rawNumber(fractionText(event.threshold));
     w.key("spend_usd");
     w.rawNumber(money::formatUsd(event.balance));
     w.key("budget_usd");
@@ -35,8 +40,12 @@ std::string eventBody(const store::AlertRow& event) {
     w.key("balance_usd");
     w.rawNumber(money::formatUsd(event.balance));
   }
-  w.endObject();
-  return w.take();
+}
+
+std::string fractionText(std::int64_t ppm) {
+  // Parts per million are pico-units of a millionth: the money formatter writes them exactly.
+  constexpr std::int64_t kPicoPerPpm = 1'000'000;
+  return money::formatUsd(ppm * kPicoPerPpm);
 }
 
 std::string signature(std::string_view secret, std::int64_t unix_seconds, std::string_view body) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json.hpp"
 #include "store/alert_store.hpp"
 
 namespace tollgate::alerts {
@@ -24,6 +25,13 @@ inline constexpr std::chrono::hours kGiveUpAfter{24};
 /// "threshold" (the fraction), "spend_usd", "budget_usd"}; amounts in USD as JSON numbers written
 /// exactly (the shortest decimal, never an exponent).
 std::string eventBody(const store::AlertRow& event);
+
+/// A fraction of a key's budget, kept in parts per million, as the shortest decimal ("0.5").
+std::string fractionText(std::int64_t ppm);
+
+/// The body's members, into an object `w` has started: what a listing of the outbox shows of each
+/// event before what became of its delivery.
+void writeEventFields(json::Writer& w, const store::AlertRow& event);
 
 /// The Tollgate-Signature header's value for `body` sent at `unix_seconds`:
 /// "t=<unix_seconds>,v1=<lower-case hex HMAC-SHA256 under `secret` of "<t>.<body>">".

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "accounts/records_json.hpp"
+#include "alerts/alert_event.hpp"
 #include "cli/admin_command.hpp"
 #include "cli/admin_output.hpp"
 #include "core/json.hpp"
@@ -41,10 +42,15 @@ void listAlerts(Admin& admin, const Args& a) {
     return;
   }
   for (const store::AlertRow& row : alerts) {
-    std::printf("%s\t%s\t%s\t%s\tbelow %s USD\tbalance %s USD\t%s\t%lld attempts\t%s\n",
+    // A balance's event: the amount and the balance after; a key's: the fraction and its spend.
+    const std::string crossed = row.key ? "key " + *row.key + " past " +
+                                              alerts::fractionText(row.threshold) + " of " +
+                                              money::formatUsd(row.budget.value_or(0)) + " USD"
+                                        : "below " + money::formatUsd(row.threshold) + " USD";
+    const std::string after = (row.key ? "spent " : "balance ") + money::formatUsd(row.balance);
+    std::printf("%s\t%s\t%s\t%s\t%s\t%s USD\t%s\t%lld attempts\t%s\n",
                 text::utcTimestamp(row.created_at).c_str(), row.id.c_str(), shown(row.team).c_str(),
-                row.type.c_str(), money::formatUsd(row.threshold).c_str(),
-                money::formatUsd(row.balance).c_str(), stateText(row).c_str(),
+                row.type.c_str(), crossed.c_str(), after.c_str(), stateText(row).c_str(),
                 static_cast<long long>(row.attempts),
                 row.last_status ? ("last status " + std::to_string(*row.last_status)).c_str()
                                 : "no answer yet");

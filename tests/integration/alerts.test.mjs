@@ -233,6 +233,15 @@ for (const engine of ENGINES) {
       ]);
       for (const d of delivered()) assertSigned(d);
       assert.equal(delivered().length, 2);
+      // The listings show what the receiver was sent: the fraction, the spend and the budget.
+      const listed = (await alerts('--team', 'budget-alerts')).sort((x, y) => x.threshold - y.threshold);
+      assert.deepEqual(listed.map(({ type, key: k, threshold, spend_usd: spend, budget_usd: budget, balance_usd: balance }) =>
+        ({ type, k, threshold, spend, budget, balance })), [
+        { type: 'key_budget.crossed', k: publicId, threshold: 0.01, spend: 0.00002, budget: 0.002, balance: undefined },
+        { type: 'key_budget.crossed', k: publicId, threshold: 0.02, spend: 0.00004, budget: 0.002, balance: undefined },
+      ]);
+      const text = (await ok('alerts', 'list', '--team', 'budget-alerts')).stdout;
+      assert.match(text, new RegExp(`key ${publicId} past 0\\.02 of 0\\.002 USD\tspent 0\\.00004 USD`));
     });
   });
 }

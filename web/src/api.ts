@@ -286,8 +286,13 @@ export interface AlertDelivery {
   type: string;
   created_at: string;
   team: string;
+  /** A balance's amount (USD), or for a key's budget the fraction crossed. */
   threshold: number;
-  balance_usd: number;
+  balance_usd?: number;
+  /** key_budget.crossed: the key, its spend in the window after the charge, and its budget. */
+  key?: string;
+  spend_usd?: number;
+  budget_usd?: number;
   state: 'pending' | 'delivered' | 'failed';
   attempts: number;
   next_attempt_at: string | null;

@@ -104,8 +104,14 @@ function AlertDeliveries({ team }: { team: Team }) {
                     <td data-label="Time" class="nowrap">
                       {when(a.created_at)}
                     </td>
-                    <td data-label="Below">{exactMoney(a.threshold)}</td>
-                    <td data-label="Balance after">{exactMoney(a.balance_usd)}</td>
+                    <td data-label="Below">
+                      {a.key !== undefined ? `${Math.round(a.threshold * 1e6) / 1e4} % of key ${a.key}'s budget` : exactMoney(a.threshold)}
+                    </td>
+                    <td data-label="Balance after">
+                      {a.key !== undefined
+                        ? `spent ${exactMoney(a.spend_usd ?? 0)} of ${exactMoney(a.budget_usd ?? 0)}`
+                        : exactMoney(a.balance_usd ?? 0)}
+                    </td>
                     <td data-label="Delivery">{deliveryState(a)}</td>
                     <td data-label="Attempts">{a.attempts}</td>
                   </tr>

@@ -6,7 +6,6 @@
 namespace tollgate::config {
 namespace {
 
-constexpr std::string_view kEnvPrefix = "env::";
 /// Below this a webhook secret is guessable by whoever can try signatures against a receiver.
 constexpr std::size_t kMinWebhookSecretBytes = 16;
 constexpr std::size_t kMaxBalanceAmounts = 16;

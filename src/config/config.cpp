@@ -21,6 +21,7 @@
 #include "config/console_config.hpp"
 #include "config/limits_config.hpp"
 #include "config/price_config.hpp"
+#include "config/provider_config.hpp"
 #include "config/routing_config.hpp"
 #include "config/table_reader.hpp"
 #include "config/telemetry_config.hpp"
@@ -30,10 +31,7 @@
 namespace tollgate::config {
 namespace {
 
-constexpr std::string_view kEnvPrefix = "env::";
 constexpr std::int64_t kMaxWorkers = 256;
-constexpr std::string_view kAnthropicApiBase = "https://api.anthropic.com/v1";
-constexpr std::string_view kAnthropicVersion = "2023-06-01";
 
 /// A port of 1 to 5 ASCII digits (no sign, no spaces) within [min, 65535].
 std::optional<std::uint16_t> parsePort(std::string_view text, long min) {
@@ -137,6 +135,8 @@ Gateway parseGateway(const TableReader& r) {
   return g;
 }
 
+}  // namespace
+
 bool hasControlOrSpace(std::string_view text) {
   constexpr unsigned char kDelete = 0x7f;
   return std::any_of(text.begin(), text.end(), [](char c) {
@@ -144,6 +144,8 @@ bool hasControlOrSpace(std::string_view text) {
     return u <= ' ' || u == kDelete;
   });
 }
+
+namespace {
 
 bool isAsciiDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -368,63 +370,6 @@ Metrics parseMetrics(const TableReader& r, const EnvLookup& env) {
   return m;
 }
 
-Provider parseProvider(const TableReader& r, const std::string& name, const EnvLookup& env) {
-  r.allowOnly({"type", "api_base", "model", "api_key", "api_version", "connect_timeout_ms",
-               "first_byte_timeout_ms", "total_timeout_ms", "pool_idle_timeout_ms",
-               "circuit_breaker"});
-  Provider p;
-  p.name = name;
-  const auto type = r.string("type");
-  if (!type) {
-    r.fail("type", "is required (\"openai\", \"anthropic\" or \"dummy\")");
-  }
-  if (*type == "openai" || *type == "anthropic") {
-    p.type = *type == "openai" ? ProviderType::OpenAI : ProviderType::Anthropic;
-    const auto base = r.string("api_base");
-    if (!base && p.type == ProviderType::OpenAI) {
-      r.fail("api_base", "is required for type \"openai\"");
-    }
-    p.api_base = parseHttpUrl(r, "api_base", base.value_or(std::string(kAnthropicApiBase)));
-    const auto model = r.string("model");
-    if (!model || model->empty()) {
-      r.fail("model", "is required for type \"" + *type + "\" (the upstream's model name)");
-    }
-    p.model = *model;
-    if (p.type == ProviderType::Anthropic) {
-      p.api_version = r.string("api_version").value_or(std::string(kAnthropicVersion));
-      if (p.api_version.empty() || hasControlOrSpace(p.api_version)) {
-        r.fail("api_version", "must be a version date such as \"2023-06-01\"");
-      }
-    } else if (r.find("api_version") != nullptr) {
-      r.fail("api_version", "applies only to type \"anthropic\"");
-    }
-  } else if (*type == "dummy") {
-    p.type = ProviderType::Dummy;
-    for (std::string_view k : {"api_base", "api_key", "api_version", "pool_idle_timeout_ms"}) {
-      if (r.find(k) != nullptr) {
-        r.fail(k, "is not used by type \"dummy\"");
-      }
-    }
-    p.model = r.string("model").value_or("echo");
-  } else {
-    r.fail("type", "must be \"openai\", \"anthropic\" or \"dummy\"");
-  }
-  p.api_key = envSecret(r, "api_key", env);
-  p.connect_timeout = r.millis("connect_timeout_ms", p.connect_timeout);
-  p.first_byte_timeout = r.millis("first_byte_timeout_ms", p.first_byte_timeout);
-  p.total_timeout = r.millis("total_timeout_ms", p.total_timeout);
-  p.pool_idle_timeout = r.millis("pool_idle_timeout_ms", p.pool_idle_timeout);
-  p.breaker = parseBreaker(r);
-  for (const auto& [key, value] : {std::pair{"connect_timeout_ms", p.connect_timeout},
-                                   std::pair{"first_byte_timeout_ms", p.first_byte_timeout}}) {
-    if (value > p.total_timeout) {
-      r.fail(key,
-             "must not exceed total_timeout_ms (" + std::to_string(p.total_timeout.count()) + ")");
-    }
-  }
-  return p;
-}
-
 /// The table as compact JSON; empty when it cannot be one (nested deeper than json::kMaxDepth).
 std::string tableToJson(const toml::table& table) {
   std::ostringstream out;
@@ -580,9 +525,12 @@ std::vector<std::string> providerSecrets(const std::vector<Model>& models) {
   std::vector<std::string> secrets;
   for (const Model& m : models) {
     for (const Provider& p : m.providers) {
-      if (p.api_key.size() >= kMinSecretBytes &&
-          std::find(secrets.begin(), secrets.end(), p.api_key) == secrets.end()) {
-        secrets.push_back(p.api_key);
+      for (const std::string* secret :
+           {&p.api_key, &p.aws.secret_access_key, &p.aws.session_token}) {
+        if (secret->size() >= kMinSecretBytes &&
+            std::find(secrets.begin(), secrets.end(), *secret) == secrets.end()) {
+          secrets.push_back(*secret);
+        }
       }
     }
   }

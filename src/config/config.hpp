@@ -25,7 +25,18 @@ using Millis = std::chrono::milliseconds;
 /// request needs a valid key) or "open" (the prod gateway: the header is accepted and ignored).
 enum class AuthMode { Required, Open };
 
-enum class ProviderType { OpenAI, Anthropic, Dummy };
+enum class ProviderType { OpenAI, Anthropic, Azure, Gemini, Bedrock, Dummy };
+
+/// Amazon Bedrock's credentials (docs/providers.md): keys from the configuration (the secret and
+/// the session token from the environment), or a shared-credentials file re-read when it changes.
+/// Empty when the provider uses an API key (`api_key`, sent as a bearer token) instead.
+struct AwsCredentials {
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;        ///< Optional: temporary credentials.
+  std::string credentials_file;     ///< AWS's shared-credentials format.
+  std::string profile = "default";  ///< The file's section.
+};
 
 /// The API a model serves: a request to another endpoint is refused (400 model_wrong_endpoint).
 enum class Endpoint { Chat, Embedding, Rerank, Transcription };
@@ -86,8 +97,12 @@ struct Provider {
   UpstreamUrl api_base;
   std::string model;    ///< Name sent upstream.
   std::string api_key;  ///< Resolved from the environment; empty when none.
-  /// Anthropic: the `anthropic-version` header sent with every request.
+  /// Anthropic: the `anthropic-version` header sent with every request; Azure: the `api-version`
+  /// query parameter.
   std::string api_version;
+  /// Bedrock: the region requests are signed for, and the credentials they are signed with.
+  std::string region;
+  AwsCredentials aws;
   /// The model's output limits (see outputTokenLimit), copied here for the adapters.
   std::int64_t max_output_tokens = 0;
   std::int64_t default_max_tokens = kDefaultMaxTokens;

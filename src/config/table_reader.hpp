@@ -20,6 +20,8 @@
 namespace tollgate::config {
 
 inline constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
+/// How a value names an environment variable instead: env::VARIABLE.
+inline constexpr std::string_view kEnvPrefix = "env::";
 
 class TableReader;
 
@@ -34,6 +36,10 @@ UpstreamUrl parseHttpUrl(const TableReader& r, std::string_view key, const std::
 /// Whether `host` (as UpstreamUrl keeps it: an IPv6 address without brackets) is this machine's
 /// loopback: localhost, 127.0.0.0/8 or ::1 (where a service may be reached over plain http).
 bool isLoopbackUrlHost(const std::string& host);
+
+/// Whether `text` holds a space or a control character (which no header value, host or version
+/// the gateway writes may carry).
+bool hasControlOrSpace(std::string_view text);
 
 /// The secret `key` names as env::VARIABLE: the variable's value (not empty, no spaces or control
 /// characters); empty when the key is absent.

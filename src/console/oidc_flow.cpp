@@ -14,18 +14,13 @@
 namespace tollgate::console {
 namespace {
 
-bool unreserved(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
 void addParam(std::string& query, std::string_view name, std::string_view value) {
   if (!query.empty()) {
     query += '&';
   }
   query += name;
   query += '=';
-  query += percentEncode(value);
+  query += text::percentEncode(value);
 }
 
 struct ErrorText {
@@ -67,23 +62,6 @@ std::string safeReturnTo(std::string_view r) {
     return std::string(kConsoleHome);
   }
   return std::string(r);
-}
-
-std::string percentEncode(std::string_view value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(value.size());
-  for (const char c : value) {
-    if (unreserved(c)) {
-      out += c;
-    } else {
-      const auto b = static_cast<unsigned char>(c);
-      out += '%';
-      out += kHex[b >> 4];
-      out += kHex[b & 0xF];
-    }
-  }
-  return out;
 }
 
 std::optional<UrlTarget> splitUrl(std::string_view url) {
@@ -166,7 +144,7 @@ TokenRequest tokenRequest(const config::Oidc& client, ClientAuth how, std::strin
   } else {
     // RFC 6749 §2.3.1: both are form-encoded before they are joined.
     const std::string pair =
-        percentEncode(client.client_id) + ":" + percentEncode(client.client_secret);
+        text::percentEncode(client.client_id) + ":" + text::percentEncode(client.client_secret);
     t.headers.emplace_back("Authorization", "Basic " + base64::encode(pair));
   }
   return t;

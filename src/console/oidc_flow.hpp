@@ -28,10 +28,6 @@ inline constexpr std::size_t kMaxReturnToBytes = 512;
 /// sign-in never sends the browser to another site.
 std::string safeReturnTo(std::string_view return_to);
 
-/// Percent-encodes every byte but RFC 3986's unreserved characters (for a query value or a
-/// form field).
-std::string percentEncode(std::string_view value);
-
 /// An absolute http(s) URL split for OutboundHttp: the host to connect to and the path (with
 /// its query) to ask for. nullopt when it is not one.
 struct UrlTarget {

@@ -3,6 +3,7 @@
 #include "console/assets.hpp"
 #include "console/handlers.hpp"
 #include "console/oidc_flow.hpp"
+#include "core/text.hpp"
 #include "http/cookies.hpp"
 #include "http/form.hpp"
 
@@ -65,7 +66,7 @@ std::string signInPage(std::string_view token, const SignInPage& p) {
     // Percent-encoded: nothing of the path is left to escape in the attribute.
     html += "<p><a href=\"/console/api/auth/oidc/start";
     if (p.return_to != kConsoleHome) {
-      html.append("?return_to=").append(percentEncode(p.return_to));
+      html.append("?return_to=").append(text::percentEncode(p.return_to));
     }
     html += "\">Sign in with your identity provider</a></p>";
   } else if ((p.ended || invited) && token.empty()) {

@@ -219,4 +219,23 @@ std::string utcTimestamp(std::int64_t ms) {
   return buf;
 }
 
+std::string percentEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += c;
+    } else {
+      const auto b = static_cast<unsigned char>(c);
+      out += '%';
+      out += kHex[b >> 4U];
+      out += kHex[b & 0xFU];
+    }
+  }
+  return out;
+}
+
 }  // namespace tollgate::text

@@ -54,6 +54,10 @@ std::string utcTimestamp(std::int64_t ms);
 /// any other text.
 std::optional<std::int64_t> parseUtcDay(std::string_view day);
 
+/// `s` with every byte but RFC 3986's unreserved characters (ALPHA, DIGIT, "-", ".", "_", "~")
+/// written as %XX, upper-case: a query's value, a path's segment, AWS's canonical request.
+std::string percentEncode(std::string_view s);
+
 /// `s` with its %XX escapes decoded (RFC 3986 §2.1); nullopt for a malformed escape.
 std::optional<std::string> percentDecode(std::string_view s);
 

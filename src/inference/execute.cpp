@@ -118,15 +118,18 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
     record.connected = ctx.since(connected->at);
     record.reused = connected->reused;
   }
+  providers::SecretRedactor redactor(ctx.config);
+  redactor.learn(exchange->sentSecrets());
   if (c.status() < 200 || c.status() >= 300) {
     const auto retry_after =
         routing::parseRetryAfter(c.header("Retry-After"), std::chrono::system_clock::now());
     auto detail = co_await c.readAll(kMaxUpstreamErrorBytes);
     std::string text = detail ? std::move(detail).value() : std::string();
-    providers::SecretRedactor(ctx.config).redact(text);
+    redactor.redact(text);
     co_return Attempt{exchange->error(c.status(), text), retry_after};
   }
-  if (stream && !text::isMediaType(c.contentType(), "text/event-stream")) {
+  if (stream &&
+      !text::isMediaType(c.contentType(), providers::streamContentType(exchange->framing()))) {
     // Not a stream (an HTML error page, a JSON body): fall back before the client has a 200.
     co_return Attempt{Error{ErrorKind::UpstreamError,
                             "upstream provider '" + provider.name +
@@ -135,7 +138,6 @@ asio::awaitable<Attempt> attempt(exchange::RequestContext& ctx, const config::Pr
                             ""},
                       std::nullopt};
   }
-  const providers::SecretRedactor redactor(ctx.config);
   auto relayed = co_await relayAnswer(ctx, c, *exchange, stream, redactor, settlement, out);
   ctx.response_model = exchange->responseModel();
   // A billed answer's settlement has recorded the counts it charged (validated, clamped); an

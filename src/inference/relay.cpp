@@ -25,10 +25,11 @@ Error chargeNotRecorded() {
                ""};
 }
 
-/// Relays an upstream SSE body as our events. The client's 200 waits for the first of them (it
-/// leaves in the same write): until then a failure or a stall is an error, and another provider
-/// may still answer; after it, a failure ends the stream with an error event. The lease is
-/// checked before each write: fenced, the events not yet written are dropped.
+/// Relays an upstream stream (SSE or an event stream, as the exchange frames it) as our events. The
+/// client's 200 waits for the first of them (it leaves in the same write): until then a failure or
+/// a stall is an error, and another provider may still answer; after it, a failure ends the stream
+/// with an error event. The lease is checked before each write: fenced, the events not yet written
+/// are dropped.
 asio::awaitable<Result<int>> relayStream(const exchange::RequestContext& ctx,
                                          providers::UpstreamCall& call,
                                          providers::Exchange& exchange,
@@ -44,7 +45,7 @@ asio::awaitable<Result<int>> relayStream(const exchange::RequestContext& ctx,
     return p;
   };
   bool started = false;  // Whether the head has gone to the client.
-  openai::SseParser parser;
+  providers::StreamDecoder decoder(exchange.framing());
   std::vector<openai::SseEvent> events;
   std::string batch;
   std::optional<Error> failure;
@@ -67,8 +68,8 @@ asio::awaitable<Result<int>> relayStream(const exchange::RequestContext& ctx,
                       "the upstream ended the stream before it was complete", ""};
       break;
     }
-    if (!parser.feed(*piece, events)) {
-      failure = Error{ErrorKind::UpstreamError, "an upstream stream event is too large", ""};
+    if (auto fed = decoder.feed(*piece, events); !fed) {
+      failure = std::move(fed).error();
       break;
     }
     bool done = false;

@@ -182,13 +182,20 @@ Error shuttingDown() {
   return Error{ErrorKind::ServiceUnavailable, "the gateway is shutting down", ""};
 }
 
+/// The Host header's value for `url`: its host (an IPv6 address in brackets), and its port
+/// unless it is the scheme's default.
+void appendHost(std::string& out, const config::UpstreamUrl& url) {
+  const bool ipv6 = url.host.find(':') != std::string::npos;
+  out.append(ipv6 ? "[" : "").append(url.host).append(ipv6 ? "]" : "");
+  if (url.port != (url.tls ? "443" : "80")) {
+    out.append(":").append(url.port);
+  }
+}
+
 /// The request line and headers. Written by hand: Beast's serializer costs several times more
 /// on this hot path. Config load keeps control characters out of the parts; the adapter's
 /// headers are the gateway's own.
 std::string requestHead(const config::Provider& p, const UpstreamRequest& r) {
-  const auto& url = p.api_base;
-  const bool ipv6 = url.host.find(':') != std::string::npos;
-  const bool default_port = url.port == (url.tls ? "443" : "80");
   std::size_t size = kRequestHeadReserve + r.path.size();
   for (const auto& [name, value] : r.headers) {
     size += name.size() + value.size() + 4;
@@ -196,10 +203,7 @@ std::string requestHead(const config::Provider& p, const UpstreamRequest& r) {
   std::string head;
   head.reserve(size);
   head.append(r.method).append(" ").append(r.path).append(" HTTP/1.1\r\nHost: ");
-  head.append(ipv6 ? "[" : "").append(url.host).append(ipv6 ? "]" : "");
-  if (!default_port) {
-    head.append(":").append(url.port);
-  }
+  appendHost(head, p.api_base);
   head.append("\r\nUser-Agent: tollgate");
   if (!r.content_type.empty()) {
     head.append("\r\nContent-Type: ").append(r.content_type);
@@ -528,6 +532,13 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
   }
   const auto started = Clock::now();
   const auto deadline = std::min(started + p.total_timeout, r.deadline);
+  if (r.signer != nullptr) {
+    std::string host;
+    appendHost(host, p.api_base);
+    if (auto signed_ = r.signer->sign(r, host, std::chrono::system_clock::now()); !signed_) {
+      co_return std::move(signed_).error();
+    }
+  }
   const std::string head = requestHead(p, r);
   const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(r.body)};
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.hpp"
 #include "core/result.hpp"
@@ -18,6 +19,7 @@
 #include "openai/embedding_request.hpp"
 #include "openai/rerank_request.hpp"
 #include "openai/transcription_request.hpp"
+#include "providers/stream_decoder.hpp"
 #include "providers/upstream_request.hpp"
 
 namespace tollgate::providers {
@@ -38,8 +40,16 @@ class Exchange {
   virtual Result<std::string> completion(std::string& body) = 0;
 
   /// One event of a 2xx stream: appends our events (SSE-framed) to `out`; true once the stream
-  /// is complete. `name` is the SSE event name (empty for the default); `data` may be modified.
+  /// is complete. `name` is the event's name (SSE's `event:`, empty for the default; an event
+  /// stream's as eventstream::Parser names it); `data` may be modified.
   virtual Result<bool> event(std::string_view name, std::string& data, std::string& out) = 0;
+
+  /// How the upstream frames a streamed answer (which fixes the Content-Type it must declare).
+  virtual StreamFraming framing() const { return StreamFraming::Sse; }
+
+  /// Secrets this attempt sent that the configuration does not hold (a signature, credentials
+  /// read from a file): redacted, as the configuration's, from all the upstream answers.
+  virtual std::vector<std::string> sentSecrets() const { return {}; }
 
   /// Our error for a non-2xx answer whose (redacted) body is `body`.
   virtual Error error(int status, const std::string& body) = 0;
@@ -107,7 +117,8 @@ class Registry {
   std::map<config::ProviderType, const Adapter*> adapters_;
 };
 
-/// Every built-in adapter: OpenAI-compatible, Anthropic and dummy. Lives for the whole process.
+/// Every built-in adapter: OpenAI-compatible, Anthropic, Azure, Gemini, Bedrock and dummy. Lives
+/// for the whole process.
 const Registry& builtinAdapters();
 
 }  // namespace tollgate::providers

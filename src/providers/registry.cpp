@@ -1,7 +1,8 @@
 #include "providers/adapter.hpp"
-#include "providers/anthropic.hpp"
-#include "providers/dummy.hpp"
-#include "providers/openai_compatible.hpp"
+#include "providers/anthropic/anthropic.hpp"
+#include "providers/azure/azure.hpp"
+#include "providers/dummy/dummy.hpp"
+#include "providers/openai/compatible.hpp"
 
 namespace tollgate::providers {
 
@@ -10,6 +11,7 @@ const Registry& builtinAdapters() {
     Registry r;
     r.add(config::ProviderType::OpenAI, openAiAdapter());
     r.add(config::ProviderType::Anthropic, anthropic::anthropicAdapter());
+    r.add(config::ProviderType::Azure, azure::azureAdapter());
     r.add(config::ProviderType::Dummy, dummyAdapter());
     return r;
   }();

@@ -18,11 +18,15 @@ class SecretRedactor {
   explicit SecretRedactor(const config::Config& config) : secrets_(config.provider_secrets) {}
   explicit SecretRedactor(const config::Config&& config) = delete;
 
+  /// Also redacts `secrets` (an Exchange's sentSecrets()), which may be empty.
+  void learn(std::vector<std::string> secrets) { extra_ = std::move(secrets); }
+
   /// Replaces every occurrence of a secret in `text` by kMask.
   void redact(std::string& text) const;
 
  private:
   const std::vector<std::string>& secrets_;  ///< Longest first.
+  std::vector<std::string> extra_;
 };
 
 }  // namespace tollgate::providers

@@ -16,8 +16,8 @@
 #include "fuzz_check.hpp"
 #include "openai/chat_request.hpp"
 #include "openai/sse.hpp"
-#include "providers/anthropic.hpp"
-#include "providers/anthropic_cache_control.hpp"
+#include "providers/anthropic/anthropic.hpp"
+#include "providers/anthropic/cache_control.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "core/text.hpp"
 #include "fuzz_check.hpp"
 #include "openai/chat_request.hpp"
-#include "providers/openai_compatible.hpp"
+#include "providers/openai/compatible.hpp"
 
 using tollgate::fuzz::check;
 

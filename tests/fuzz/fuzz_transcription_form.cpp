@@ -12,7 +12,7 @@
 #include "core/spool.hpp"
 #include "fuzz_check.hpp"
 #include "openai/transcription_request.hpp"
-#include "providers/openai_endpoints.hpp"
+#include "providers/openai/endpoints.hpp"
 
 namespace {
 

@@ -18,9 +18,9 @@
 #include "openai/chat_response.hpp"
 #include "openai/embedding_response.hpp"
 #include "openai/sse.hpp"
-#include "providers/openai_compatible.hpp"
-#include "providers/openai_completion.hpp"
-#include "providers/openai_stream.hpp"
+#include "providers/openai/compatible.hpp"
+#include "providers/openai/completion.hpp"
+#include "providers/openai/stream.hpp"
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/base64.hpp"
+#include "core/text.hpp"
 
 namespace tollgate::console {
 namespace {
@@ -23,8 +24,8 @@ TEST(OidcFlowTest, AReturnPathIsAlwaysAConsolePath) {
 }
 
 TEST(OidcFlowTest, PercentEncodingKeepsOnlyUnreservedCharacters) {
-  EXPECT_EQ(percentEncode("aZ09-._~"), "aZ09-._~");
-  EXPECT_EQ(percentEncode("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+  EXPECT_EQ(text::percentEncode("aZ09-._~"), "aZ09-._~");
+  EXPECT_EQ(text::percentEncode("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
 }
 
 TEST(OidcFlowTest, SplitsAUrlForTheOutboundPort) {

@@ -19,7 +19,7 @@
 #include "cache/codecs.hpp"
 #include "fakes.hpp"
 #include "openai/chat_request.hpp"
-#include "providers/openai_compatible.hpp"
+#include "providers/openai/compatible.hpp"
 #include "sqlite_ledger.hpp"
 
 namespace tollgate::flow {

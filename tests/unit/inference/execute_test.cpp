@@ -11,8 +11,8 @@
 #include <set>
 
 #include "fakes.hpp"
-#include "providers/dummy.hpp"
-#include "providers/openai_compatible.hpp"
+#include "providers/dummy/dummy.hpp"
+#include "providers/openai/compatible.hpp"
 
 namespace tollgate::inference {
 namespace {

@@ -1,11 +1,10 @@
 // A client's cache_control breakpoints sent to Anthropic on the same blocks, and the ones
 // Anthropic could not take refused before anything is sent.
-#include "providers/anthropic_cache_control.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "providers/anthropic/cache_control.hpp"
 #include "providers/anthropic_fixtures.hpp"
 
 namespace tollgate::providers::anthropic {

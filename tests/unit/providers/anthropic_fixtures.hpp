@@ -13,7 +13,7 @@
 
 #include "core/json.hpp"
 #include "openai/sse.hpp"
-#include "providers/anthropic.hpp"
+#include "providers/anthropic/anthropic.hpp"
 
 namespace tollgate::providers::anthropic::test {
 

@@ -1,4 +1,4 @@
-#include "providers/anthropic.hpp"
+#include "providers/anthropic/anthropic.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>

@@ -1,7 +1,5 @@
 // Anthropic's usage as our usage model, whole and streamed: cache reads and writes (with their
 // 5-minute / 1-hour split) kept as kinds of the prompt, and counts that cannot be true refused.
-#include "providers/anthropic_usage.hpp"
-
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "core/prices.hpp"
+#include "providers/anthropic/usage.hpp"
 #include "providers/anthropic_fixtures.hpp"
 
 namespace tollgate::providers::anthropic {

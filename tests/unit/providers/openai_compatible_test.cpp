@@ -1,9 +1,9 @@
-#include "providers/openai_compatible.hpp"
-
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
 #include <limits>
+
+#include "providers/openai/compatible.hpp"
 
 namespace tollgate::providers {
 namespace {

@@ -1,5 +1,3 @@
-#include "providers/openai_completion.hpp"
-
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -7,6 +5,7 @@
 #include <string>
 
 #include "core/json.hpp"
+#include "providers/openai/completion.hpp"
 
 namespace tollgate::providers {
 namespace {

@@ -1,6 +1,6 @@
-#include "providers/openai_stream.hpp"
-
 #include <gtest/gtest.h>
+
+#include "providers/openai/stream.hpp"
 
 namespace tollgate::providers {
 namespace {

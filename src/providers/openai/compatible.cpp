@@ -1,13 +1,13 @@
-#include "providers/openai_compatible.hpp"
+#include "providers/openai/compatible.hpp"
 
 #include <rapidjson/document.h>
 
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
-#include "providers/openai_completion.hpp"
-#include "providers/openai_endpoints.hpp"
-#include "providers/openai_stream.hpp"
+#include "providers/openai/completion.hpp"
+#include "providers/openai/endpoints.hpp"
+#include "providers/openai/stream.hpp"
 
 namespace tollgate::providers {
 namespace {

@@ -1,9 +1,9 @@
-#include "providers/anthropic_cache_control.hpp"
+#include "providers/anthropic/cache_control.hpp"
 
 #include <string>
 
 #include "openai/fields.hpp"
-#include "providers/anthropic_tools.hpp"
+#include "providers/anthropic/tools.hpp"
 
 namespace tollgate::providers::anthropic {
 

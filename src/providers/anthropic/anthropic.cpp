@@ -1,4 +1,4 @@
-#include "providers/anthropic.hpp"
+#include "providers/anthropic/anthropic.hpp"
 
 #include <rapidjson/document.h>
 

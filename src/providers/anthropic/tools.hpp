@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/json.hpp"
-#include "providers/anthropic_cache_control.hpp"
+#include "providers/anthropic/cache_control.hpp"
 
 namespace tollgate::providers::anthropic {
 

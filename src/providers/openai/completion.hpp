@@ -1,5 +1,5 @@
 // The whole answer of an OpenAI-compatible upstream as ours, spliced rather than re-encoded
-// (providers/openai_splice.hpp): every member of each choice and its message reaches the client
+// (providers/openai/splice.hpp): every member of each choice and its message reaches the client
 // as the upstream wrote it (reasoning_content, refusal, annotations, audio, members unknown to
 // us), and so does the usage object, with our cost member added.
 #pragma once

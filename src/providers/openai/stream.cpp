@@ -1,4 +1,4 @@
-#include "providers/openai_stream.hpp"
+#include "providers/openai/stream.hpp"
 
 #include <cstring>
 

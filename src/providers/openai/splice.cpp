@@ -1,4 +1,4 @@
-#include "providers/openai_splice.hpp"
+#include "providers/openai/splice.hpp"
 
 #include <limits>
 

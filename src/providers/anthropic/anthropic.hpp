@@ -36,8 +36,8 @@
 #include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
 #include "providers/adapter.hpp"
-#include "providers/anthropic_usage.hpp"
-#include "providers/openai_compatible.hpp"
+#include "providers/anthropic/usage.hpp"
+#include "providers/openai/compatible.hpp"
 
 namespace tollgate::providers::anthropic {
 

@@ -1,5 +1,5 @@
 // The hot path of streaming from an OpenAI-compatible upstream: one `chat.completion.chunk`
-// event rewritten into ours without decoding and re-encoding it (providers/openai_splice.hpp):
+// event rewritten into ours without decoding and re-encoding it (providers/openai/splice.hpp):
 // the output copies the upstream's id, created, system_fingerprint, choices and usage byte for
 // byte and writes our model, episode_id and service_tier.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "core/result.hpp"
 #include "openai/chat_response.hpp"
-#include "providers/openai_splice.hpp"
+#include "providers/openai/splice.hpp"
 
 namespace tollgate::providers {
 

@@ -1,7 +1,7 @@
-#include "providers/anthropic_tools.hpp"
+#include "providers/anthropic/tools.hpp"
 
 #include "openai/fields.hpp"
-#include "providers/anthropic.hpp"
+#include "providers/anthropic/anthropic.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {

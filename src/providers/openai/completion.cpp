@@ -1,8 +1,8 @@
-#include "providers/openai_completion.hpp"
+#include "providers/openai/completion.hpp"
 
 #include <array>
 
-#include "providers/openai_splice.hpp"
+#include "providers/openai/splice.hpp"
 
 namespace tollgate::providers {
 namespace {

@@ -1,4 +1,4 @@
-#include "providers/dummy_endpoints.hpp"
+#include "providers/dummy/endpoints.hpp"
 
 #include <algorithm>
 #include <cctype>

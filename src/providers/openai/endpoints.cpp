@@ -1,4 +1,4 @@
-#include "providers/openai_endpoints.hpp"
+#include "providers/openai/endpoints.hpp"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 #include "core/json.hpp"
 #include "openai/embedding_response.hpp"
 #include "openai/rerank_response.hpp"
-#include "providers/openai_compatible.hpp"
+#include "providers/openai/compatible.hpp"
 
 namespace tollgate::providers {
 namespace {

@@ -7,9 +7,9 @@
 
 #include "core/json.hpp"
 #include "openai/fields.hpp"
-#include "providers/anthropic.hpp"
-#include "providers/anthropic_cache_control.hpp"
-#include "providers/anthropic_tools.hpp"
+#include "providers/anthropic/anthropic.hpp"
+#include "providers/anthropic/cache_control.hpp"
+#include "providers/anthropic/tools.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {

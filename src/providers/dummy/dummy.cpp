@@ -1,4 +1,4 @@
-#include "providers/dummy.hpp"
+#include "providers/dummy/dummy.hpp"
 
 #include <chrono>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "core/ids.hpp"
 #include "core/json.hpp"
 #include "openai/sse.hpp"
-#include "providers/dummy_endpoints.hpp"
+#include "providers/dummy/endpoints.hpp"
 #include "providers/transport.hpp"
 
 namespace tollgate::providers {

@@ -1,4 +1,4 @@
-#include "providers/anthropic_usage.hpp"
+#include "providers/anthropic/usage.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -10,7 +10,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
-#include "providers/anthropic.hpp"
+#include "providers/anthropic/anthropic.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {

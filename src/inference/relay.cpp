@@ -63,16 +63,25 @@ asio::awaitable<Result<int>> relayStream(const exchange::RequestContext& ctx,
       }
       break;
     }
+    bool done = false;
     if (piece->empty()) {
-      failure = Error{ErrorKind::UpstreamStreamInterrupted,
-                      "the upstream ended the stream before it was complete", ""};
-      break;
-    }
-    if (auto fed = decoder.feed(*piece, events); !fed) {
+      // The body's end: complete only when the wire says so (Gemini's streams end this way).
+      const std::size_t before = batch.size();
+      auto ended = decoder.pending() ? Result<bool>(false) : exchange.streamEnded(batch);
+      if (!ended || !*ended) {
+        batch.resize(before);
+        failure = !ended ? std::move(ended).error()
+                         : Error{ErrorKind::UpstreamStreamInterrupted,
+                                 "the upstream ended the stream before it was complete", ""};
+        break;
+      }
+      chunks += batch.size() > before ? 1 : 0;
+      batch_chunks += batch.size() > before ? 1 : 0;
+      done = true;
+    } else if (auto fed = decoder.feed(*piece, events); !fed) {
       failure = std::move(fed).error();
       break;
     }
-    bool done = false;
     for (openai::SseEvent& ev : events) {
       redactor.redact(ev.data);
       const std::size_t before = batch.size();

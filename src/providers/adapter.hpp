@@ -44,6 +44,11 @@ class Exchange {
   /// stream's as eventstream::Parser names it); `data` may be modified.
   virtual Result<bool> event(std::string_view name, std::string& data, std::string& out) = 0;
 
+  /// The upstream's stream body ended before event() said the stream was complete. A wire whose
+  /// stream ends with its body (Gemini's) may complete it here, appending its last events to
+  /// `out`: true. False (the default): the stream was cut.
+  virtual Result<bool> streamEnded(std::string& /*out*/) { return false; }
+
   /// How the upstream frames a streamed answer (which fixes the Content-Type it must declare).
   virtual StreamFraming framing() const { return StreamFraming::Sse; }
 

@@ -25,6 +25,11 @@ class StreamDecoder {
   /// event too large or a frame that is not one; the decoder is then unusable.
   Status feed(std::string_view bytes, std::vector<openai::SseEvent>& out);
 
+  /// True when bytes of an unfinished event are buffered (a body ending now was cut mid-event).
+  bool pending() const {
+    return framing_ == StreamFraming::AwsEventStream ? frames_.pending() : sse_.pending();
+  }
+
  private:
   StreamFraming framing_;
   openai::SseParser sse_;

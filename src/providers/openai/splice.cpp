@@ -199,6 +199,7 @@ class Scanner {
     if (key == "system_fingerprint") return kFingerprint;
     if (key == "choices") return kChoices;
     if (key == "usage") return kUsage;
+    if (key == "prompt_filter_results") return kPromptFilters;
     return kMemberCount;
   }
 
@@ -390,6 +391,10 @@ void Writer::head(std::string& out, std::string_view object, std::string_view te
       .append(after_fingerprint_)
       .append(",\"choices\":")
       .append(s.value(text, kChoices, Type::Array, "[]"));
+  if (s.spans[kPromptFilters].type == Type::Array) {
+    out.append(",\"prompt_filter_results\":")
+        .append(s.value(text, kPromptFilters, Type::Array, "[]"));
+  }
 }
 
 void Writer::usage(std::string& out, std::string_view text, const Scan& s,

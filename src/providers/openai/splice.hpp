@@ -2,8 +2,9 @@
 // `chat.completion.chunk`) into ours without decoding and re-encoding it. One SAX pass validates
 // the object (JSON syntax, depth, UTF-8, the shape of its choices, its usage counts) while noting
 // the byte ranges of its top-level values; the output then copies the upstream's id, created,
-// system_fingerprint, choices and usage byte for byte around the members the gateway writes
-// (object, model, episode_id, variant_name, service_tier, the usage's cost, the raw extras).
+// system_fingerprint, choices, usage and (Azure's) prompt_filter_results byte for byte around the
+// members the gateway writes (object, model, episode_id, variant_name, service_tier, the usage's
+// cost, the raw extras).
 #pragma once
 
 #include <rapidjson/reader.h>
@@ -18,8 +19,8 @@
 
 namespace tollgate::providers::splice {
 
-/// The top-level members the output keeps.
-enum Member { kId, kCreated, kFingerprint, kChoices, kUsage, kMemberCount };
+/// The top-level members the output keeps: ours, and Azure's prompt filter results.
+enum Member { kId, kCreated, kFingerprint, kChoices, kUsage, kPromptFilters, kMemberCount };
 
 /// JSON value types, as far as the output needs them.
 enum class Type { None, String, Integer, OtherScalar, Object, Array };
@@ -77,7 +78,8 @@ class Writer {
  public:
   explicit Writer(const openai::ResponseMeta& meta);
 
-  /// Appends `{"id":…,"object":<object>,"created":…,<ours>,"choices":…` from `text`.
+  /// Appends `{"id":…,"object":<object>,"created":…,<ours>,"choices":…` from `text`, and the
+  /// upstream's `prompt_filter_results` when it sent an array of them (Azure does).
   void head(std::string& out, std::string_view object, std::string_view text, const Scan& s) const;
   /// Appends `,"usage":` and the upstream's usage object with our cost member before its
   /// closing brace (when billed and the counts are `counted`), or `fallback` when the upstream

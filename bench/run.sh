@@ -38,6 +38,8 @@
 #   BENCH_LOAD_MAX=90       a round in which the load CPU passed this busy share (%) for any path
 #                           is left out of the rounds' figures (the load side, not the proxy,
 #                           may have limited it)
+#   BENCH_PROVIDERS="anth azure gemini bedrock"  the provider paths measured beside the
+#                           OpenAI-compatible one (Tollgate only; "" for none)
 #   BENCH_FLOOD=0           1: the billed paths' fixed-rate test runs again while two connections
 #                           flood the console's sign-in with bad links (POST /console/api/auth/link
 #                           as fast as they are answered): the billed p99 under an anonymous flood
@@ -76,6 +78,13 @@ ROUND_DUR=${BENCH_ROUND_SECONDS:-4}
 LOAD_MAX=${BENCH_LOAD_MAX:-90}
 PERF=${BENCH_PERF:-0}
 FLOOD=${BENCH_FLOOD:-0}
+read -r -a PROVIDER_PATHS <<<"${BENCH_PROVIDERS-anth azure gemini bedrock}"
+# Each provider path: the model its requests name, and what the report calls it.
+declare -A PROVIDER_MODEL=([anth]=bench_claude [azure]=bench_azure [gemini]=bench_gemini [bedrock]=bench_bedrock)
+declare -A PROVIDER_LABEL=([anth]=Anthropic [azure]="Azure OpenAI" [gemini]=Gemini [bedrock]=Bedrock)
+for p in "${PROVIDER_PATHS[@]}"; do
+  [[ -n ${PROVIDER_MODEL[$p]:-} ]] || { echo "BENCH_PROVIDERS: unknown path $p" >&2; exit 2; }
+done
 DISTURBED=0
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -336,8 +345,6 @@ BODY_DIRECT="$WORK/body-direct.json"        # model gpt-4o-mini (what the upstre
 BODY_TOLLGATE="$WORK/body-tollgate.json"    # model bench_model (same length)
 BODY_DIRECT_SSE="$WORK/body-direct-stream.json"
 BODY_TOLLGATE_SSE="$WORK/body-tollgate-stream.json"
-BODY_CLAUDE="$WORK/body-claude.json"          # model bench_claude (Tollgate's Anthropic provider)
-BODY_CLAUDE_SSE="$WORK/body-claude-stream.json"
 SRC_BODY="$BENCH/chat_request.json"
 grep -q '"model":"gpt-4o-mini"' "$SRC_BODY" || die "chat_request.json must contain \"model\":\"gpt-4o-mini\""
 grep -q '"stream":false' "$SRC_BODY" || die "chat_request.json must contain \"stream\":false"
@@ -345,8 +352,12 @@ tr -d '\n' <"$SRC_BODY" >"$BODY_DIRECT"
 sed 's/"model":"gpt-4o-mini"/"model":"bench_model"/' "$BODY_DIRECT" >"$BODY_TOLLGATE"
 sed 's/"stream":false/"stream":true/' "$BODY_DIRECT" >"$BODY_DIRECT_SSE"
 sed 's/"stream":false/"stream":true/' "$BODY_TOLLGATE" >"$BODY_TOLLGATE_SSE"
-sed 's/"model":"bench_model"/"model":"bench_claude"/' "$BODY_TOLLGATE" >"$BODY_CLAUDE"
-sed 's/"model":"bench_model"/"model":"bench_claude"/' "$BODY_TOLLGATE_SSE" >"$BODY_CLAUDE_SSE"
+provider_body() { # provider_body PATH json|sse: the request to the path's model, written once
+  local src=$BODY_TOLLGATE file="$WORK/body-$1-$2.json"
+  [[ $2 == sse ]] && src=$BODY_TOLLGATE_SSE
+  [[ -f $file ]] || sed "s/\"model\":\"bench_model\"/\"model\":\"${PROVIDER_MODEL[$1]}\"/" "$src" >"$file"
+  echo "$file"
+}
 log "request body: $(wc -c <"$BODY_DIRECT") bytes"
 
 # Embeddings: 16 inputs of about 200 characters, float vectors asked for.
@@ -435,6 +446,8 @@ awk 'BEGIN {
 # nginx's workers run as another user when started by root: they must reach the file.
 chmod a+rx "$WORK" "$NG_PREFIX" "$NG_PREFIX/static" "$NG_PREFIX/static/v1"
 chmod a+r "$NG_PREFIX/static/v1/embeddings"
+node "$BENCH/provider_answers.mjs" "$NG_PREFIX/static" || die "provider_answers.mjs failed"
+chmod -R a+rX "$NG_PREFIX/static"
 wait_port "$MOCK_JSON_PORT" "$MOCK_PID" "$NG_PREFIX/stderr.log"
 wait_port "$MOCK_SSE_PORT" "$MOCK_PID" "$NG_PREFIX/stderr.log"
 MOCK_TREE=$(tree_of "$MOCK_PID" | tr '\n' ' ')
@@ -550,6 +563,41 @@ api_base = "http://127.0.0.1:$upstream/v1"
 model = "claude-sonnet-4-5"
 api_key = "env::BENCH_UPSTREAM_KEY"
 
+# The same request through the Azure, Gemini and Bedrock adapters: the upstream answers the
+# same text and usage in each wire (bench/provider_answers.mjs); Bedrock's requests are signed.
+[models.bench_azure]
+input_cost_per_token = 0.00000015
+output_cost_per_token = 0.0000006
+routing = ["mock"]
+[models.bench_azure.providers.mock]
+type = "azure"
+api_base = "http://127.0.0.1:$upstream"
+model = "bench"
+api_version = "2024-10-21"
+api_key = "env::BENCH_UPSTREAM_KEY"
+
+[models.bench_gemini]
+input_cost_per_token = 0.00000015
+output_cost_per_token = 0.0000006
+routing = ["mock"]
+[models.bench_gemini.providers.mock]
+type = "gemini"
+api_base = "http://127.0.0.1:$upstream/v1beta"
+model = "gemini-bench"
+api_key = "env::BENCH_UPSTREAM_KEY"
+
+[models.bench_bedrock]
+input_cost_per_token = 0.00000015
+output_cost_per_token = 0.0000006
+routing = ["mock"]
+[models.bench_bedrock.providers.mock]
+type = "bedrock"
+api_base = "http://127.0.0.1:$upstream"
+region = "us-east-1"
+model = "bedrock-bench"
+access_key_id = "AKIDBENCHEXAMPLE"
+secret_access_key = "env::BENCH_UPSTREAM_KEY"
+
 [models.bench_embedding]
 endpoint = "embedding"
 input_cost_per_token = 0.00000002
@@ -646,8 +694,8 @@ med() { median "${VALS["$1|$2"]:-}"; }
 maxval() { tr ' ' '\n' <<<"${VALS["$1|$2"]:-}" | grep -E '^-?[0-9.]+$' | sort -g | tail -n1 | grep . || echo "-"; }
 calc() { awk "BEGIN { x = $1; printf \"%.${2:-2}f\", x }"; }
 
-# What run_wrk sends: chat (T_BODY), anth (the chat request to bench_claude, Tollgate only),
-# embed (16 inputs) or upload (10 MiB transcriptions).
+# What run_wrk sends: chat (T_BODY), a provider path (anth, azure, gemini, bedrock: the chat
+# request to its model, Tollgate only), embed (16 inputs) or upload (10 MiB transcriptions).
 wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
   local direct=1
   [[ $1 == tollgate* ]] && direct=0
@@ -655,7 +703,9 @@ wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
   case $2 in
     chat) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC="" ;;
     round) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC=round_ ;;
-    anth) W_PATH=/v1/chat/completions W_BODY=$BODY_CLAUDE W_METRIC=anth_ ;;
+    anth | azure | gemini | bedrock)
+      W_PATH=/v1/chat/completions W_BODY=$(provider_body "$2" json) W_METRIC=${2}_
+      ;;
     embed)
       W_PATH=/v1/embeddings W_METRIC=embed_
       ((direct)) && W_BODY=$BODY_EMBED_DIRECT || W_BODY=$BODY_EMBED_TOLLGATE
@@ -779,12 +829,15 @@ run_ttfb() { # run_ttfb TARGET RUN
   log "  $target stream TTFB: p50 $(kv ttfb_p50_us "$out") us, p99 $(kv ttfb_p99_us "$out") us"
 }
 
-# What run_stream_rate sends: openai (T_BODY) or anth (the streamed request to bench_claude,
-# Tollgate only). Sets S_BODY, S_LAT (prefix of the last-byte metrics), S_CPU, S_NAME.
+# What run_stream_rate sends: openai (T_BODY) or a provider path (the streamed request to its
+# model, Tollgate only). Sets S_BODY, S_LAT (prefix of the last-byte metrics), S_CPU, S_NAME.
 stream_kind() { # stream_kind KIND
   case $1 in
     openai) S_BODY=$T_BODY S_LAT=ttlb S_CPU=cpustream S_NAME=streams ;;
-    anth) S_BODY=$BODY_CLAUDE_SSE S_LAT=anth_ttlb S_CPU=anth_stream_cpu S_NAME="Anthropic streams" ;;
+    *)
+      S_BODY=$(provider_body "$1" sse) S_LAT=${1}_ttlb S_CPU=${1}_stream_cpu
+      S_NAME="${PROVIDER_LABEL[$1]} streams"
+      ;;
   esac
 }
 
@@ -917,15 +970,17 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
   run_wrk "$t" 64 "$run"
   run_rate "$t" "$run"
   ((FLOOD)) && [[ $t == tollgate_auth || $t == tollgate_pg ]] && run_rate "$t" "$run" flood
-  # The Anthropic path (Tollgate only: nginx cannot translate, and direct has nothing to):
-  # the same request to bench_claude, whose provider speaks Anthropic's Messages API.
+  # The provider paths (Tollgate only: nginx cannot translate, and direct has nothing to):
+  # the same request to a model whose provider speaks another wire.
   if [[ $t == tollgate* ]]; then
-    if check_path "$t (anthropic json)" "$BODY_CLAUDE"; then
-      warm_up "$BODY_CLAUDE"
-      run_wrk "$t" 64 "$run" anth
-    else
-      WARN+=("$t run $run: Anthropic JSON path failed its sanity request")
-    fi
+    for p in "${PROVIDER_PATHS[@]}"; do
+      if check_path "$t (${PROVIDER_LABEL[$p]} json)" "$(provider_body "$p" json)"; then
+        warm_up "$(provider_body "$p" json)"
+        run_wrk "$t" 64 "$run" "$p"
+      else
+        WARN+=("$t run $run: ${PROVIDER_LABEL[$p]} JSON path failed its sanity request")
+      fi
+    done
   fi
   run_wrk "$t" 64 "$run" embed
   # Cache hits, whole, streamed and embeddings: the sanity requests write each answer, then see
@@ -951,11 +1006,13 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
     WARN+=("$t run $run: streaming path failed its sanity request")
   fi
   if [[ $t == tollgate* ]]; then
-    if check_path "$t (anthropic stream)" "$BODY_CLAUDE_SSE"; then
-      run_stream_rate "$t" "$run" anth
-    else
-      WARN+=("$t run $run: Anthropic streaming path failed its sanity request")
-    fi
+    for p in "${PROVIDER_PATHS[@]}"; do
+      if check_path "$t (${PROVIDER_LABEL[$p]} stream)" "$(provider_body "$p" sse)"; then
+        run_stream_rate "$t" "$run" "$p"
+      else
+        WARN+=("$t run $run: ${PROVIDER_LABEL[$p]} streaming path failed its sanity request")
+      fi
+    done
   fi
   stop_target
 }
@@ -1092,7 +1149,7 @@ divide() { # divide NUM DEN: NUM/DEN to two decimals; "-" if either is "-" or DE
 }
 ratio() { divide "$(cell tollgate "$1")" "$(cell nginx "$1")"; }          # tollgate/nginx
 keyratio() { divide "$(cell tollgate_auth "$1")" "$(cell tollgate "$1")"; } # tollgate_auth/tollgate
-anthratio() { # anthratio TARGET ANTH_METRIC OPENAI_METRIC: Anthropic path / OpenAI path of one target
+pathratio() { # pathratio TARGET PATH_METRIC OPENAI_METRIC: a provider path / the OpenAI path of one target
   divide "$(cell "$1" "$2")" "$(cell "$1" "$3")"
 }
 delta() { # tollgate - nginx, ms
@@ -1163,22 +1220,24 @@ REPORT="$OUT/results.md"
   echo "direct = client -> mock upstream; its CPU/RSS figures are the mock nginx worker's (it shares CPU $LOAD_CPU with the client)."
   echo "nginx/tollgate CPU figures sum every process of the proxy; RSS figures are the process that used the most CPU (the one serving requests)."
   echo
-  if has tollgate || has tollgate_auth; then
-    echo "Anthropic path: the same requests to bench_claude (type \"anthropic\": POST /v1/messages upstream, answers translated); anth/openai = this path / the OpenAI-compatible path of the same target, same run."
+  if { has tollgate || has tollgate_auth; } && ((${#PROVIDER_PATHS[@]})); then
+    echo "Provider paths: the same requests to a model whose provider speaks another wire (anth: Anthropic's Messages API; azure: OpenAI's at a deployment; gemini: generateContent; bedrock: Converse, signed, its stream AWS's binary event stream), each answered the same text and usage; PATH/openai = this path / the OpenAI-compatible path of the same target, same run."
     echo
-    printf '| %-42s | %9s | %-11s | %9s | %-11s |\n' "metric (Anthropic path)" "tollgate" "anth/openai" "with key" "anth/openai"
-    printf '|%s|%s|%s|%s|%s|\n' "--------------------------------------------" "----------:" "-------------" "----------:" "-------------"
-    arow() { # arow LABEL ANTH_METRIC OPENAI_METRIC FORMAT
-      printf '| %-42s | %9s | %-11s | %9s | %-11s |\n' "$1" "$(fmt "$4" "$(cell tollgate "$2")")" \
-        "$(anthratio tollgate "$2" "$3")" "$(fmt "$4" "$(cell tollgate_auth "$2")")" "$(anthratio tollgate_auth "$2" "$3")"
-    }
-    arow "req/s @64 conns" anth_rps64 rps64 %.0f
-    arow "CPU busy @64 conns (%)" anth_util64 util64 %.0f
-    arow "CPU us/req @64 conns" anth_cpu64 cpu64 %.1f
-    arow "CPU us/stream @${STREAM_RATE} streams/s" anth_stream_cpu cpustream %.1f
-    arow "stream last byte p50 @${STREAM_RATE}/s (ms)" anth_ttlb50 ttlb50 %.3f
-    arow "stream last byte p99 @${STREAM_RATE}/s (ms)" anth_ttlb99 ttlb99 %.3f
-    echo
+    for p in "${PROVIDER_PATHS[@]}"; do
+      printf '| %-42s | %9s | %-11s | %9s | %-11s |\n' "metric (${PROVIDER_LABEL[$p]} path)" "tollgate" "$p/openai" "with key" "$p/openai"
+      printf '|%s|%s|%s|%s|%s|\n' "--------------------------------------------" "----------:" "-------------" "----------:" "-------------"
+      arow() { # arow LABEL PATH_METRIC OPENAI_METRIC FORMAT
+        printf '| %-42s | %9s | %-11s | %9s | %-11s |\n' "$1" "$(fmt "$4" "$(cell tollgate "$2")")" \
+          "$(pathratio tollgate "$2" "$3")" "$(fmt "$4" "$(cell tollgate_auth "$2")")" "$(pathratio tollgate_auth "$2" "$3")"
+      }
+      arow "req/s @64 conns" "${p}_rps64" rps64 %.0f
+      arow "CPU busy @64 conns (%)" "${p}_util64" util64 %.0f
+      arow "CPU us/req @64 conns" "${p}_cpu64" cpu64 %.1f
+      arow "CPU us/stream @${STREAM_RATE} streams/s" "${p}_stream_cpu" cpustream %.1f
+      arow "stream last byte p50 @${STREAM_RATE}/s (ms)" "${p}_ttlb50" ttlb50 %.3f
+      arow "stream last byte p99 @${STREAM_RATE}/s (ms)" "${p}_ttlb99" ttlb99 %.3f
+      echo
+    done
   fi
   if ((SOAK > 0)) && { has tollgate_auth || has tollgate_pg; }; then
     echo "The store's work per settled request, over the soak at ${RATE} req/s (system calls counted with perf;"
@@ -1356,21 +1415,20 @@ REPORT="$OUT/results.md"
   }
   billed_targets tollgate_auth "with a key"
   billed_targets tollgate_pg "with a key, PostgreSQL"
-  anthverdict() { # anthverdict TARGET ANTH_METRIC OPENAI_METRIC: Anthropic path <= 1.2x OpenAI path
+  pathverdict() { # pathverdict TARGET PATH_METRIC OPENAI_METRIC: a provider path <= 1.2x OpenAI path
     local a o
     a=$(cell "$1" "$2"); o=$(cell "$1" "$3")
     [[ $a == - || $o == - ]] && { echo "n/a"; return; }
-    awk -v a="$a" -v o="$o" -v r="$(anthratio "$1" "$2" "$3")" 'BEGIN { printf "%s (%sx)", (a <= 1.2 * o) ? "PASS" : "FAIL", r }'
+    awk -v a="$a" -v o="$o" -v r="$(pathratio "$1" "$2" "$3")" 'BEGIN { printf "%s (%sx)", (a <= 1.2 * o) ? "PASS" : "FAIL", r }'
   }
   for t in tollgate tollgate_auth; do
     has "$t" || continue
-    if [[ $t == tollgate ]]; then
-      target_line "Anthropic path CPU us/req @64 <= 1.2x OpenAI path" "$(anthverdict "$t" anth_cpu64 cpu64)"
-      target_line "Anthropic path CPU us/stream <= 1.2x OpenAI path" "$(anthverdict "$t" anth_stream_cpu cpustream)"
-    else
-      target_line "with a key: Anthropic CPU us/req @64 <= 1.2x OpenAI" "$(anthverdict "$t" anth_cpu64 cpu64)"
-      target_line "with a key: Anthropic CPU us/stream <= 1.2x OpenAI" "$(anthverdict "$t" anth_stream_cpu cpustream)"
-    fi
+    for p in "${PROVIDER_PATHS[@]}"; do
+      plabel=${PROVIDER_LABEL[$p]}
+      [[ $t == tollgate_auth ]] && plabel="with a key: $plabel"
+      target_line "$plabel path CPU us/req @64 <= 1.2x OpenAI path" "$(pathverdict "$t" "${p}_cpu64" cpu64)"
+      target_line "$plabel path CPU us/stream <= 1.2x OpenAI path" "$(pathverdict "$t" "${p}_stream_cpu" cpustream)"
+    done
   done
   if ((SOAK > 0)) && has tollgate && [[ $(med tollgate soak_growth_kb) != - ]]; then
     g=$(med tollgate soak_growth_kb)

@@ -54,6 +54,12 @@ describe('an Azure OpenAI deployment', () => {
             providers: { azure: azureProvider(mock.url) },
           },
           azure_refused: { routing: ['azure'], providers: { azure: azureProvider(refusing.url) } },
+          azure_whisper: {
+            endpoint: 'transcription',
+            cost_per_audio_second: 0.0001,
+            routing: ['azure'],
+            providers: { azure: azureProvider(mock.url, { model: 'whisper' }) },
+          },
           azure_embed: {
             endpoint: 'embedding',
             input_cost_per_token: 0.000001,
@@ -147,5 +153,20 @@ describe('an Azure OpenAI deployment', () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.data.length, 2);
     assert.equal(mock.requests.at(-1).url, `/openai/deployments/embed-prod/embeddings?api-version=${AZURE_API_VERSION}`);
+  });
+
+  test('a transcription at the whisper deployment, the upload passed through', async () => {
+    const fd = new FormData();
+    fd.append('model', 'azure_whisper');
+    fd.append('file', new Blob([Buffer.alloc(4000, 7)], { type: 'audio/mpeg' }), 'memo.mp3');
+    const r = await fetch(`${gw.baseURL}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: fd });
+    const text = await r.text();
+    assert.equal(r.status, 200, text);
+    const sent = mock.requests.at(-1);
+    assert.equal(sent.url, `/openai/deployments/whisper/audio/transcriptions?api-version=${AZURE_API_VERSION}`);
+    assert.equal(sent.headers['api-key'], UPSTREAM_KEY);
+    const up = mock.inner.requests.at(-1);
+    assert.equal(up.form?.file?.size, 4000, JSON.stringify(up.form));
+    assert.equal(typeof JSON.parse(text).text, 'string');
   });
 });

@@ -224,14 +224,21 @@ run_capture() { # run_capture OUTFILE CMD... : background, tracked for cleanup, 
 }
 
 cpu_ticks() { # sum of utime+stime over the given PIDs
-  local p s sum=0
+  local u s
+  read -r u s <<<"$(cpu_ticks_split "$@")"
+  echo $((u + s))
+}
+
+cpu_ticks_split() { # "utime stime" summed over the given PIDs
+  local p s user=0 sys=0
   for p in "$@"; do
     s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
     s=${s##*) }
     set -- $s
-    sum=$((sum + ${12} + ${13}))
+    user=$((user + ${12}))
+    sys=$((sys + ${13}))
   done
-  echo "$sum"
+  echo "$user $sys"
 }
 
 cpu_stat() { # "busy steal" ticks of CPU $1 from /proc/stat. busy = user+nice+system; irq and
@@ -703,6 +710,7 @@ wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
   case $2 in
     chat) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC="" ;;
     round) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC=round_ ;;
+    sys) W_PATH=/v1/chat/completions W_BODY=$T_BODY W_METRIC=sys_ ;;
     anth | azure | gemini | bedrock)
       W_PATH=/v1/chat/completions W_BODY=$(provider_body "$2" json) W_METRIC=${2}_
       ;;
@@ -722,17 +730,31 @@ wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
 
 run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   local target=$1 c=$2 run=$3 out ticks0 ticks1 load0 load1 store0 store1 reqs dur errs rps cpu m tck=$CLK_TCK
+  local user0 sys0 user1 sys1 perf_pid=""
   wrk_kind "$target" "${4:-chat}"
   phase_begin "$target"
-  ticks0=$(cpu_ticks $T_PIDS)
+  if [[ $W_METRIC == sys_ ]]; then
+    # The proxy's own system calls over the run (every process of it, nothing else).
+    perf stat -x, -e raw_syscalls:sys_enter -o "$WORK/syscalls.txt" -p "$(tr ' ' ',' <<<"${T_PIDS% }")" &
+    perf_pid=$!
+    remember "$perf_pid"
+    sleep 0.2
+  fi
+  read -r user0 sys0 <<<"$(cpu_ticks_split $T_PIDS)"
+  ticks0=$((user0 + sys0))
   store0=$(store_ticks)
   read -r load0 _ <<<"$(cpu_stat "$LOAD_CPU")"
   BENCH_BODY="$W_BODY" BENCH_CONTENT_TYPE="$W_TYPE" run_capture "$WORK/out.txt" timeout $((DUR + 30)) \
     taskset -c "$LOAD_CPU" wrk -t1 -c"$c" -d"${DUR}s" --timeout 10s -s "$BENCH/wrk_post.lua" \
     "http://127.0.0.1:$T_PORT$W_PATH"
-  ticks1=$(cpu_ticks $T_PIDS)
+  read -r user1 sys1 <<<"$(cpu_ticks_split $T_PIDS)"
+  ticks1=$((user1 + sys1))
   store1=$(store_ticks)
   read -r load1 _ <<<"$(cpu_stat "$LOAD_CPU")"
+  if [[ -n $perf_pid ]]; then
+    kill -INT "$perf_pid" 2>/dev/null || true
+    wait "$perf_pid" 2>/dev/null || true
+  fi
   phase_end "$target" "run $run wrk ${4:-chat} -c$c"
   out=$(grep '^RESULT' "$WORK/out.txt" || true)
   reqs=$(kv requests "$out")
@@ -740,7 +762,7 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   if [[ -z $reqs || -z $dur || $reqs -le 0 ]]; then
     WARN+=("$target run $run: wrk -c$c produced no result")
     # A round keeps one entry per path, so that round i of every path lines up.
-    [[ $W_METRIC == round_ ]] && for m in rps cpu loadbusy; do add "$target" "${W_METRIC}$m$c" "-"; done
+    [[ $W_METRIC == round_ ]] && for m in rps cpu loadbusy ucpu scpu; do add "$target" "${W_METRIC}$m$c" "-"; done
     return 0
   fi
   errs=$(($(kv connect_err "$out") + $(kv read_err "$out") + $(kv write_err "$out") + $(kv status_err "$out") + $(kv timeout_err "$out")))
@@ -749,6 +771,13 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   cpu=$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $reqs" 2)
   add "$target" "${W_METRIC}rps$c" "$rps"
   add "$target" "${W_METRIC}cpu$c" "$cpu"
+  add "$target" "${W_METRIC}ucpu$c" "$(calc "($user1 - $user0) * 1e6 / $tck / $reqs" 2)"
+  add "$target" "${W_METRIC}scpu$c" "$(calc "($sys1 - $sys0) * 1e6 / $tck / $reqs" 2)"
+  if [[ -n $perf_pid ]]; then
+    # perf counted from before the first request to after the last: a few idle calls more.
+    m=$(awk -F, '/raw_syscalls:sys_enter/ { print $1 }' "$WORK/syscalls.txt" 2>/dev/null)
+    [[ $m =~ ^[0-9]+$ ]] && add "$target" "${W_METRIC}syscalls$c" "$(calc "$m / $reqs" 2)"
+  fi
   add "$target" "${W_METRIC}util$c" "$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $dur * 100" 0)"
   # How busy the load CPU was (the client, the mock, and tollgate_pg's PostgreSQL): past about
   # 90 % the load side, not the proxy, may be what limits the figure.
@@ -1096,6 +1125,18 @@ if ((${#ROUND_PATHS[@]} > 2)); then
       run_wrk "$t" 64 "round $((r + 1))" round
     done
   done
+  # One more round, each path's system calls counted with perf (apart from the rounds, whose
+  # CPU figures the counting would raise), and the host's speed: GET /health on the open path.
+  for t in "${ROUND_PATHS[@]}"; do
+    T_PORT=${RT_PORT[$t]} T_PIDS=${RT_PIDS[$t]} T_BODY=${RT_BODY[$t]}
+    if [[ -n ${RT_AUTH[$t]} ]]; then export BENCH_AUTH=${RT_AUTH[$t]}; else unset BENCH_AUTH; fi
+    run_wrk "$t" 64 "syscalls" sys
+  done
+  if has tollgate; then
+    run_capture "$WORK/out.txt" timeout $((ROUND_DUR + 30)) taskset -c "$LOAD_CPU" \
+      wrk -t1 -c64 -d"${ROUND_DUR}s" "http://127.0.0.1:${RT_PORT[tollgate]}/health"
+    add tollgate health_rps "$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/out.txt")"
+  fi
   if ((PERF)); then
     # A profile of each Tollgate path under the rounds' load (not counted in any figure).
     for t in "${ROUND_PATHS[@]}"; do
@@ -1301,6 +1342,20 @@ REPORT="$OUT/results.md"
       printf '| %-13s | %14s | %7s | %-18s | %19s | %7s | %-18s | %21s |\n' "$t" "$rmed" "${RB_RPS[$t]}" \
         "$(printf '%.2f (%.2f-%.2f)' "$pr_med" "$pr_min" "$pr_max")" "$cmed" "${RB_CPU[$t]}" \
         "$(printf '%.2f (%.2f-%.2f)' "$pc_med" "$pc_min" "$pc_max")" "$(maxval "$t" round_loadbusy64)"
+    done
+    echo
+    echo "Where each path's CPU goes: user and system time per request (median of the kept rounds), and"
+    echo "system calls per request, counted in one more round of each path with"
+    echo "\`perf stat -e raw_syscalls:sys_enter -p <the proxy's processes>\` (apart from the rounds: counting"
+    echo "raises the CPU it counts). Host speed: nginx ${best_cpu} us CPU/req at its best round; GET /health"
+    echo "on the open path: $(med tollgate health_rps) req/s at 64 connections."
+    echo
+    echo "| path          | user us/req | sys us/req | system calls/req |"
+    echo "|---------------|------------:|-----------:|-----------------:|"
+    for t in "${ROUND_PATHS[@]}"; do
+      read -r umed _ _ <<<"$(stats "$(series "$t" round_ucpu64)")"
+      read -r smed _ _ <<<"$(stats "$(series "$t" round_scpu64)")"
+      printf '| %-13s | %11s | %10s | %16s |\n' "$t" "$umed" "$smed" "$(med "$t" sys_syscalls64)"
     done
     echo
     if has tollgate_pg; then

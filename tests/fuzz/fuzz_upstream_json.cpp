@@ -18,6 +18,7 @@
 #include "openai/chat_response.hpp"
 #include "openai/embedding_response.hpp"
 #include "openai/sse.hpp"
+#include "providers/azure/azure.hpp"
 #include "providers/openai/compatible.hpp"
 #include "providers/openai/completion.hpp"
 #include "providers/openai/stream.hpp"
@@ -103,6 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     checkJson(errorBody(chunk.error()));
   }
   checkJson(errorBody(providers::translateUpstreamError(502, input)));
+  // Azure's errors, its content filter's categories named in the message, are error bodies too.
+  checkJson(errorBody(providers::azure::translateError(400, input)));
   // An embedding list, asked for in floats and in base64, for one input and for several: what
   // is accepted is valid JSON with one item for each input, in index order.
   for (const bool base64 : {false, true}) {

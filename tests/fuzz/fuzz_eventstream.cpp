@@ -23,34 +23,13 @@ namespace {
 using tollgate::fuzz::check;
 using tollgate::fuzz::checkJson;
 
-void checkEvents(const std::string& out) {
-  std::size_t at = 0;
-  while (at < out.size()) {
-    check(out.compare(at, 6, "data: ") == 0);
-    const std::size_t end = out.find("\n\n", at);
-    check(end != std::string::npos);
-    checkJson(out.substr(at + 6, end - at - 6));
-    at = end + 2;
-  }
-}
-
-void checkBedrockUsage(const std::optional<tollgate::openai::Usage>& usage) {
-  tollgate::fuzz::checkUsage(usage);
-  check(!usage || tollgate::usage::consistent(*usage));
-}
-
 /// Turns alternate; at most kMaxCachePoints cachePoint blocks anywhere.
 void checkConverse(const std::string& body) {
   rapidjson::Document doc;
   check(!tollgate::json::parse(doc, body) && doc.IsObject());
   const rapidjson::Value* messages = tollgate::json::member(doc, "messages");
   check(messages != nullptr && messages->IsArray());
-  std::string_view previous;
-  for (const rapidjson::Value& m : messages->GetArray()) {
-    const std::string_view role = tollgate::json::stringMember(m, "role").value_or("");
-    check((role == "user" || role == "assistant") && role != previous);
-    previous = role;
-  }
+  tollgate::fuzz::checkTurns(*messages);
   const auto points_in = [](const rapidjson::Value* blocks) {
     std::size_t n = 0;
     if (blocks != nullptr && blocks->IsArray()) {
@@ -84,26 +63,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (parser.feed(std::string_view(input).substr(0, split), events) &&
       parser.feed(std::string_view(input).substr(split), events)) {
     bedrock::StreamDecoder decoder(meta, "chatcmpl-fuzz", 1);
-    std::optional<openai::Usage> usage;
-    for (openai::SseEvent& ev : events) {
+    for (const openai::SseEvent& ev : events) {
       check(!ev.event.empty());
-      std::string out;
-      auto step = decoder.event(ev.event, ev.data, out, usage);
-      checkBedrockUsage(usage);
-      checkEvents(out);
-      if (!step) {
-        checkJson(errorBody(step.error()));
-        break;
-      }
-      if (*step) {
-        break;
-      }
     }
+    tollgate::fuzz::checkStream(decoder, events, [](const bedrock::StreamDecoder&) {});
   }
 
   std::string whole = input;
   if (auto c = bedrock::parseConverse(whole, {true, true}, "chatcmpl-fuzz", 1)) {
-    checkBedrockUsage(c->usage);
+    tollgate::fuzz::checkAdapterUsage(c->usage);
     checkJson(openai::encodeCompletion(*c, meta));
   } else {
     checkJson(errorBody(c.error()));

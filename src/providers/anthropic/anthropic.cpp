@@ -6,27 +6,12 @@
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "providers/answer_parts.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
 
 using rapidjson::Value;
-
-Error badUpstream(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
-
-std::int64_t now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-/// A block's `input` as the arguments text of a tool call.
-std::string inputText(const Value& block) {
-  const Value* input = json::member(block, "input");
-  return input != nullptr && input->IsObject() ? json::serialize(*input) : std::string("{}");
-}
 
 }  // namespace
 
@@ -51,7 +36,7 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
   }
   rapidjson::Document doc;
   if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return badUpstream("a body that is not a JSON object");
+    return malformedAnswer("a body that is not a JSON object");
   }
   if (const Value* err = json::member(doc, "error"); err != nullptr && err->IsObject()) {
     return errorOfType(502, json::stringMember(*err, "type").value_or(""),
@@ -59,7 +44,7 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
   }
   const Value* content = json::member(doc, "content");
   if (content == nullptr || !content->IsArray()) {
-    return badUpstream("a message without a content array");
+    return malformedAnswer("a message without a content array");
   }
   c.id = std::string(json::stringMember(doc, "id").value_or(""));
   c.upstream_model = text::utf8Prefix(json::stringMember(doc, "model").value_or(""),
@@ -157,7 +142,7 @@ class AnthropicExchange final : public Exchange {
         meta_(meta),
         json_(wantsJson(request)),
         stream_(request.stream),
-        created_(now()),
+        created_(unixSeconds()),
         body_(buildMessagesBody(request, provider)),
         decoder_(meta, json_, created_) {}
 
@@ -212,19 +197,10 @@ class AnthropicExchange final : public Exchange {
   std::string model_;  ///< A whole answer's model (a stream's is the decoder's).
 };
 
-class AnthropicAdapter final : public Adapter {
- public:
-  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request,
-                                 const config::Provider& provider,
-                                 const openai::ResponseMeta& meta) const override {
-    return std::make_unique<AnthropicExchange>(request, provider, meta);
-  }
-};
-
 }  // namespace
 
 const Adapter& anthropicAdapter() {
-  static const AnthropicAdapter adapter;
+  static const ChatAdapter<AnthropicExchange> adapter;
   return adapter;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/ids.hpp"
 #include "core/json.hpp"
+#include "providers/answer_parts.hpp"
 #include "providers/bedrock/credentials.hpp"
 #include "providers/bedrock/sigv4.hpp"
 
@@ -18,22 +19,6 @@ using rapidjson::Value;
 
 constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max();
 constexpr std::string_view kService = "bedrock";
-
-Error badUpstream(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
-
-std::int64_t now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-/// A toolUse block's `input` as the arguments text of a tool call.
-std::string inputText(const Value& tool_use) {
-  const Value* input = json::member(tool_use, "input");
-  return input != nullptr && input->IsObject() ? json::serialize(*input) : std::string("{}");
-}
 
 /// The lower-cased first letter of `type` and the rest, so that a response's
 /// "ThrottlingException" and a stream's "throttlingException" compare alike; any "#" prefix
@@ -109,13 +94,13 @@ Result<openai::Completion> parseConverse(std::string& body, KeepRaw keep, std::s
   }
   rapidjson::Document doc;
   if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return badUpstream("a body that is not a JSON object");
+    return malformedAnswer("a body that is not a JSON object");
   }
   const Value* output = json::member(doc, "output");
   const Value* message = output != nullptr ? json::member(*output, "message") : nullptr;
   const Value* content = message != nullptr ? json::member(*message, "content") : nullptr;
   if (content == nullptr || !content->IsArray()) {
-    return badUpstream("an answer without output.message.content, an array");
+    return malformedAnswer("an answer without output.message.content, an array");
   }
   c.id = std::move(id);
   c.created = created;
@@ -126,14 +111,14 @@ Result<openai::Completion> parseConverse(std::string& body, KeepRaw keep, std::s
   bool has_reasoning = false;
   for (const Value& block : content->GetArray()) {
     if (!block.IsObject()) {
-      return badUpstream("a content block that is not an object");
+      return malformedAnswer("a content block that is not an object");
     }
     if (const auto t = json::stringMember(block, "text")) {
       text.append(*t);
       has_text = true;
     } else if (const Value* use = json::member(block, "toolUse"); use != nullptr) {
       if (!use->IsObject()) {
-        return badUpstream("a toolUse block that is not an object");
+        return malformedAnswer("a toolUse block that is not an object");
       }
       choice.tool_calls.push_back(openai::ToolCall{
           std::string(json::stringMember(*use, "toolUseId").value_or("")),
@@ -268,7 +253,7 @@ class BedrockExchange final : public Exchange {
       : provider_(provider),
         meta_(meta),
         stream_(request.stream),
-        created_(now()),
+        created_(unixSeconds()),
         id_("chatcmpl-" + ids::uuidV7()),
         body_(buildConverseBody(request, provider)),
         signer_(provider, secrets_),
@@ -292,13 +277,11 @@ class BedrockExchange final : public Exchange {
   }
 
   Result<std::string> completion(std::string& body) override {
-    auto c =
-        parseConverse(body, {meta_.include_raw_usage, meta_.include_raw_response}, id_, created_);
-    if (!c) {
-      return std::move(c).error();
-    }
-    usage_ = c->usage;
-    return openai::encodeCompletion(*c, meta_);
+    const KeepRaw keep{meta_.include_raw_usage, meta_.include_raw_response};
+    auto answer = parseConverse(body, keep, id_, created_);
+    usage_ = answer ? answer->usage : std::nullopt;
+    return answer ? Result<std::string>(openai::encodeCompletion(*answer, meta_))
+                  : Result<std::string>(std::move(answer).error());
   }
 
   Result<bool> event(std::string_view name, std::string& data, std::string& out) override {
@@ -328,19 +311,10 @@ class BedrockExchange final : public Exchange {
   StreamDecoder decoder_;
 };
 
-class BedrockAdapter final : public Adapter {
- public:
-  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request,
-                                 const config::Provider& provider,
-                                 const openai::ResponseMeta& meta) const override {
-    return std::make_unique<BedrockExchange>(request, provider, meta);
-  }
-};
-
 }  // namespace
 
 const Adapter& bedrockAdapter() {
-  static const BedrockAdapter adapter;
+  static const ChatAdapter<BedrockExchange> adapter;
   return adapter;
 }
 

@@ -9,6 +9,7 @@
 #include "core/text.hpp"
 #include "openai/fields.hpp"
 #include "providers/bedrock/bedrock.hpp"
+#include "providers/chat_turns.hpp"
 
 namespace tollgate::providers::bedrock {
 namespace {
@@ -138,86 +139,43 @@ void textBlock(json::Writer& w, std::string_view text) {
 /// skipped (Converse refuses blank text blocks).
 std::optional<Error> contentBlocks(json::Writer& w, const Value* content, bool images,
                                    CachePoints& cache, bool* deferred = nullptr) {
-  if (content == nullptr || content->IsNull()) {
-    return std::nullopt;
-  }
-  if (content->IsString()) {
-    if (content->GetStringLength() > 0) {
-      textBlock(w, json::view(*content));
-    }
-    return std::nullopt;
-  }
-  if (!content->IsArray()) {
-    return refuse("messages", "a message's content must be a string or an array of parts");
-  }
-  for (const Value& part : content->GetArray()) {
-    const Value* type = json::member(part, "type");
-    const Value* text = json::member(part, "text");
-    const Value* refusal = json::member(part, "refusal");
-    if (equals(type, "text") && isString(text)) {
-      if (text->GetStringLength() > 0) {
-        textBlock(w, json::view(*text));
-      }
-    } else if (equals(type, "refusal") && isString(refusal)) {
-      textBlock(w, json::view(*refusal));
-    } else if (images && equals(type, "image_url")) {
-      if (auto e = imageBlock(w, part)) {
-        return e;
-      }
-    } else {
-      return refuse("messages", "a Bedrock provider accepts text" +
-                                    std::string(images ? " and image_url" : "") +
-                                    " content parts only here");
-    }
-    if (deferred != nullptr) {
-      auto m = cache.marked(part, "messages");
-      if (!m) {
-        return std::move(m).error();
-      }
-      *deferred = *deferred || *m;
-    } else if (auto e = cache.after(w, part, "messages")) {
-      return e;
-    }
-  }
-  return std::nullopt;
+  return forEachPart(content, "a Bedrock provider", images,
+                     [&](const ContentPart& part) -> std::optional<Error> {
+                       if (part.text == nullptr) {
+                         if (auto e = imageBlock(w, *part.owner)) {
+                           return e;
+                         }
+                       } else if (part.text->GetStringLength() > 0) {
+                         textBlock(w, json::view(*part.text));
+                       } else {
+                         return std::nullopt;  // Not sent, nor its cache point.
+                       }
+                       if (part.owner == nullptr) {
+                         return std::nullopt;
+                       }
+                       if (deferred == nullptr) {
+                         return cache.after(w, *part.owner, "messages");
+                       }
+                       auto marked = cache.marked(*part.owner, "messages");
+                       if (!marked) {
+                         return std::move(marked).error();
+                       }
+                       *deferred = *deferred || *marked;
+                       return std::nullopt;
+                     });
 }
 
-/// Assistant tool_calls as toolUse blocks; the arguments must be a JSON object.
-std::optional<Error> toolUseBlocks(json::Writer& w, const Value& calls) {
-  if (!calls.IsArray()) {
-    return refuse("messages", "tool_calls must be an array");
-  }
-  for (const Value& call : calls.GetArray()) {
-    const Value* fn = json::member(call, "function");
-    const Value* id = json::member(call, "id");
-    const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
-    const Value* args = fn != nullptr ? json::member(*fn, "arguments") : nullptr;
-    if (!isString(id) || !isString(name)) {
-      return refuse("messages", "a tool call needs an id and a function name");
-    }
-    rapidjson::Document input;
-    const std::string text = isString(args) ? std::string(json::view(*args)) : std::string();
-    const bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
-    if (!blank && (json::parse(input, text) || !input.IsObject())) {
-      return refuse("messages", "the arguments of tool call '" + std::string(json::view(*id)) +
-                                    "' must be a JSON object to be sent to a Bedrock model");
-    }
-    w.startObject();
-    w.key("toolUse");
-    w.startObject();
-    w.field("toolUseId", json::view(*id));
-    w.field("name", json::view(*name));
-    w.key("input");
-    if (blank) {
-      w.startObject();
-      w.endObject();
-    } else {
-      w.value(input);
-    }
-    w.endObject();
-    w.endObject();
-  }
-  return std::nullopt;
+/// An assistant's tool call as a toolUse block.
+void toolUseBlock(json::Writer& w, const ToolCallParts& call) {
+  w.startObject();
+  w.key("toolUse");
+  w.startObject();
+  w.field("toolUseId", json::view(*call.id));
+  w.field("name", json::view(*call.name));
+  w.key("input");
+  call.writeInput(w);
+  w.endObject();
+  w.endObject();
 }
 
 /// A tool message as a toolResult block; a cache_control on its parts is one cache point after
@@ -246,91 +204,18 @@ std::optional<Error> toolResultBlock(json::Writer& w, const Value& message, Cach
   return point ? cache.write(w, "messages") : std::nullopt;
 }
 
-/// Whether a user or assistant message yields at least one block.
-bool hasBlocks(const Value& message) {
-  const Value* content = json::member(message, "content");
-  const Value* calls = json::member(message, "tool_calls");
-  if (calls != nullptr && calls->IsArray() && !calls->Empty()) {
-    return true;
-  }
-  if (content == nullptr || content->IsNull()) {
-    return false;
-  }
-  if (content->IsString()) {
-    return content->GetStringLength() > 0;
-  }
-  if (!content->IsArray()) {
-    return true;  // Refused when written.
-  }
-  for (const Value& part : content->GetArray()) {
-    const Value* text = json::member(part, "text");
-    if (!isString(text) || text->GetStringLength() > 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-enum class Role { None, User, Assistant };
-
-/// Writes `messages`, merging consecutive messages of one role (Converse requires turns to
-/// alternate; tool results travel in user turns). System and developer contents are collected.
+/// Writes `messages` (Converse requires turns to alternate). System and developer messages are
+/// collected.
 std::optional<Error> writeMessages(json::Writer& w, const Value& messages,
                                    std::vector<const Value*>& system, CachePoints& cache) {
-  Role open = Role::None;
-  w.key("messages");
-  w.startArray();
-  for (const Value& m : messages.GetArray()) {
-    const Value* r = json::member(m, "role");
-    const std::string_view role = isString(r) ? json::view(*r) : std::string_view();
-    if (role == "system" || role == "developer") {
-      system.push_back(&m);
-      continue;
-    }
-    Role next = Role::None;
-    if (role == "user" || role == "tool") {
-      next = Role::User;
-    } else if (role == "assistant") {
-      next = Role::Assistant;
-    } else {
-      return refuse("messages", "a Bedrock provider does not accept messages of role '" +
-                                    text::printable(role, 32) + "'");
-    }
-    if (role != "tool" && !hasBlocks(m)) {
-      continue;
-    }
-    if (next != open) {
-      if (open != Role::None) {
-        w.endArray();
-        w.endObject();
-      }
-      w.startObject();
-      w.field("role", next == Role::User ? "user" : "assistant");
-      w.key("content");
-      w.startArray();
-      open = next;
-    }
-    if (role == "tool") {
-      if (auto e = toolResultBlock(w, m, cache)) {
-        return e;
-      }
-      continue;
-    }
-    if (auto e = contentBlocks(w, json::member(m, "content"), next == Role::User, cache)) {
-      return e;
-    }
-    if (const Value* calls = json::member(m, "tool_calls"); calls != nullptr && !calls->IsNull()) {
-      if (auto e = toolUseBlocks(w, *calls)) {
-        return e;
-      }
-    }
-  }
-  if (open != Role::None) {
-    w.endArray();
-    w.endObject();
-  }
-  w.endArray();
-  return std::nullopt;
+  TurnWriters writers;
+  writers.system = [&](const Value& m) { system.push_back(&m); };
+  writers.tool_result = [&](const Value& m) { return toolResultBlock(w, m, cache); };
+  writers.content = [&](const Value* content, bool user) {
+    return contentBlocks(w, content, user, cache);
+  };
+  writers.tool_call = [&](const ToolCallParts& call) { toolUseBlock(w, call); };
+  return writeTurns(w, messages, "a Bedrock provider", writers);
 }
 
 std::optional<Error> writeSystem(json::Writer& w, const std::vector<const Value*>& system,

@@ -7,6 +7,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
+#include "providers/answer_parts.hpp"
 #include "providers/bedrock/bedrock.hpp"
 
 namespace tollgate::providers::bedrock {
@@ -17,10 +18,6 @@ using rapidjson::Value;
 constexpr std::string_view kException = "exception:";
 constexpr std::string_view kError = "error:";
 
-Error badEvent(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
-
 /// A content block's index: present, and a position.
 std::optional<int> blockIndex(const Value& event) {
   const auto index = json::intMember(event, "contentBlockIndex");
@@ -30,24 +27,13 @@ std::optional<int> blockIndex(const Value& event) {
   return static_cast<int>(*index);
 }
 
-openai::Chunk chunkWith(openai::ChoiceDelta delta) {
-  openai::Chunk c;
-  c.choices.push_back(std::move(delta));
-  return c;
-}
-
 }  // namespace
 
 StreamDecoder::StreamDecoder(const openai::ResponseMeta& meta, std::string id, std::int64_t created)
     : meta_(meta), id_(std::move(id)), created_(created) {}
 
 void StreamDecoder::emit(openai::Chunk& c, std::string& out, const std::string& raw) {
-  c.id = id_;
-  c.created = created_;
-  if (meta_.include_raw_response) {
-    c.raw_chunk_json = raw;
-  }
-  out += openai::sseData(openai::encodeChunk(c, meta_));
+  emitChunk(c, meta_, id_, created_, raw, out);
 }
 
 Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std::string& out,
@@ -59,7 +45,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   const std::string raw = meta_.include_raw_response ? data : std::string();
   rapidjson::Document doc;
   if (json::parseInPlace(doc, data) || !doc.IsObject()) {
-    return badEvent("a stream event that is not a JSON object");
+    return malformedAnswer("a stream event that is not a JSON object");
   }
   if (name.starts_with(kException)) {
     return errorOfType(502, name.substr(kException.size()),
@@ -67,35 +53,26 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   }
   if (name == "messageStart") {
     if (started_) {
-      return badEvent("a repeated messageStart event");
+      return malformedAnswer("a repeated messageStart event");
     }
     started_ = true;
-    openai::ChoiceDelta first;
-    first.role = "assistant";
-    first.content = "";
-    openai::Chunk c = chunkWith(std::move(first));
+    openai::Chunk c = firstChunk();
     emit(c, out, raw);
     return false;
   }
   if (!started_) {
-    return badEvent("a stream event before messageStart");
+    return malformedAnswer("a stream event before messageStart");
   }
   if (name == "contentBlockStart") {
     const Value* start = json::member(doc, "start");
     const auto index = blockIndex(doc);
     if (start == nullptr || !start->IsObject() || !index) {
-      return badEvent("a contentBlockStart event without a contentBlockIndex and a start");
+      return malformedAnswer("a contentBlockStart event without a contentBlockIndex and a start");
     }
     if (const Value* use = json::member(*start, "toolUse"); use != nullptr && use->IsObject()) {
       tool_block_ = *index;
-      openai::ToolCallDelta call;
-      call.index = tools_++;
-      call.id = json::stringMember(*use, "toolUseId").value_or("");
-      call.name = json::stringMember(*use, "name").value_or("");
-      call.arguments = "";
-      openai::ChoiceDelta d;
-      d.tool_calls.push_back(std::move(call));
-      openai::Chunk c = chunkWith(std::move(d));
+      openai::Chunk c = toolCallStart(tools_++, json::stringMember(*use, "toolUseId").value_or(""),
+                                      json::stringMember(*use, "name").value_or(""));
       emit(c, out, raw);
     }
     return false;
@@ -104,7 +81,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     const Value* delta = json::member(doc, "delta");
     const auto index = blockIndex(doc);
     if (delta == nullptr || !delta->IsObject() || !index) {
-      return badEvent("a contentBlockDelta event without a contentBlockIndex and a delta");
+      return malformedAnswer("a contentBlockDelta event without a contentBlockIndex and a delta");
     }
     openai::ChoiceDelta d;
     if (const auto text = json::stringMember(*delta, "text")) {
@@ -112,7 +89,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     } else if (const Value* use = json::member(*delta, "toolUse"); use != nullptr) {
       const auto input = use->IsObject() ? json::stringMember(*use, "input") : std::nullopt;
       if (!input || *index != tool_block_) {
-        return badEvent("a toolUse delta outside a toolUse block");
+        return malformedAnswer("a toolUse delta outside a toolUse block");
       }
       openai::ToolCallDelta call;
       call.index = tools_ - 1;
@@ -141,7 +118,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (name == "messageStop") {
     const auto stop = json::stringMember(doc, "stopReason");
     if (!stop || stopped_) {
-      return badEvent("a messageStop event that is repeated or has no stopReason");
+      return malformedAnswer("a messageStop event that is repeated or has no stopReason");
     }
     stopped_ = true;
     openai::ChoiceDelta d;
@@ -152,7 +129,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   }
   if (name == "metadata") {
     if (!stopped_) {
-      return badEvent("a metadata event before messageStop");
+      return malformedAnswer("a metadata event before messageStop");
     }
     std::string raw_usage;
     if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {

@@ -13,6 +13,7 @@
 
 #include "core/json.hpp"
 #include "openai/sse.hpp"
+#include "providers/stream_fixtures.hpp"
 
 namespace tollgate::providers::bedrock {
 namespace {
@@ -230,34 +231,12 @@ TEST(BedrockErrors, TypesAndStatusesMapToOurs) {
             ErrorKind::UpstreamInvalidRequest);
 }
 
-struct Streamed {
-  std::vector<rapidjson::Document> chunks;
-  bool complete = false;
-  std::optional<Error> error;
-  std::optional<openai::Usage> usage;
-};
+using test::Streamed;
 
 Streamed run(const std::vector<std::pair<std::string, std::string>>& events,
              const openai::ResponseMeta& m) {
-  Streamed s;
   StreamDecoder decoder(m, "chatcmpl-s", 42);
-  std::string out;
-  for (const auto& [name, data] : events) {
-    std::string d = data;
-    auto r = decoder.event(name, d, out, s.usage);
-    if (!r) {
-      s.error = r.error();
-      break;
-    }
-    s.complete = *r;
-  }
-  std::vector<openai::SseEvent> events_out;
-  openai::SseParser parser;
-  EXPECT_TRUE(parser.feed(out, events_out));
-  for (const auto& e : events_out) {
-    s.chunks.push_back(parsed(e.data));
-  }
-  return s;
+  return test::runDecoder(decoder, events);
 }
 
 TEST(BedrockStream, TextToolUseStopAndUsage) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,57 @@ namespace tollgate::providers {
 inline Error malformedAnswer(std::string what) {
   return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
 }
+
+/// Parses a whole answer's `body` in place into `doc`, which must be an object; first keeps the
+/// body as `c`'s raw response when `keep_response` (tollgate::include_raw_response). A
+/// malformedAnswer otherwise.
+inline std::optional<Error> parseAnswer(std::string& body, bool keep_response,
+                                        rapidjson::Document& doc, openai::Completion& c) {
+  if (keep_response) {
+    c.raw_response_json = body;  // Before the in-place parse rewrites it.
+  }
+  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
+    return malformedAnswer("a body that is not a JSON object");
+  }
+  return std::nullopt;
+}
+
+/// A whole answer's message, gathered block by block: its text, its reasoning, its tool calls.
+class MessageParts {
+ public:
+  void text(std::string_view t) {
+    text_.append(t);
+    has_text_ = true;
+  }
+  void reasoning(std::string_view r) {
+    reasoning_.append(r);
+    has_reasoning_ = true;
+  }
+  void toolCall(std::string_view id, std::string_view name, std::string arguments) {
+    choice_.tool_calls.push_back(
+        openai::ToolCall{std::string(id), std::string(name), std::move(arguments)});
+  }
+
+  /// The choice: `content` when text came or no tool call did, `reasoning_content` when
+  /// reasoning came, and `finish_reason`.
+  openai::Choice take(std::string_view finish_reason) && {
+    if (has_reasoning_) {
+      choice_.reasoning_content = std::move(reasoning_);
+    }
+    if (has_text_ || choice_.tool_calls.empty()) {
+      choice_.content = std::move(text_);
+    }
+    choice_.finish_reason = std::string(finish_reason);
+    return std::move(choice_);
+  }
+
+ private:
+  openai::Choice choice_;
+  std::string text_;
+  std::string reasoning_;
+  bool has_text_ = false;
+  bool has_reasoning_ = false;
+};
 
 /// Now, in seconds since the Unix epoch (an answer's `created`).
 inline std::int64_t unixSeconds() {

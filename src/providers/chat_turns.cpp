@@ -40,6 +40,19 @@ std::optional<Error> turnBlocks(const Value& m, std::string_view role, std::stri
 
 }  // namespace
 
+Result<std::int64_t> outputLimit(const openai::ChatRequest& request,
+                                 const config::Provider& provider, std::string_view wire) {
+  const std::int64_t limit = config::outputTokenLimit(
+      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
+  if (limit == 0) {
+    return openai::invalidValue("max_tokens", std::string(wire) +
+                                                  " generates at least 1 token: max_tokens and "
+                                                  "max_completion_tokens must be at least 1 for "
+                                                  "this model");
+  }
+  return limit;
+}
+
 std::optional<Error> forEachPart(
     const Value* content, std::string_view wire, bool images,
     const std::function<std::optional<Error>(const ContentPart&)>& each) {

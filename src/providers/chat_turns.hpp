@@ -7,14 +7,23 @@
 
 #include <rapidjson/document.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string_view>
 
+#include "config/config.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/result.hpp"
+#include "openai/chat_request.hpp"
 
 namespace tollgate::providers {
+
+/// The output limit a wire whose models generate at least one token is sent
+/// (config::outputTokenLimit); InvalidValue (param "max_tokens", naming `wire`) for a limit of 0.
+Result<std::int64_t> outputLimit(const openai::ChatRequest& request,
+                                 const config::Provider& provider, std::string_view wire);
 
 /// Whether a user or assistant message yields at least one block: tool calls, or content that
 /// is not null, not an empty string, and not only empty text parts. Content of another type is

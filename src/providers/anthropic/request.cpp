@@ -169,14 +169,11 @@ Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
   json::Writer w;
   w.startObject();
   w.field("model", provider.model);
-  const std::int64_t max_tokens = config::outputTokenLimit(
-      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
-  if (max_tokens == 0) {
-    return refuse("max_tokens",
-                  "an Anthropic provider generates at least 1 token: max_tokens "
-                  "and max_completion_tokens must be at least 1 for this model");
+  const auto max_tokens = outputLimit(request, provider, "an Anthropic provider");
+  if (!max_tokens) {
+    return max_tokens.error();
   }
-  w.field("max_tokens", max_tokens);
+  w.field("max_tokens", *max_tokens);
   const Value* messages = json::member(body, "messages");
   if (messages == nullptr || !messages->IsArray()) {
     return refuse("messages", "messages must be an array");

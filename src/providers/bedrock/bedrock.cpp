@@ -89,12 +89,9 @@ std::optional<usage::Counts> readUsage(const Value& u) {
 Result<openai::Completion> parseConverse(std::string& body, KeepRaw keep, std::string id,
                                          std::int64_t created) {
   openai::Completion c;
-  if (keep.response) {
-    c.raw_response_json = body;  // Before the in-place parse rewrites it.
-  }
   rapidjson::Document doc;
-  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return malformedAnswer("a body that is not a JSON object");
+  if (auto e = parseAnswer(body, keep.response, doc, c)) {
+    return std::move(*e);
   }
   const Value* output = json::member(doc, "output");
   const Value* message = output != nullptr ? json::member(*output, "message") : nullptr;
@@ -104,42 +101,28 @@ Result<openai::Completion> parseConverse(std::string& body, KeepRaw keep, std::s
   }
   c.id = std::move(id);
   c.created = created;
-  openai::Choice choice;
-  std::string text;
-  std::string reasoning;
-  bool has_text = false;
-  bool has_reasoning = false;
+  MessageParts parts;
   for (const Value& block : content->GetArray()) {
     if (!block.IsObject()) {
       return malformedAnswer("a content block that is not an object");
     }
+    const Value* use = json::member(block, "toolUse");
+    const Value* thought = json::member(block, "reasoningContent");
+    const Value* said = thought != nullptr ? json::member(*thought, "reasoningText") : nullptr;
     if (const auto t = json::stringMember(block, "text")) {
-      text.append(*t);
-      has_text = true;
-    } else if (const Value* use = json::member(block, "toolUse"); use != nullptr) {
-      if (!use->IsObject()) {
-        return malformedAnswer("a toolUse block that is not an object");
-      }
-      choice.tool_calls.push_back(openai::ToolCall{
-          std::string(json::stringMember(*use, "toolUseId").value_or("")),
-          std::string(json::stringMember(*use, "name").value_or("")), inputText(*use)});
-    } else if (const Value* r = json::member(block, "reasoningContent");
-               r != nullptr && r->IsObject()) {
+      parts.text(*t);
+    } else if (use != nullptr && use->IsObject()) {
+      parts.toolCall(json::stringMember(*use, "toolUseId").value_or(""),
+                     json::stringMember(*use, "name").value_or(""), inputText(*use));
+    } else if (use != nullptr) {
+      return malformedAnswer("a toolUse block that is not an object");
+    } else if (said != nullptr && said->IsObject()) {
       // Its signature, and redactedContent, stay behind: neither is text.
-      if (const Value* rt = json::member(*r, "reasoningText"); rt != nullptr && rt->IsObject()) {
-        reasoning.append(json::stringMember(*rt, "text").value_or(""));
-        has_reasoning = true;
-      }
+      parts.reasoning(json::stringMember(*said, "text").value_or(""));
     }
   }
-  if (has_reasoning) {
-    choice.reasoning_content = std::move(reasoning);
-  }
-  if (has_text || choice.tool_calls.empty()) {
-    choice.content = std::move(text);
-  }
-  choice.finish_reason = finishReason(json::stringMember(doc, "stopReason").value_or(""));
-  c.choices.push_back(std::move(choice));
+  c.choices.push_back(
+      std::move(parts).take(finishReason(json::stringMember(doc, "stopReason").value_or(""))));
   if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
     c.usage = readUsage(*u);  // Counts that are not counts leave it missing: estimated.
     if (keep.usage) {

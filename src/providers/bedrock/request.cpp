@@ -234,6 +234,13 @@ std::optional<Error> writeSystem(json::Writer& w, const std::vector<const Value*
   return std::nullopt;
 }
 
+/// `messages`, then `system` (what system and developer messages said).
+std::optional<Error> writeConversation(json::Writer& w, const Value& messages, CachePoints& cache) {
+  std::vector<const Value*> system;
+  auto e = writeMessages(w, messages, system, cache);
+  return e ? e : writeSystem(w, system, cache);
+}
+
 std::optional<Error> writeToolChoice(json::Writer& w, const Value* choice) {
   if (choice == nullptr || choice->IsNull() || equals(choice, "auto")) {
     return std::nullopt;  // Converse's default.
@@ -344,12 +351,9 @@ Result<std::string> buildConverseBody(const openai::ChatRequest& request,
     return refuse("response_format",
                   "a Bedrock provider does not take response_format json_schema or json_object");
   }
-  const std::int64_t max_tokens = config::outputTokenLimit(
-      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
-  if (max_tokens == 0) {
-    return refuse("max_tokens",
-                  "a Bedrock provider generates at least 1 token: max_tokens and "
-                  "max_completion_tokens must be at least 1 for this model");
+  const auto max_tokens = outputLimit(request, provider, "a Bedrock provider");
+  if (!max_tokens) {
+    return max_tokens.error();
   }
   const Value* messages = json::member(body, "messages");
   if (messages == nullptr || !messages->IsArray()) {
@@ -357,15 +361,11 @@ Result<std::string> buildConverseBody(const openai::ChatRequest& request,
   }
   json::Writer w;
   w.startObject();
-  std::vector<const Value*> system;
   CachePoints cache;
-  if (auto e = writeMessages(w, *messages, system, cache)) {
+  if (auto e = writeConversation(w, *messages, cache)) {
     return std::move(*e);
   }
-  if (auto e = writeSystem(w, system, cache)) {
-    return std::move(*e);
-  }
-  writeInferenceConfig(w, body, max_tokens);
+  writeInferenceConfig(w, body, *max_tokens);
   if (auto e = writeTools(w, body, cache)) {
     return std::move(*e);
   }

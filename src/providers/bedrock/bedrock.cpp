@@ -157,7 +157,7 @@ Error errorOfType(int status, std::string_view type, std::string_view message) {
                  detail.empty() ? "the upstream provider is unavailable" : detail, ""};
   }
   if (t == "internalServerException" || t == "modelStreamErrorException" ||
-      t == "modelErrorException") {
+      t == "modelErrorException" || (t.empty() && status == 424)) {
     return Error{ErrorKind::UpstreamError,
                  detail.empty() ? "the upstream model failed: " + t : detail, ""};
   }

@@ -227,6 +227,8 @@ TEST(BedrockErrors, TypesAndStatusesMapToOurs) {
   EXPECT_EQ(translateError(503, R"({"message":"down"})").kind, ErrorKind::UpstreamUnavailable);
   EXPECT_EQ(errorOfType(429, "ModelNotReadyException", "").kind, ErrorKind::UpstreamUnavailable);
   EXPECT_EQ(translateError(500, "not json").kind, ErrorKind::UpstreamError);
+  EXPECT_EQ(translateError(424, R"({"message":"the model failed"})").kind,
+            ErrorKind::UpstreamError);  // ModelErrorException: the model's, not the request's.
   EXPECT_EQ(errorOfType(400, "com.amazon.coral#ValidationException", "v").kind,
             ErrorKind::UpstreamInvalidRequest);
 }

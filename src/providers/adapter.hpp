@@ -108,6 +108,18 @@ class Adapter {
   virtual Transport* localTransport() const { return nullptr; }
 };
 
+/// The adapter of a wire that serves chat only: each attempt is an ExchangeT(request, provider,
+/// meta).
+template <class ExchangeT>
+class ChatAdapter final : public Adapter {
+ public:
+  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request,
+                                 const config::Provider& provider,
+                                 const openai::ResponseMeta& meta) const override {
+    return std::make_unique<ExchangeT>(request, provider, meta);
+  }
+};
+
 /// Adapters by provider type.
 class Registry {
  public:

@@ -1,6 +1,7 @@
 #include "providers/adapter.hpp"
 #include "providers/anthropic/anthropic.hpp"
 #include "providers/azure/azure.hpp"
+#include "providers/bedrock/bedrock.hpp"
 #include "providers/dummy/dummy.hpp"
 #include "providers/openai/compatible.hpp"
 
@@ -12,6 +13,7 @@ const Registry& builtinAdapters() {
     r.add(config::ProviderType::OpenAI, openAiAdapter());
     r.add(config::ProviderType::Anthropic, anthropic::anthropicAdapter());
     r.add(config::ProviderType::Azure, azure::azureAdapter());
+    r.add(config::ProviderType::Bedrock, bedrock::bedrockAdapter());
     r.add(config::ProviderType::Dummy, dummyAdapter());
     return r;
   }();

@@ -24,18 +24,6 @@ namespace {
 using tollgate::fuzz::check;
 using tollgate::fuzz::checkJson;
 
-/// Every `data: …\n\n` event of `out` holds valid JSON.
-void checkEvents(const std::string& out) {
-  std::size_t at = 0;
-  while (at < out.size()) {
-    check(out.compare(at, 6, "data: ") == 0);
-    const std::size_t end = out.find("\n\n", at);
-    check(end != std::string::npos);
-    checkJson(out.substr(at + 6, end - at - 6));
-    at = end + 2;
-  }
-}
-
 /// The blocks of `blocks` (an array, or anything) with a cache_control, tool results' included.
 int cacheControls(const rapidjson::Value* blocks) {
   int n = 0;
@@ -48,12 +36,6 @@ int cacheControls(const rapidjson::Value* blocks) {
   return n;
 }
 
-/// Usage the adapter read: valid totals, and cache reads and writes within the prompt.
-void checkAnthropicUsage(const std::optional<tollgate::openai::Usage>& usage) {
-  tollgate::fuzz::checkUsage(usage);
-  check(!usage || tollgate::usage::consistent(*usage));
-}
-
 /// The request body's messages alternate between user and assistant turns, and it has at most
 /// kMaxCacheBreakpoints blocks with a cache_control.
 void checkMessages(const std::string& body) {
@@ -62,12 +44,7 @@ void checkMessages(const std::string& body) {
   check(tollgate::json::stringMember(doc, "model").value_or("") == "claude-fuzz");
   const rapidjson::Value* messages = tollgate::json::member(doc, "messages");
   check(messages != nullptr && messages->IsArray());
-  std::string_view previous;
-  for (const rapidjson::Value& m : messages->GetArray()) {
-    const std::string_view role = tollgate::json::stringMember(m, "role").value_or("");
-    check((role == "user" || role == "assistant") && role != previous);
-    previous = role;
-  }
+  tollgate::fuzz::checkTurns(*messages);
   int breakpoints = cacheControls(tollgate::json::member(doc, "system")) +
                     cacheControls(tollgate::json::member(doc, "tools"));
   for (const rapidjson::Value& m : messages->GetArray()) {
@@ -86,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   std::string whole = input;
   if (auto c = anthropic::parseMessage(whole, {true, true}, (size & 1) != 0, 1)) {
-    checkAnthropicUsage(c->usage);
+    tollgate::fuzz::checkAdapterUsage(c->usage);
     checkJson(openai::encodeCompletion(*c, meta));
   } else {
     checkJson(errorBody(c.error()));
@@ -97,21 +74,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<openai::SseEvent> events;
   if (parser.feed(input, events)) {
     anthropic::StreamDecoder decoder(meta, (size & 2) != 0, 1);
-    std::optional<openai::Usage> usage;
-    for (openai::SseEvent& ev : events) {
-      std::string out;
-      auto step = decoder.event(ev.event, ev.data, out, usage);
-      checkAnthropicUsage(usage);
-      checkAnthropicUsage(decoder.reportedUsage());
-      checkEvents(out);
-      if (!step) {
-        checkJson(errorBody(step.error()));
-        break;
-      }
-      if (*step) {
-        break;
-      }
-    }
+    tollgate::fuzz::checkStream(decoder, events, [](const anthropic::StreamDecoder& d) {
+      tollgate::fuzz::checkAdapterUsage(d.reportedUsage());
+    });
   }
 
   std::string request_text = input;

@@ -6,27 +6,12 @@
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "providers/answer_parts.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
 
 using rapidjson::Value;
-
-Error badUpstream(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
-
-std::int64_t now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-/// A block's `input` as the arguments text of a tool call.
-std::string inputText(const Value& block) {
-  const Value* input = json::member(block, "input");
-  return input != nullptr && input->IsObject() ? json::serialize(*input) : std::string("{}");
-}
 
 }  // namespace
 
@@ -46,12 +31,9 @@ std::string_view finishReason(std::string_view stop_reason, bool json) {
 Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool json,
                                         std::int64_t created) {
   openai::Completion c;
-  if (keep.response) {
-    c.raw_response_json = body;  // Before the in-place parse rewrites it.
-  }
   rapidjson::Document doc;
-  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return badUpstream("a body that is not a JSON object");
+  if (auto e = parseAnswer(body, keep.response, doc, c)) {
+    return std::move(*e);
   }
   if (const Value* err = json::member(doc, "error"); err != nullptr && err->IsObject()) {
     return errorOfType(502, json::stringMember(*err, "type").value_or(""),
@@ -59,44 +41,30 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
   }
   const Value* content = json::member(doc, "content");
   if (content == nullptr || !content->IsArray()) {
-    return badUpstream("a message without a content array");
+    return malformedAnswer("a message without a content array");
   }
   c.id = std::string(json::stringMember(doc, "id").value_or(""));
   c.upstream_model = text::utf8Prefix(json::stringMember(doc, "model").value_or(""),
                                       openai::kMaxUpstreamModelBytes);
   c.created = created;
-  openai::Choice choice;
-  std::string text;
-  std::string reasoning;
-  bool has_text = false;
-  bool has_reasoning = false;
+  MessageParts parts;
   for (const Value& block : content->GetArray()) {
     const std::string_view type = json::stringMember(block, "type").value_or("");
     if (type == "thinking") {
       // Its signature stays behind, as redacted_thinking blocks do: neither is text.
-      reasoning.append(json::stringMember(block, "thinking").value_or(""));
-      has_reasoning = true;
+      parts.reasoning(json::stringMember(block, "thinking").value_or(""));
     } else if (type == "text") {
-      text.append(json::stringMember(block, "text").value_or(""));
-      has_text = true;
+      parts.text(json::stringMember(block, "text").value_or(""));
     } else if (type == "tool_use" && json) {
-      text.append(inputText(block));
-      has_text = true;
+      parts.text(inputText(block));
     } else if (type == "tool_use") {
-      choice.tool_calls.push_back(openai::ToolCall{
-          std::string(json::stringMember(block, "id").value_or("")),
-          std::string(json::stringMember(block, "name").value_or("")), inputText(block)});
+      parts.toolCall(json::stringMember(block, "id").value_or(""),
+                     json::stringMember(block, "name").value_or(""), inputText(block));
     }
     // redacted_thinking and server tool blocks have no place in our message.
   }
-  if (has_reasoning) {
-    choice.reasoning_content = std::move(reasoning);
-  }
-  if (has_text || choice.tool_calls.empty()) {
-    choice.content = std::move(text);
-  }
-  choice.finish_reason = finishReason(json::stringMember(doc, "stop_reason").value_or(""), json);
-  c.choices.push_back(std::move(choice));
+  c.choices.push_back(std::move(parts).take(
+      finishReason(json::stringMember(doc, "stop_reason").value_or(""), json)));
   if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
     // Counts that are not counts leave the usage missing: the charge is estimated, and flagged.
     UsageReport report;
@@ -157,7 +125,7 @@ class AnthropicExchange final : public Exchange {
         meta_(meta),
         json_(wantsJson(request)),
         stream_(request.stream),
-        created_(now()),
+        created_(unixSeconds()),
         body_(buildMessagesBody(request, provider)),
         decoder_(meta, json_, created_) {}
 
@@ -212,19 +180,10 @@ class AnthropicExchange final : public Exchange {
   std::string model_;  ///< A whole answer's model (a stream's is the decoder's).
 };
 
-class AnthropicAdapter final : public Adapter {
- public:
-  std::unique_ptr<Exchange> chat(const openai::ChatRequest& request,
-                                 const config::Provider& provider,
-                                 const openai::ResponseMeta& meta) const override {
-    return std::make_unique<AnthropicExchange>(request, provider, meta);
-  }
-};
-
 }  // namespace
 
 const Adapter& anthropicAdapter() {
-  static const AnthropicAdapter adapter;
+  static const ChatAdapter<AnthropicExchange> adapter;
   return adapter;
 }
 

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include "core/json.hpp"
@@ -10,6 +11,7 @@
 #include "providers/anthropic/anthropic.hpp"
 #include "providers/anthropic/cache_control.hpp"
 #include "providers/anthropic/tools.hpp"
+#include "providers/chat_turns.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
@@ -19,8 +21,6 @@ using rapidjson::Value;
 constexpr double kMaxTemperature = 1.0;
 constexpr std::string_view kDataPrefix = "data:";
 constexpr std::string_view kBase64Marker = ";base64,";
-
-enum class Role { None, User, Assistant };
 
 Error refuse(std::string_view param, std::string message) {
   return openai::invalidValue(param, std::move(message));
@@ -80,72 +80,21 @@ std::optional<Error> imageBlock(json::Writer& w, const Value& part, CacheBreakpo
 /// A message's `content` (a string or an array of parts) as content blocks.
 std::optional<Error> contentBlocks(json::Writer& w, const Value* content, bool images,
                                    CacheBreakpoints& breakpoints) {
-  if (content == nullptr || content->IsNull()) {
-    return std::nullopt;
-  }
-  if (content->IsString()) {
-    return textBlock(w, *content, nullptr, breakpoints);
-  }
-  if (!content->IsArray()) {
-    return refuse("messages", "a message's content must be a string or an array of parts");
-  }
-  for (const Value& part : content->GetArray()) {
-    const Value* type = json::member(part, "type");
-    const Value* text = json::member(part, "text");
-    const Value* refusal = json::member(part, "refusal");
-    std::optional<Error> e;
-    if (equals(type, "text") && isString(text)) {
-      e = textBlock(w, *text, &part, breakpoints);
-    } else if (equals(type, "refusal") && isString(refusal)) {
-      e = textBlock(w, *refusal, &part, breakpoints);
-    } else if (images && equals(type, "image_url")) {
-      e = imageBlock(w, part, breakpoints);
-    } else {
-      return refuse("messages", "an Anthropic provider accepts text" +
-                                    std::string(images ? " and image_url" : "") +
-                                    " content parts only here");
-    }
-    if (e) {
-      return e;
-    }
-  }
-  return std::nullopt;
+  return forEachPart(content, "an Anthropic provider", images, [&](const ContentPart& part) {
+    return part.text != nullptr ? textBlock(w, *part.text, part.owner, breakpoints)
+                                : imageBlock(w, *part.owner, breakpoints);
+  });
 }
 
-/// Assistant tool_calls as tool_use blocks; the arguments must be a JSON object.
-std::optional<Error> toolUseBlocks(json::Writer& w, const Value& calls) {
-  if (!calls.IsArray()) {
-    return refuse("messages", "tool_calls must be an array");
-  }
-  for (const Value& call : calls.GetArray()) {
-    const Value* fn = json::member(call, "function");
-    const Value* id = json::member(call, "id");
-    const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
-    const Value* args = fn != nullptr ? json::member(*fn, "arguments") : nullptr;
-    if (!isString(id) || !isString(name)) {
-      return refuse("messages", "a tool call needs an id and a function name");
-    }
-    rapidjson::Document input;
-    const std::string text = isString(args) ? std::string(json::view(*args)) : std::string();
-    const bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
-    if (!blank && (json::parse(input, text) || !input.IsObject())) {
-      return refuse("messages", "the arguments of tool call '" + std::string(json::view(*id)) +
-                                    "' must be a JSON object to be sent to an Anthropic model");
-    }
-    w.startObject();
-    w.field("type", "tool_use");
-    copy(w, "id", *id);
-    copy(w, "name", *name);
-    w.key("input");
-    if (blank) {
-      w.startObject();
-      w.endObject();
-    } else {
-      w.value(input);
-    }
-    w.endObject();
-  }
-  return std::nullopt;
+/// An assistant's tool call as a tool_use block.
+void toolUseBlock(json::Writer& w, const ToolCallParts& call) {
+  w.startObject();
+  w.field("type", "tool_use");
+  copy(w, "id", *call.id);
+  copy(w, "name", *call.name);
+  w.key("input");
+  call.writeInput(w);
+  w.endObject();
 }
 
 /// A tool message as a tool_result block.
@@ -173,88 +122,18 @@ std::optional<Error> toolResultBlock(json::Writer& w, const Value& message,
   return std::nullopt;
 }
 
-/// Whether a user or assistant message yields at least one block (Anthropic refuses empty
-/// messages; an assistant's `content: ""` beside its tool calls is common).
-bool hasBlocks(const Value& message) {
-  const Value* content = json::member(message, "content");
-  const Value* calls = json::member(message, "tool_calls");
-  if (calls != nullptr && calls->IsArray() && !calls->Empty()) {
-    return true;
-  }
-  if (content == nullptr || content->IsNull()) {
-    return false;
-  }
-  if (content->IsString()) {
-    return content->GetStringLength() > 0;
-  }
-  if (!content->IsArray()) {
-    return true;  // Refused when written.
-  }
-  return std::any_of(content->Begin(), content->End(), [](const Value& part) {
-    const Value* text = json::member(part, "text");
-    return !isString(text) || text->GetStringLength() > 0;
-  });
-}
-
-/// Writes `messages`, merging consecutive messages of one role (Anthropic requires turns to
-/// alternate; tool results travel in user turns). System and developer texts are collected.
+/// Writes `messages` (Anthropic requires turns to alternate, and refuses empty messages).
+/// System and developer texts are collected.
 std::optional<Error> writeMessages(json::Writer& w, const Value& messages,
                                    std::vector<const Value*>& system,
                                    CacheBreakpoints& breakpoints) {
-  Role open = Role::None;
-  w.key("messages");
-  w.startArray();
-  for (const Value& m : messages.GetArray()) {
-    const Value* r = json::member(m, "role");
-    const std::string_view role = isString(r) ? json::view(*r) : std::string_view();
-    if (role == "system" || role == "developer") {
-      system.push_back(json::member(m, "content"));
-      continue;
-    }
-    Role next = Role::None;
-    if (role == "user" || role == "tool") {
-      next = Role::User;
-    } else if (role == "assistant") {
-      next = Role::Assistant;
-    } else {
-      return refuse("messages", "an Anthropic provider does not accept messages of role '" +
-                                    std::string(role) + "'");
-    }
-    if (role != "tool" && !hasBlocks(m)) {
-      continue;
-    }
-    if (next != open) {
-      if (open != Role::None) {
-        w.endArray();
-        w.endObject();
-      }
-      w.startObject();
-      w.field("role", next == Role::User ? "user" : "assistant");
-      w.key("content");
-      w.startArray();
-      open = next;
-    }
-    if (role == "tool") {
-      if (auto e = toolResultBlock(w, m, breakpoints)) {
-        return e;
-      }
-      continue;
-    }
-    if (auto e = contentBlocks(w, json::member(m, "content"), next == Role::User, breakpoints)) {
-      return e;
-    }
-    if (const Value* calls = json::member(m, "tool_calls"); calls != nullptr && !calls->IsNull()) {
-      if (auto e = toolUseBlocks(w, *calls)) {
-        return e;
-      }
-    }
-  }
-  if (open != Role::None) {
-    w.endArray();
-    w.endObject();
-  }
-  w.endArray();
-  return std::nullopt;
+  return writeTurns(
+      w, messages, "an Anthropic provider",
+      {.system = [&](const Value& m) { system.push_back(json::member(m, "content")); },
+       .tool_result = [&](const Value& m) { return toolResultBlock(w, m, breakpoints); },
+       .content = [&](const Value* content,
+                      bool user) { return contentBlocks(w, content, user, breakpoints); },
+       .tool_call = [&](const ToolCallParts& call) { toolUseBlock(w, call); }});
 }
 
 /// The top-level `system`: the one system text as a string, otherwise text blocks in order.
@@ -290,14 +169,11 @@ Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
   json::Writer w;
   w.startObject();
   w.field("model", provider.model);
-  const std::int64_t max_tokens = config::outputTokenLimit(
-      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
-  if (max_tokens == 0) {
-    return refuse("max_tokens",
-                  "an Anthropic provider generates at least 1 token: max_tokens "
-                  "and max_completion_tokens must be at least 1 for this model");
+  const auto max_tokens = outputLimit(request, provider, "an Anthropic provider");
+  if (!max_tokens) {
+    return max_tokens.error();
   }
-  w.field("max_tokens", max_tokens);
+  w.field("max_tokens", *max_tokens);
   const Value* messages = json::member(body, "messages");
   if (messages == nullptr || !messages->IsArray()) {
     return refuse("messages", "messages must be an array");

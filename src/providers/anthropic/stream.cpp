@@ -10,6 +10,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
+#include "providers/answer_parts.hpp"
 #include "providers/anthropic/anthropic.hpp"
 
 namespace tollgate::providers::anthropic {
@@ -22,10 +23,6 @@ constexpr std::size_t kEventPoolBytes = 4096;
 
 /// The content a template chunk carries, to find where a text delta goes.
 constexpr std::string_view kMarker = "\"content\":\"x\"";
-
-Error badEvent(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
 
 /// A content block's index: present, and a position (-1 marks "no open tool block", and a
 /// client must never see a negative tool call index).
@@ -45,12 +42,6 @@ class Append {
   std::string& s_;
 };
 
-openai::Chunk chunkWith(openai::ChoiceDelta delta) {
-  openai::Chunk c;
-  c.choices.push_back(std::move(delta));
-  return c;
-}
-
 /// A chunk of the model's thinking.
 openai::Chunk reasoningChunk(std::string_view thinking) {
   openai::ChoiceDelta d;
@@ -64,12 +55,7 @@ StreamDecoder::StreamDecoder(const openai::ResponseMeta& meta, bool json, std::i
     : meta_(meta), json_(json), created_(created) {}
 
 void StreamDecoder::emit(openai::Chunk& c, std::string& out, const std::string& raw) {
-  c.id = id_;
-  c.created = created_;
-  if (meta_.include_raw_response) {
-    c.raw_chunk_json = raw;
-  }
-  out += openai::sseData(openai::encodeChunk(c, meta_));
+  emitChunk(c, meta_, id_, created_, raw, out);
 }
 
 void StreamDecoder::emitContent(std::string_view text, std::string& out) {
@@ -90,7 +76,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   rapidjson::MemoryPoolAllocator<> allocator(pool.data(), pool.size());
   rapidjson::Document doc(&allocator);
   if (json::parseInPlace(doc, data) || !doc.IsObject()) {
-    return badEvent("a stream event that is not a JSON object");
+    return malformedAnswer("a stream event that is not a JSON object");
   }
   const std::string_view type = json::stringMember(doc, "type").value_or(name);
   if (type == "ping") {
@@ -99,7 +85,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (type == "error") {
     const Value* err = json::member(doc, "error");
     if (err == nullptr || !err->IsObject()) {
-      return badEvent("an error event without an error object");
+      return malformedAnswer("an error event without an error object");
     }
     return errorOfType(502, json::stringMember(*err, "type").value_or(""),
                        json::stringMember(*err, "message").value_or(""));
@@ -107,7 +93,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (type == "message_start") {
     const Value* message = json::member(doc, "message");
     if (started_ || message == nullptr || !message->IsObject()) {
-      return badEvent("a message_start event that is repeated or has no message");
+      return malformedAnswer("a message_start event that is repeated or has no message");
     }
     started_ = true;
     id_ = json::stringMember(*message, "id").value_or("");
@@ -126,34 +112,25 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     const std::size_t at = text.rfind(kMarker);
     content_head_ = text.substr(0, at + kMarker.size() - 3);  // Up to `"content":`.
     content_tail_ = text.substr(at + kMarker.size());
-    openai::ChoiceDelta first;
-    first.role = "assistant";
-    first.content = "";
-    openai::Chunk c = chunkWith(std::move(first));
+    openai::Chunk c = firstChunk();
     emit(c, out, raw);
     return false;
   }
   if (!started_) {
-    return badEvent("a stream event before message_start");
+    return malformedAnswer("a stream event before message_start");
   }
   if (type == "content_block_start") {
     const Value* block = json::member(doc, "content_block");
     const auto index = json::intMember(doc, "index");
     if (block == nullptr || !block->IsObject() || !validIndex(index)) {
-      return badEvent("a content_block_start event without an index and a content_block");
+      return malformedAnswer("a content_block_start event without an index and a content_block");
     }
     const std::string_view kind = json::stringMember(*block, "type").value_or("");
     if (kind == "tool_use") {
       tool_block_ = static_cast<int>(*index);
       if (!json_) {
-        openai::ToolCallDelta call;
-        call.index = tools_++;
-        call.id = json::stringMember(*block, "id").value_or("");
-        call.name = json::stringMember(*block, "name").value_or("");
-        call.arguments = "";
-        openai::ChoiceDelta d;
-        d.tool_calls.push_back(std::move(call));
-        openai::Chunk c = chunkWith(std::move(d));
+        openai::Chunk c = toolCallStart(tools_++, json::stringMember(*block, "id").value_or(""),
+                                        json::stringMember(*block, "name").value_or(""));
         emit(c, out, raw);
       }
     } else if (kind == "text") {
@@ -175,13 +152,13 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     const Value* delta = json::member(doc, "delta");
     const auto index = json::intMember(doc, "index");
     if (delta == nullptr || !delta->IsObject() || !validIndex(index)) {
-      return badEvent("a content_block_delta event without an index and a delta");
+      return malformedAnswer("a content_block_delta event without an index and a delta");
     }
     const std::string_view kind = json::stringMember(*delta, "type").value_or("");
     if (kind == "text_delta") {
       const auto text = json::stringMember(*delta, "text");
       if (!text) {
-        return badEvent("a text_delta without text");
+        return malformedAnswer("a text_delta without text");
       }
       if (meta_.include_raw_response) {
         openai::ChoiceDelta d;
@@ -194,7 +171,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     } else if (kind == "input_json_delta") {
       const auto partial = json::stringMember(*delta, "partial_json");
       if (!partial || *index != tool_block_) {
-        return badEvent("an input_json_delta outside a tool_use block");
+        return malformedAnswer("an input_json_delta outside a tool_use block");
       }
       openai::ChoiceDelta d;
       if (json_) {
@@ -210,7 +187,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     } else if (kind == "thinking_delta") {
       const auto thinking = json::stringMember(*delta, "thinking");
       if (!thinking) {
-        return badEvent("a thinking_delta without thinking");
+        return malformedAnswer("a thinking_delta without thinking");
       }
       openai::Chunk c = reasoningChunk(*thinking);
       emit(c, out, raw);
@@ -227,7 +204,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (type == "message_delta") {
     const Value* delta = json::member(doc, "delta");
     if (delta == nullptr || !delta->IsObject()) {
-      return badEvent("a message_delta event without a delta");
+      return malformedAnswer("a message_delta event without a delta");
     }
     if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
       // Cumulative counts; input counts appear here only when they changed, and the kinds of

@@ -14,6 +14,7 @@
 #include "core/json.hpp"
 #include "openai/sse.hpp"
 #include "providers/anthropic/anthropic.hpp"
+#include "providers/stream_fixtures.hpp"
 
 namespace tollgate::providers::anthropic::test {
 
@@ -70,36 +71,13 @@ inline Result<openai::Completion> message(std::string body, bool json = false, K
   return parseMessage(body, keep, json, 77);
 }
 
-/// Runs a stream through a decoder: the chunks it wrote (parsed), whether it completed, and the
-/// error that ended it, if any.
-struct Streamed {
-  std::vector<rapidjson::Document> chunks;
-  bool complete = false;
-  std::optional<Error> error;
-  std::optional<openai::Usage> usage;
-};
+using providers::test::Streamed;
 
+/// Runs a stream through a decoder (stream_fixtures.hpp).
 inline Streamed run(const std::vector<std::pair<std::string, std::string>>& events,
                     const openai::ResponseMeta& meta, bool json = false) {
-  Streamed s;
   StreamDecoder decoder(meta, json, 42);
-  std::string out;
-  for (const auto& [name, data] : events) {
-    std::string d = data;
-    auto r = decoder.event(name, d, out, s.usage);
-    if (!r) {
-      s.error = r.error();
-      break;
-    }
-    s.complete = *r;
-  }
-  std::vector<openai::SseEvent> parsedEvents;
-  openai::SseParser parser;
-  EXPECT_TRUE(parser.feed(out, parsedEvents));
-  for (const auto& e : parsedEvents) {
-    s.chunks.push_back(parsed(e.data));
-  }
-  return s;
+  return providers::test::runDecoder(decoder, events);
 }
 
 inline openai::ResponseMeta meta(bool include_usage) {

@@ -15,7 +15,7 @@ import { stopHoldingNoLock } from '../fixtures/stall.mjs';
 import { skipTier } from '../fixtures/tiers.mjs';
 import {
   startGateway, GATEWAY_DEFAULTS, openaiProvider, postJson, chatBody, adminOf, waitFor, readSSE,
-  sleep,
+  sleep, assertError,
 } from '../fixtures/gateway.mjs';
 
 const MODEL = 'fenced';
@@ -196,6 +196,74 @@ for (const engine of ENGINES) {
         assert.equal(ready503, 0, '/ready said the gateway was fenced');
       } finally {
         await gw?.stop();
+        await mock.close();
+        store.stop();
+      }
+    });
+  });
+}
+
+// A narrowed key is a control-plane change as a revocation is (docs/keys-and-teams.md): `keys
+// update --allowed-models` returns once the stopped gateway has been silent past its lease,
+// naming it fenced; the running gateway refuses the key at once (403 model_not_allowed), and the
+// resumed one answers nothing queued against the key's old rules (503 gateway_fenced before it
+// has caught up, 403 model_not_allowed after), sending nothing upstream.
+for (const engine of ENGINES) {
+  const skip = engine.skip || (engine.name === 'sqlite' ? skipTier('kill-loops') : false);
+  describe(`a narrowed key is narrowed on a stopped gateway, on ${engine.name}`, { skip }, () => {
+    test('keys update --allowed-models returns past its lease; nothing queued to the stopped gateway goes upstream', { timeout: 60_000 }, async () => {
+      const mock = await startMock();
+      const store = await engine.start();
+      let stopped;
+      let other;
+      let resumed = false;
+      try {
+        const model = { input_cost_per_token: 0, output_cost_per_token: 0.000001, routing: ['primary'], providers: { primary: openaiProvider(mock.url) } };
+        const config = {
+          gateway: { ...GATEWAY_DEFAULTS, auth: 'required', lease_ms: LEASE_MS },
+          storage: store.storage,
+          models: { [MODEL]: model, other: model },
+        };
+        stopped = await startGateway({ config, env: store.env });
+        other = await startGateway({ config, env: store.env });
+        const { keyFor, admin } = adminOf(() => ({ configPath: other.configPath, env: store.env }));
+        const key = await keyFor('narrow', '10');
+        const publicId = key.split('-')[2];
+        const post = (gw, content) => postJson(gw.baseURL, '/v1/chat/completions', chatBody(content, {}, MODEL), { headers: { authorization: `Bearer ${key}` } });
+        for (const gw of [stopped, other]) assert.equal((await post(gw, 'before')).status, 200);
+
+        await stopHoldingNoLock(stopped.pid, store);
+        const stoppedAt = Date.now();
+        const asked = mock.requests.length;
+        const queued = ['queued one', 'queued two', 'queued three'].map((c) => post(stopped, c));
+
+        const narrowed = await admin('keys', 'update', publicId, '--allowed-models', 'other');
+        const returnedAfter = Date.now() - stoppedAt;
+        assert.equal(narrowed.code, 0, narrowed.stderr);
+        assert.match(narrowed.stderr, new RegExp(`warning: gateway \\S+ \\(host [^,]+, pid ${stopped.pid}, last seen [^)]+\\) is fenced`));
+        assert.doesNotMatch(narrowed.stderr, new RegExp(`pid ${other.pid}\\b`), 'the running gateway confirmed it');
+        assert.ok(returnedAfter >= LEASE_MS, `the update returned ${returnedAfter} ms after the stop, within the lease`);
+        assert.ok(returnedAfter < 8_000, `the update returned ${returnedAfter} ms after the stop`);
+        const refused = await post(other, 'after');
+        assertError(refused, { status: 403, code: 'model_not_allowed' });
+
+        await sleep(200); // The queued requests have reached its listen queue.
+        process.kill(stopped.pid, 'SIGCONT');
+        resumed = true;
+        for (const r of await Promise.all(queued)) {
+          const ctx = `${r.status} ${r.text}`;
+          assert.ok([403, 503].includes(r.status), ctx);
+          assert.equal(r.json?.error?.code, r.status === 403 ? 'model_not_allowed' : 'gateway_fenced', ctx);
+        }
+        assert.equal(mock.requests.length, asked, 'nothing went upstream against the old rules');
+        // Caught up, it refuses the old model and serves the one still allowed.
+        await waitFor(async () => (await post(stopped, 'caught up')).status === 403, 10_000, 50);
+        const allowed = await postJson(stopped.baseURL, '/v1/chat/completions', chatBody('hi', {}, 'other'), { headers: { authorization: `Bearer ${key}` } });
+        assert.equal(allowed.status, 200, allowed.text);
+      } finally {
+        if (stopped && !resumed) process.kill(stopped.pid, 'SIGCONT');
+        await stopped?.stop();
+        await other?.stop();
         await mock.close();
         store.stop();
       }

@@ -2,6 +2,7 @@
 #include "providers/anthropic/anthropic.hpp"
 #include "providers/azure/azure.hpp"
 #include "providers/dummy/dummy.hpp"
+#include "providers/gemini/gemini.hpp"
 #include "providers/openai/compatible.hpp"
 
 namespace tollgate::providers {
@@ -12,6 +13,7 @@ const Registry& builtinAdapters() {
     r.add(config::ProviderType::OpenAI, openAiAdapter());
     r.add(config::ProviderType::Anthropic, anthropic::anthropicAdapter());
     r.add(config::ProviderType::Azure, azure::azureAdapter());
+    r.add(config::ProviderType::Gemini, gemini::geminiAdapter());
     r.add(config::ProviderType::Dummy, dummyAdapter());
     return r;
   }();

@@ -28,7 +28,7 @@ namespace tollgate::providers::gemini {
 std::string modelPath(const config::Provider& provider, std::string_view method);
 
 /// The generateContent body for `request`, or an InvalidValue error (param "messages", "tools",
-/// "tool_choice", "n", "max_tokens" or "response_format") for what Gemini cannot be asked.
+/// "tool_choice", "max_tokens" or "response_format") for what Gemini cannot be asked.
 Result<std::string> buildGenerateBody(const openai::ChatRequest& request,
                                       const config::Provider& provider);
 

@@ -415,9 +415,6 @@ std::string modelPath(const config::Provider& provider, std::string_view method)
 Result<std::string> buildGenerateBody(const openai::ChatRequest& request,
                                       const config::Provider& provider) {
   const Value& body = request.body;
-  if (const Value* n = json::member(body, "n"); n != nullptr && n->IsInt() && n->GetInt() != 1) {
-    return refuse("n", "a Gemini provider answers one choice: n must be 1");
-  }
   const std::int64_t max_tokens = config::outputTokenLimit(
       request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
   if (max_tokens == 0) {

@@ -2,25 +2,14 @@
 
 #include <rapidjson/document.h>
 
-#include <chrono>
-
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "providers/wire.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
 
 using rapidjson::Value;
-
-Error badUpstream(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
-
-std::int64_t now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 /// A block's `input` as the arguments text of a tool call.
 std::string inputText(const Value& block) {
@@ -51,7 +40,7 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
   }
   rapidjson::Document doc;
   if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return badUpstream("a body that is not a JSON object");
+    return malformedAnswer("a body that is not a JSON object");
   }
   if (const Value* err = json::member(doc, "error"); err != nullptr && err->IsObject()) {
     return errorOfType(502, json::stringMember(*err, "type").value_or(""),
@@ -59,7 +48,7 @@ Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool js
   }
   const Value* content = json::member(doc, "content");
   if (content == nullptr || !content->IsArray()) {
-    return badUpstream("a message without a content array");
+    return malformedAnswer("a message without a content array");
   }
   c.id = std::string(json::stringMember(doc, "id").value_or(""));
   c.upstream_model = text::utf8Prefix(json::stringMember(doc, "model").value_or(""),
@@ -157,7 +146,7 @@ class AnthropicExchange final : public Exchange {
         meta_(meta),
         json_(wantsJson(request)),
         stream_(request.stream),
-        created_(now()),
+        created_(unixSeconds()),
         body_(buildMessagesBody(request, provider)),
         decoder_(meta, json_, created_) {}
 

@@ -10,6 +10,7 @@
 #include "providers/anthropic/anthropic.hpp"
 #include "providers/anthropic/cache_control.hpp"
 #include "providers/anthropic/tools.hpp"
+#include "providers/wire.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
@@ -126,9 +127,7 @@ std::optional<Error> toolUseBlocks(json::Writer& w, const Value& calls) {
       return refuse("messages", "a tool call needs an id and a function name");
     }
     rapidjson::Document input;
-    const std::string text = isString(args) ? std::string(json::view(*args)) : std::string();
-    const bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
-    if (!blank && (json::parse(input, text) || !input.IsObject())) {
+    if (!argumentsObject(isString(args) ? json::view(*args) : std::string_view(), input)) {
       return refuse("messages", "the arguments of tool call '" + std::string(json::view(*id)) +
                                     "' must be a JSON object to be sent to an Anthropic model");
     }
@@ -137,12 +136,7 @@ std::optional<Error> toolUseBlocks(json::Writer& w, const Value& calls) {
     copy(w, "id", *id);
     copy(w, "name", *name);
     w.key("input");
-    if (blank) {
-      w.startObject();
-      w.endObject();
-    } else {
-      w.value(input);
-    }
+    w.value(input);
     w.endObject();
   }
   return std::nullopt;

@@ -4,28 +4,21 @@
 #include <rapidjson/document.h>
 #include <rapidjson/writer.h>
 
-#include <array>
 #include <limits>
 
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
 #include "providers/anthropic/anthropic.hpp"
+#include "providers/wire.hpp"
 
 namespace tollgate::providers::anthropic {
 namespace {
 
 using rapidjson::Value;
 
-/// Parse memory for one event: small events (nearly all) need no allocation.
-constexpr std::size_t kEventPoolBytes = 4096;
-
 /// The content a template chunk carries, to find where a text delta goes.
 constexpr std::string_view kMarker = "\"content\":\"x\"";
-
-Error badEvent(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
 
 /// A content block's index: present, and a position (-1 marks "no open tool block", and a
 /// client must never see a negative tool call index).
@@ -86,12 +79,11 @@ std::optional<openai::Usage> StreamDecoder::reportedUsage() const { return usage
 Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std::string& out,
                                   std::optional<openai::Usage>& usage) {
   const std::string raw = meta_.include_raw_response ? data : std::string();
-  std::array<char, kEventPoolBytes> pool;
-  rapidjson::MemoryPoolAllocator<> allocator(pool.data(), pool.size());
-  rapidjson::Document doc(&allocator);
-  if (json::parseInPlace(doc, data) || !doc.IsObject()) {
-    return badEvent("a stream event that is not a JSON object");
+  const PooledEvent event(data);
+  if (!event.isObject()) {
+    return malformedAnswer("a stream event that is not a JSON object");
   }
+  const rapidjson::Document& doc = event.doc();
   const std::string_view type = json::stringMember(doc, "type").value_or(name);
   if (type == "ping") {
     return false;
@@ -99,7 +91,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (type == "error") {
     const Value* err = json::member(doc, "error");
     if (err == nullptr || !err->IsObject()) {
-      return badEvent("an error event without an error object");
+      return malformedAnswer("an error event without an error object");
     }
     return errorOfType(502, json::stringMember(*err, "type").value_or(""),
                        json::stringMember(*err, "message").value_or(""));
@@ -107,7 +99,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (type == "message_start") {
     const Value* message = json::member(doc, "message");
     if (started_ || message == nullptr || !message->IsObject()) {
-      return badEvent("a message_start event that is repeated or has no message");
+      return malformedAnswer("a message_start event that is repeated or has no message");
     }
     started_ = true;
     id_ = json::stringMember(*message, "id").value_or("");
@@ -134,13 +126,13 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     return false;
   }
   if (!started_) {
-    return badEvent("a stream event before message_start");
+    return malformedAnswer("a stream event before message_start");
   }
   if (type == "content_block_start") {
     const Value* block = json::member(doc, "content_block");
     const auto index = json::intMember(doc, "index");
     if (block == nullptr || !block->IsObject() || !validIndex(index)) {
-      return badEvent("a content_block_start event without an index and a content_block");
+      return malformedAnswer("a content_block_start event without an index and a content_block");
     }
     const std::string_view kind = json::stringMember(*block, "type").value_or("");
     if (kind == "tool_use") {
@@ -175,13 +167,13 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     const Value* delta = json::member(doc, "delta");
     const auto index = json::intMember(doc, "index");
     if (delta == nullptr || !delta->IsObject() || !validIndex(index)) {
-      return badEvent("a content_block_delta event without an index and a delta");
+      return malformedAnswer("a content_block_delta event without an index and a delta");
     }
     const std::string_view kind = json::stringMember(*delta, "type").value_or("");
     if (kind == "text_delta") {
       const auto text = json::stringMember(*delta, "text");
       if (!text) {
-        return badEvent("a text_delta without text");
+        return malformedAnswer("a text_delta without text");
       }
       if (meta_.include_raw_response) {
         openai::ChoiceDelta d;
@@ -194,7 +186,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     } else if (kind == "input_json_delta") {
       const auto partial = json::stringMember(*delta, "partial_json");
       if (!partial || *index != tool_block_) {
-        return badEvent("an input_json_delta outside a tool_use block");
+        return malformedAnswer("an input_json_delta outside a tool_use block");
       }
       openai::ChoiceDelta d;
       if (json_) {
@@ -210,7 +202,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
     } else if (kind == "thinking_delta") {
       const auto thinking = json::stringMember(*delta, "thinking");
       if (!thinking) {
-        return badEvent("a thinking_delta without thinking");
+        return malformedAnswer("a thinking_delta without thinking");
       }
       openai::Chunk c = reasoningChunk(*thinking);
       emit(c, out, raw);
@@ -227,7 +219,7 @@ Result<bool> StreamDecoder::event(std::string_view name, std::string& data, std:
   if (type == "message_delta") {
     const Value* delta = json::member(doc, "delta");
     if (delta == nullptr || !delta->IsObject()) {
-      return badEvent("a message_delta event without a delta");
+      return malformedAnswer("a message_delta event without a delta");
     }
     if (const Value* u = json::member(doc, "usage"); u != nullptr && u->IsObject()) {
       // Cumulative counts; input counts appear here only when they changed, and the kinds of

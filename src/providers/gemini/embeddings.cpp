@@ -10,15 +10,12 @@
 #include "openai/embedding_response.hpp"
 #include "openai/fields.hpp"
 #include "providers/gemini/gemini.hpp"
+#include "providers/wire.hpp"
 
 namespace tollgate::providers::gemini {
 namespace {
 
 using rapidjson::Value;
-
-Error badUpstream(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
 
 /// One EmbedContentRequest for `text`.
 void embedRequest(json::Writer& w, const config::Provider& provider, const Value& text,
@@ -44,7 +41,7 @@ std::optional<Error> listItem(json::Writer& w, const Value* embedding, std::size
   const Value* values =
       embedding != nullptr && embedding->IsObject() ? json::member(*embedding, "values") : nullptr;
   if (values == nullptr || !values->IsArray()) {
-    return badUpstream("an embedding without values");
+    return malformedAnswer("an embedding without values");
   }
   w.startObject();
   w.field("object", "embedding");
@@ -99,7 +96,7 @@ class EmbeddingExchange final : public Exchange {
   Result<std::string> completion(std::string& body) override {
     rapidjson::Document doc;
     if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-      return badUpstream("a body that is not a JSON object");
+      return malformedAnswer("a body that is not a JSON object");
     }
     json::Writer w;
     w.startObject();
@@ -109,7 +106,7 @@ class EmbeddingExchange final : public Exchange {
     if (batch_) {
       const Value* list = json::member(doc, "embeddings");
       if (list == nullptr || !list->IsArray()) {
-        return badUpstream("a batch answer without embeddings");
+        return malformedAnswer("a batch answer without embeddings");
       }
       for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
         if (auto e = listItem(w, &(*list)[i], i)) {

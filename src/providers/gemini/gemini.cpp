@@ -2,27 +2,12 @@
 
 #include <rapidjson/document.h>
 
-#include <chrono>
-
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "providers/wire.hpp"
 
 namespace tollgate::providers::gemini {
-namespace {
-
 using rapidjson::Value;
-
-Error badUpstream(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
-
-std::int64_t now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 std::string_view finishReason(std::string_view reason, bool tool_calls) {
   if (tool_calls) {
@@ -41,7 +26,7 @@ std::string_view finishReason(std::string_view reason, bool tool_calls) {
 Result<Parts> readParts(const Value& candidate, int& calls) {
   Parts out;
   if (!candidate.IsObject()) {
-    return badUpstream("a candidate that is not an object");
+    return malformedAnswer("a candidate that is not an object");
   }
   const Value* content = json::member(candidate, "content");
   if (content == nullptr || content->IsNull()) {
@@ -52,11 +37,11 @@ Result<Parts> readParts(const Value& candidate, int& calls) {
     return out;
   }
   if (!parts->IsArray()) {
-    return badUpstream("a candidate whose parts are not an array");
+    return malformedAnswer("a candidate whose parts are not an array");
   }
   for (const Value& part : parts->GetArray()) {
     if (!part.IsObject()) {
-      return badUpstream("a part that is not an object");
+      return malformedAnswer("a part that is not an object");
     }
     const Value* thought = json::member(part, "thought");
     const bool thinking = thought != nullptr && thought->IsBool() && thought->GetBool();
@@ -66,7 +51,7 @@ Result<Parts> readParts(const Value& candidate, int& calls) {
     } else if (const Value* call = json::member(part, "functionCall"); call != nullptr) {
       const auto name = call->IsObject() ? json::stringMember(*call, "name") : std::nullopt;
       if (!name) {
-        return badUpstream("a functionCall without a name");
+        return malformedAnswer("a functionCall without a name");
       }
       const Value* args = json::member(*call, "args");
       out.calls.push_back(openai::ToolCall{
@@ -107,7 +92,7 @@ Result<openai::Completion> parseResponse(std::string& body, KeepRaw keep, std::i
   }
   rapidjson::Document doc;
   if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return badUpstream("a body that is not a JSON object");
+    return malformedAnswer("a body that is not a JSON object");
   }
   if (const Value* err = json::member(doc, "error"); err != nullptr && err->IsObject()) {
     return errorOfStatus(502, json::stringMember(*err, "status").value_or(""),
@@ -118,7 +103,7 @@ Result<openai::Completion> parseResponse(std::string& body, KeepRaw keep, std::i
   }
   const Value* candidates = json::member(doc, "candidates");
   if (candidates == nullptr || !candidates->IsArray() || candidates->Empty()) {
-    return badUpstream("an answer without candidates");
+    return malformedAnswer("an answer without candidates");
   }
   const Value& candidate = (*candidates)[0];
   int calls = 0;
@@ -214,7 +199,7 @@ class GeminiExchange final : public Exchange {
       : provider_(provider),
         meta_(meta),
         stream_(request.stream),
-        created_(now()),
+        created_(unixSeconds()),
         body_(buildGenerateBody(request, provider)),
         decoder_(meta, created_) {}
 

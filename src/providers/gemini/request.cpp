@@ -10,6 +10,7 @@
 #include "core/text.hpp"
 #include "openai/fields.hpp"
 #include "providers/gemini/gemini.hpp"
+#include "providers/wire.hpp"
 
 namespace tollgate::providers::gemini {
 namespace {
@@ -162,10 +163,8 @@ std::optional<Error> functionCalls(json::Writer& w, const Value& calls,
     if (!isText(id) || !isText(name)) {
       return refuse("messages", "a tool call needs an id and a function name");
     }
-    const std::string args(stringOf(json::member(*fn, "arguments")));
-    const bool blank = args.find_first_not_of(" \t\r\n") == std::string::npos;
-    rapidjson::Document parsed;
-    if (!blank && (json::parse(parsed, args) || !parsed.IsObject())) {
+    rapidjson::Document args;
+    if (!argumentsObject(stringOf(json::member(*fn, "arguments")), args)) {
       return refuse("messages", "the arguments of tool call '" + std::string(json::view(*id)) +
                                     "' must be a JSON object to be sent to a Gemini model");
     }
@@ -175,12 +174,7 @@ std::optional<Error> functionCalls(json::Writer& w, const Value& calls,
     w.startObject();
     w.field("name", json::view(*name));
     w.key("args");
-    if (blank) {
-      w.startObject();
-      w.endObject();
-    } else {
-      w.value(parsed);
-    }
+    w.value(args);
     w.endObject();
     w.endObject();
   }

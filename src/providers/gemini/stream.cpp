@@ -3,24 +3,16 @@
 // usageMetadata repeated cumulatively. No marker ends it: the body's end does (finish()).
 #include <rapidjson/document.h>
 
-#include <array>
-
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "openai/sse.hpp"
 #include "providers/gemini/gemini.hpp"
+#include "providers/wire.hpp"
 
 namespace tollgate::providers::gemini {
 namespace {
 
 using rapidjson::Value;
-
-/// Parse memory for one event: small events (nearly all) need no allocation.
-constexpr std::size_t kEventPoolBytes = 4096;
-
-Error badEvent(std::string what) {
-  return Error{ErrorKind::UpstreamError, "the upstream answered with " + what, ""};
-}
 
 }  // namespace
 
@@ -40,15 +32,14 @@ void StreamDecoder::emit(openai::ChoiceDelta d, std::string& out, const std::str
 
 Result<bool> StreamDecoder::event(std::string& data, std::string& out) {
   const std::string raw = meta_.include_raw_response ? data : std::string();
-  std::array<char, kEventPoolBytes> pool;
-  rapidjson::MemoryPoolAllocator<> allocator(pool.data(), pool.size());
-  rapidjson::Document doc(&allocator);
-  if (json::parseInPlace(doc, data) || !doc.IsObject()) {
-    return badEvent("a stream event that is not a JSON object");
+  const PooledEvent event(data);
+  if (!event.isObject()) {
+    return malformedAnswer("a stream event that is not a JSON object");
   }
+  const rapidjson::Document& doc = event.doc();
   if (const Value* err = json::member(doc, "error"); err != nullptr) {
     if (!err->IsObject()) {
-      return badEvent("an error event without an error object");
+      return malformedAnswer("an error event without an error object");
     }
     return errorOfStatus(502, json::stringMember(*err, "status").value_or(""),
                          json::stringMember(*err, "message").value_or(""));
@@ -66,7 +57,7 @@ Result<bool> StreamDecoder::event(std::string& data, std::string& out) {
     }
   }
   if (candidates != nullptr && !candidates->IsNull() && !candidates->IsArray()) {
-    return badEvent("candidates that are not an array");
+    return malformedAnswer("candidates that are not an array");
   }
   if (const Value* u = json::member(doc, "usageMetadata"); u != nullptr && !u->IsNull()) {
     // Cumulative: the last one is the answer's. One that is invalid leaves the usage missing.

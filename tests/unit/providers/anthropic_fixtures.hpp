@@ -14,6 +14,7 @@
 #include "core/json.hpp"
 #include "openai/sse.hpp"
 #include "providers/anthropic/anthropic.hpp"
+#include "providers/json_fixtures.hpp"
 
 namespace tollgate::providers::anthropic::test {
 
@@ -30,9 +31,7 @@ inline config::Provider provider() {
 }
 
 inline openai::ChatRequest decode(std::string& text) {
-  auto req = openai::decodeChatRequest(text);
-  EXPECT_TRUE(req.ok()) << req.error().message;
-  return std::move(req).value();
+  return providers::test::decodedRequest(text);
 }
 
 /// The upstream body for an OpenAI request, parsed.
@@ -46,16 +45,12 @@ inline rapidjson::Document upstreamBody(std::string request) {
 }
 
 inline rapidjson::Document parsed(std::string_view text) {
-  rapidjson::Document d;
-  d.Parse(text.data(), text.size());
-  EXPECT_FALSE(d.HasParseError()) << text;
-  return d;
+  return providers::test::parsedJson(text);
 }
 
 /// Compares JSON structurally.
 inline void expectJson(const rapidjson::Value& actual, std::string_view expected) {
-  const auto e = parsed(expected);
-  EXPECT_TRUE(actual == e) << "actual: " << json::serialize(actual) << "\nexpected: " << expected;
+  providers::test::expectSameJson(actual, expected);
 }
 
 inline Error refusal(std::string request) {
@@ -93,12 +88,7 @@ inline Streamed run(const std::vector<std::pair<std::string, std::string>>& even
     }
     s.complete = *r;
   }
-  std::vector<openai::SseEvent> parsedEvents;
-  openai::SseParser parser;
-  EXPECT_TRUE(parser.feed(out, parsedEvents));
-  for (const auto& e : parsedEvents) {
-    s.chunks.push_back(parsed(e.data));
-  }
+  s.chunks = providers::test::sseChunks(out);
   return s;
 }
 

@@ -12,7 +12,9 @@ Result<openai::Completion> answer(std::string body, KeepRaw keep = {}) {
   return parseResponse(body, keep, 77);
 }
 
-std::optional<openai::Usage> usageOf(std::string_view metadata) { return readUsage(doc(metadata)); }
+std::optional<openai::Usage> usageOf(std::string_view metadata) {
+  return readUsage(parsedJson(metadata));
+}
 
 TEST(GeminiAnswer, TextThinkingAndFinish) {
   auto c = answer(R"({"candidates":[{"content":{"role":"model","parts":[

@@ -1,20 +1,18 @@
-// Fixtures of the Gemini adapter's tests: a provider, a request decoded and built, JSON compared.
+// Fixtures of the Gemini adapter's tests: its provider, and a client's request built for it.
 #pragma once
 
-#include <gtest/gtest.h>
-#include <rapidjson/document.h>
-
 #include <string>
-#include <string_view>
 
-#include "core/json.hpp"
 #include "providers/gemini/gemini.hpp"
+#include "providers/json_fixtures.hpp"
 
 namespace tollgate::providers::gemini::test {
 
+using providers::test::expectSameJson;
+using providers::test::parsedJson;
+
 inline config::Provider geminiProvider() {
   config::Provider p;
-  p.name = "gem";
   p.type = config::ProviderType::Gemini;
   p.api_base.path = "/v1beta";
   p.model = "gemini-upstream";
@@ -25,24 +23,7 @@ inline config::Provider geminiProvider() {
 
 /// The generateContent body built for `request` (an OpenAI body), or its refusal.
 inline Result<std::string> built(std::string request) {
-  auto req = openai::decodeChatRequest(request);
-  EXPECT_TRUE(req.ok()) << req.error().message;
-  if (!req) {
-    return req.error();
-  }
-  return buildGenerateBody(*req, geminiProvider());
-}
-
-inline rapidjson::Document doc(std::string_view text) {
-  rapidjson::Document d;
-  d.Parse(text.data(), text.size());
-  EXPECT_FALSE(d.HasParseError()) << text;
-  return d;
-}
-
-inline void sameJson(const rapidjson::Value& actual, std::string_view expected) {
-  const auto e = doc(expected);
-  EXPECT_TRUE(actual == e) << "actual:   " << json::serialize(actual) << "\nexpected: " << expected;
+  return buildGenerateBody(providers::test::decodedRequest(request), geminiProvider());
 }
 
 }  // namespace tollgate::providers::gemini::test

@@ -11,7 +11,7 @@ using namespace test;
 rapidjson::Document body(std::string request) {
   auto b = built(std::move(request));
   EXPECT_TRUE(b.ok()) << (b.ok() ? "" : b.error().message);
-  return doc(b.ok() ? *b : "null");
+  return parsedJson(b.ok() ? *b : "null");
 }
 
 Error refused(std::string request) {
@@ -44,7 +44,7 @@ TEST(GeminiRequest, SystemTurnsAndGenerationConfig) {
       {"role":"assistant","content":"hello"},{"role":"user","content":"bye"}],
       "temperature":1.5,"top_p":0.9,"stop":["END"],"seed":3,"max_tokens":300,
       "presence_penalty":0.5,"user":"u","logprobs":true})");
-  sameJson(d, R"({"contents":[
+  expectSameJson(d, R"({"contents":[
       {"role":"user","parts":[{"text":"hi"},{"text":"again"}]},
       {"role":"model","parts":[{"text":"hello"}]},
       {"role":"user","parts":[{"text":"bye"}]}],
@@ -68,7 +68,7 @@ TEST(GeminiRequest, DataImagesAreInlineAndUrlsAreRefused) {
   const auto d = body(R"({"model":"m","messages":[{"role":"user","content":[
       {"type":"text","text":"what?"},
       {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0K"}}]}]})");
-  sameJson(d["contents"][0]["parts"], R"([{"text":"what?"},
+  expectSameJson(d["contents"][0]["parts"], R"([{"text":"what?"},
       {"inlineData":{"mimeType":"image/png","data":"iVBORw0K"}}])");
   for (const char* url : {"https://example.com/cat.png", "http://127.0.0.1:9/x.png"}) {
     const Error e = refused(R"({"model":"m","messages":[{"role":"user","content":[
@@ -88,14 +88,14 @@ TEST(GeminiRequest, ToolsChoiceCallsAndResponsesByName) {
       "tools":[{"type":"function","function":{"name":"get_weather","description":"d",
         "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],
       "tool_choice":{"type":"function","function":{"name":"get_weather"}}})");
-  sameJson(d["contents"], R"([{"role":"user","parts":[{"text":"weather?"}]},
+  expectSameJson(d["contents"], R"([{"role":"user","parts":[{"text":"weather?"}]},
       {"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Oslo"}}}]},
       {"role":"user","parts":[
         {"functionResponse":{"name":"get_weather","response":{"temp":3}}},
         {"functionResponse":{"name":"get_weather","response":{"content":"cold"}}}]}])");
-  sameJson(d["tools"], R"([{"functionDeclarations":[{"name":"get_weather","description":"d",
+  expectSameJson(d["tools"], R"([{"functionDeclarations":[{"name":"get_weather","description":"d",
       "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}])");
-  sameJson(d["toolConfig"], R"({"functionCallingConfig":{"mode":"ANY",
+  expectSameJson(d["toolConfig"], R"({"functionCallingConfig":{"mode":"ANY",
       "allowedFunctionNames":["get_weather"]}})");
 }
 
@@ -126,7 +126,7 @@ TEST(GeminiRequest, JsonOutput) {
   auto d = body(R"({"model":"m","messages":[{"role":"user","content":"x"}],
       "response_format":{"type":"json_schema","json_schema":{"name":"s",
         "schema":{"type":"object","properties":{"a":{"type":"integer"}}}}}})");
-  sameJson(d["generationConfig"], R"({"maxOutputTokens":2000,
+  expectSameJson(d["generationConfig"], R"({"maxOutputTokens":2000,
       "responseMimeType":"application/json",
       "responseSchema":{"type":"object","properties":{"a":{"type":"integer"}}}})");
   d = body(R"({"model":"m","messages":[{"role":"user","content":"x"}],

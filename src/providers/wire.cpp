@@ -29,4 +29,33 @@ bool argumentsObject(std::string_view text, rapidjson::Document& into) {
   return !json::parse(into, std::string(text)) && into.IsObject();
 }
 
+TranslatedExchange::TranslatedExchange(const config::Provider& provider,
+                                       const openai::ResponseMeta& meta, bool stream,
+                                       Result<std::string> body)
+    : provider_(provider),
+      meta_(meta),
+      stream_(stream),
+      created_(unixSeconds()),
+      body_(std::move(body)) {}
+
+Result<UpstreamRequest> TranslatedExchange::requestWith(std::string path) {
+  if (!body_) {
+    return body_.error();  // Nothing is sent.
+  }
+  UpstreamRequest r;
+  r.path = std::move(path);
+  r.body = std::move(body_).value();
+  r.headers.emplace_back("Accept", stream_ ? "text/event-stream" : "application/json");
+  return r;
+}
+
+Result<std::string> TranslatedExchange::encode(Result<openai::Completion> c) {
+  if (!c) {
+    return std::move(c).error();
+  }
+  usage_ = c->usage;
+  model_ = std::move(c->upstream_model);
+  return openai::encodeCompletion(*c, meta_);
+}
+
 }  // namespace tollgate::providers

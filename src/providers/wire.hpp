@@ -1,4 +1,4 @@
-// Small pieces the adapters of translated wires (Anthropic's, Gemini's) share when they read an
+// Pieces the adapters of translated wires (Anthropic's, Gemini's) share when they read an
 // upstream's answers and a client's tool calls.
 #pragma once
 
@@ -9,7 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include "config/config.hpp"
 #include "core/result.hpp"
+#include "openai/chat_response.hpp"
+#include "providers/adapter.hpp"
+#include "providers/openai/compatible.hpp"
 
 namespace tollgate::providers {
 
@@ -42,5 +46,33 @@ class PooledEvent {
 /// A tool call's `arguments` text as a JSON object in `into`: blank text is `{}`. False when the
 /// text is not a JSON object.
 bool argumentsObject(std::string_view text, rapidjson::Document& into);
+
+/// A chat attempt on a translated wire: its body is built before anything is sent (a refusal
+/// sends nothing), and a whole answer, once parsed into our completion, is kept and encoded here.
+class TranslatedExchange : public Exchange {
+ protected:
+  TranslatedExchange(const config::Provider& provider, const openai::ResponseMeta& meta,
+                     bool stream, Result<std::string> body);
+
+  /// The request with the built body (moved out: call once), or the refusal.
+  Result<UpstreamRequest> requestWith(std::string path);
+  /// The parts of the answer to keep verbatim, as the client asked.
+  KeepRaw keep() const { return {meta_.include_raw_usage, meta_.include_raw_response}; }
+  /// A whole answer: its usage and model kept, encoded on our wire (or its error).
+  Result<std::string> encode(Result<openai::Completion> c);
+  /// The model a whole answer named, or `streamed` (the decoder's) for a stream.
+  std::string_view answerModel(std::string_view streamed) const {
+    return stream_ ? streamed : std::string_view(model_);
+  }
+
+  const config::Provider& provider_;
+  const openai::ResponseMeta& meta_;
+  const bool stream_;
+  const std::int64_t created_;
+
+ private:
+  Result<std::string> body_;
+  std::string model_;
+};
 
 }  // namespace tollgate::providers

@@ -138,44 +138,27 @@ Error translateError(int status, const std::string& body) {
 
 namespace {
 
-class AnthropicExchange final : public Exchange {
+class AnthropicExchange final : public TranslatedExchange {
  public:
   AnthropicExchange(const openai::ChatRequest& request, const config::Provider& provider,
                     const openai::ResponseMeta& meta)
-      : provider_(provider),
-        meta_(meta),
+      : TranslatedExchange(provider, meta, request.stream, buildMessagesBody(request, provider)),
         json_(wantsJson(request)),
-        stream_(request.stream),
-        created_(unixSeconds()),
-        body_(buildMessagesBody(request, provider)),
         decoder_(meta, json_, created_) {}
 
   Result<UpstreamRequest> request() override {
-    if (!body_) {
-      return body_.error();  // Nothing is sent.
+    auto r = requestWith(messagesPath(provider_));
+    if (r && !provider_.api_key.empty()) {
+      r->headers.emplace_back("x-api-key", provider_.api_key);
     }
-    UpstreamRequest r;
-    r.path = messagesPath(provider_);
-    r.body = std::move(body_).value();
-    r.headers.emplace_back("Accept", stream_ ? "text/event-stream" : "application/json");
-    if (!provider_.api_key.empty()) {
-      r.headers.emplace_back("x-api-key", provider_.api_key);
-    }
-    if (!provider_.api_version.empty()) {
-      r.headers.emplace_back("anthropic-version", provider_.api_version);
+    if (r && !provider_.api_version.empty()) {
+      r->headers.emplace_back("anthropic-version", provider_.api_version);
     }
     return r;
   }
 
   Result<std::string> completion(std::string& body) override {
-    auto c =
-        parseMessage(body, {meta_.include_raw_usage, meta_.include_raw_response}, json_, created_);
-    if (!c) {
-      return std::move(c).error();
-    }
-    usage_ = c->usage;
-    model_ = std::move(c->upstream_model);
-    return openai::encodeCompletion(*c, meta_);
+    return encode(parseMessage(body, keep(), json_, created_));
   }
 
   Result<bool> event(std::string_view name, std::string& data, std::string& out) override {
@@ -184,21 +167,13 @@ class AnthropicExchange final : public Exchange {
 
   std::optional<openai::Usage> interimUsage() const override { return decoder_.reportedUsage(); }
 
-  std::string_view responseModel() const override {
-    return stream_ ? std::string_view(decoder_.model()) : std::string_view(model_);
-  }
+  std::string_view responseModel() const override { return answerModel(decoder_.model()); }
 
   Error error(int status, const std::string& body) override { return translateError(status, body); }
 
  private:
-  const config::Provider& provider_;
-  const openai::ResponseMeta& meta_;
   bool json_;
-  bool stream_;
-  std::int64_t created_;
-  Result<std::string> body_;
   StreamDecoder decoder_;
-  std::string model_;  ///< A whole answer's model (a stream's is the decoder's).
 };
 
 class AnthropicAdapter final : public Adapter {

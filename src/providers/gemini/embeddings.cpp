@@ -88,9 +88,12 @@ class EmbeddingExchange final : public Exchange {
       w.endArray();
     }
     w.endObject();
-    return jsonRequest(provider_,
-                       modelPath(provider_, batch_ ? "batchEmbedContents" : "embedContent"),
-                       w.take(), false);
+    UpstreamRequest r;
+    r.path = modelPath(provider_, batch_ ? "batchEmbedContents" : "embedContent");
+    r.body = w.take();
+    r.headers.emplace_back("Accept", "application/json");
+    withKey(r, provider_);
+    return r;
   }
 
   Result<std::string> completion(std::string& body) override {

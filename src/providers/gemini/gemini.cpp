@@ -178,49 +178,32 @@ Error translateError(int status, const std::string& body) {
   return errorOfStatus(status, "", upstreamMessage(body));
 }
 
-UpstreamRequest jsonRequest(const config::Provider& provider, std::string path, std::string body,
-                            bool stream) {
-  UpstreamRequest r;
-  r.path = std::move(path);
-  r.body = std::move(body);
-  r.headers.emplace_back("Accept", stream ? "text/event-stream" : "application/json");
+void withKey(UpstreamRequest& r, const config::Provider& provider) {
   if (!provider.api_key.empty()) {
     r.headers.emplace_back("x-goog-api-key", provider.api_key);  // Never a ?key= parameter.
   }
-  return r;
 }
 
 namespace {
 
-class GeminiExchange final : public Exchange {
+class GeminiExchange final : public TranslatedExchange {
  public:
   GeminiExchange(const openai::ChatRequest& request, const config::Provider& provider,
                  const openai::ResponseMeta& meta)
-      : provider_(provider),
-        meta_(meta),
-        stream_(request.stream),
-        created_(unixSeconds()),
-        body_(buildGenerateBody(request, provider)),
+      : TranslatedExchange(provider, meta, request.stream, buildGenerateBody(request, provider)),
         decoder_(meta, created_) {}
 
   Result<UpstreamRequest> request() override {
-    if (!body_) {
-      return body_.error();  // Nothing is sent.
+    auto r = requestWith(
+        modelPath(provider_, stream_ ? "streamGenerateContent?alt=sse" : "generateContent"));
+    if (r) {
+      withKey(*r, provider_);
     }
-    return jsonRequest(
-        provider_,
-        modelPath(provider_, stream_ ? "streamGenerateContent?alt=sse" : "generateContent"),
-        std::move(body_).value(), stream_);
+    return r;
   }
 
   Result<std::string> completion(std::string& body) override {
-    auto c = parseResponse(body, {meta_.include_raw_usage, meta_.include_raw_response}, created_);
-    if (!c) {
-      return std::move(c).error();
-    }
-    usage_ = c->usage;
-    model_ = std::move(c->upstream_model);
-    return openai::encodeCompletion(*c, meta_);
+    return encode(parseResponse(body, keep(), created_));
   }
 
   Result<bool> event(std::string_view, std::string& data, std::string& out) override {
@@ -231,20 +214,12 @@ class GeminiExchange final : public Exchange {
 
   std::optional<openai::Usage> interimUsage() const override { return decoder_.reportedUsage(); }
 
-  std::string_view responseModel() const override {
-    return stream_ ? std::string_view(decoder_.model()) : std::string_view(model_);
-  }
+  std::string_view responseModel() const override { return answerModel(decoder_.model()); }
 
   Error error(int status, const std::string& body) override { return translateError(status, body); }
 
  private:
-  const config::Provider& provider_;
-  const openai::ResponseMeta& meta_;
-  bool stream_;
-  std::int64_t created_;
-  Result<std::string> body_;
   StreamDecoder decoder_;
-  std::string model_;
 };
 
 class GeminiAdapter final : public Adapter {

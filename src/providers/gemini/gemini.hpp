@@ -105,9 +105,9 @@ class StreamDecoder {
 std::unique_ptr<Exchange> embedding(const openai::EmbeddingRequest& request,
                                     const config::Provider& provider);
 
-/// The request every Gemini call sends: `path`, `body`, JSON, the key in x-goog-api-key.
-UpstreamRequest jsonRequest(const config::Provider& provider, std::string path, std::string body,
-                            bool stream);
+/// Adds the provider's key to `r`, in x-goog-api-key: never a `?key=` query parameter, which
+/// would leak into logs.
+void withKey(UpstreamRequest& r, const config::Provider& provider);
 
 /// The adapter of provider type "gemini".
 const Adapter& geminiAdapter();

@@ -28,7 +28,8 @@ TEST(GeminiRequest, PathsCarryTheModelAndTheMethod) {
 }
 
 TEST(GeminiRequest, TheKeyGoesInTheHeaderOnly) {
-  const UpstreamRequest r = jsonRequest(geminiProvider(), "/p", "{}", true);
+  UpstreamRequest r;
+  withKey(r, geminiProvider());
   bool header = false;
   for (const auto& [name, value] : r.headers) {
     header = header || (name == "x-goog-api-key" && value == "goog-secret");

@@ -1,5 +1,6 @@
 #include "providers/wire.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/json.hpp"
@@ -19,6 +20,38 @@ std::int64_t unixSeconds() {
 PooledEvent::PooledEvent(std::string& data)
     : allocator_(pool_.data(), pool_.size()), doc_(&allocator_) {
   object_ = !json::parseInPlace(doc_, data) && doc_.IsObject();
+}
+
+bool hasContent(const rapidjson::Value& message) {
+  const rapidjson::Value* calls = json::member(message, "tool_calls");
+  if (calls != nullptr && calls->IsArray() && !calls->Empty()) {
+    return true;
+  }
+  const rapidjson::Value* content = json::member(message, "content");
+  if (content == nullptr || content->IsNull()) {
+    return false;
+  }
+  if (content->IsString()) {
+    return content->GetStringLength() > 0;
+  }
+  if (!content->IsArray()) {
+    return true;
+  }
+  return std::any_of(content->Begin(), content->End(), [](const rapidjson::Value& part) {
+    const rapidjson::Value* text = json::member(part, "text");
+    return text == nullptr || !text->IsString() || text->GetStringLength() > 0;
+  });
+}
+
+std::optional<Error> parseAnswer(std::string& body, rapidjson::Document& doc, bool keep_response,
+                                 openai::Completion& c) {
+  if (keep_response) {
+    c.raw_response_json = body;  // Before the in-place parse rewrites it.
+  }
+  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
+    return malformedAnswer("a body that is not a JSON object");
+  }
+  return std::nullopt;
 }
 
 bool argumentsObject(std::string_view text, rapidjson::Document& into) {

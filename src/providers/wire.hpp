@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,16 @@ class PooledEvent {
   rapidjson::Document doc_;
   bool object_ = false;
 };
+
+/// Whether a user or assistant message yields a part to send: tool calls, or `content` with
+/// text that is not empty or a part that is not text (a content that is neither a string nor an
+/// array counts, to be refused when written).
+bool hasContent(const rapidjson::Value& message);
+
+/// Parses a whole answer in place into `doc` (`body` is modified), its text kept first in
+/// `c.raw_response_json` when `keep_response`. An UpstreamError when it is not a JSON object.
+std::optional<Error> parseAnswer(std::string& body, rapidjson::Document& doc, bool keep_response,
+                                 openai::Completion& c);
 
 /// A tool call's `arguments` text as a JSON object in `into`: blank text is `{}`. False when the
 /// text is not a JSON object.

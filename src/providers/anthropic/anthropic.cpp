@@ -35,12 +35,9 @@ std::string_view finishReason(std::string_view stop_reason, bool json) {
 Result<openai::Completion> parseMessage(std::string& body, KeepRaw keep, bool json,
                                         std::int64_t created) {
   openai::Completion c;
-  if (keep.response) {
-    c.raw_response_json = body;  // Before the in-place parse rewrites it.
-  }
   rapidjson::Document doc;
-  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return malformedAnswer("a body that is not a JSON object");
+  if (auto e = parseAnswer(body, doc, keep.response, c)) {
+    return std::move(*e);
   }
   if (const Value* err = json::member(doc, "error"); err != nullptr && err->IsObject()) {
     return errorOfType(502, json::stringMember(*err, "type").value_or(""),

@@ -167,29 +167,6 @@ std::optional<Error> toolResultBlock(json::Writer& w, const Value& message,
   return std::nullopt;
 }
 
-/// Whether a user or assistant message yields at least one block (Anthropic refuses empty
-/// messages; an assistant's `content: ""` beside its tool calls is common).
-bool hasBlocks(const Value& message) {
-  const Value* content = json::member(message, "content");
-  const Value* calls = json::member(message, "tool_calls");
-  if (calls != nullptr && calls->IsArray() && !calls->Empty()) {
-    return true;
-  }
-  if (content == nullptr || content->IsNull()) {
-    return false;
-  }
-  if (content->IsString()) {
-    return content->GetStringLength() > 0;
-  }
-  if (!content->IsArray()) {
-    return true;  // Refused when written.
-  }
-  return std::any_of(content->Begin(), content->End(), [](const Value& part) {
-    const Value* text = json::member(part, "text");
-    return !isString(text) || text->GetStringLength() > 0;
-  });
-}
-
 /// Writes `messages`, merging consecutive messages of one role (Anthropic requires turns to
 /// alternate; tool results travel in user turns). System and developer texts are collected.
 std::optional<Error> writeMessages(json::Writer& w, const Value& messages,
@@ -214,7 +191,7 @@ std::optional<Error> writeMessages(json::Writer& w, const Value& messages,
       return refuse("messages", "an Anthropic provider does not accept messages of role '" +
                                     std::string(role) + "'");
     }
-    if (role != "tool" && !hasBlocks(m)) {
+    if (role != "tool" && !hasContent(m)) {  // Anthropic refuses empty messages.
       continue;
     }
     if (next != open) {

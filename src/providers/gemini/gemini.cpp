@@ -87,12 +87,9 @@ std::optional<Error> blockedPrompt(const Value& doc) {
 
 Result<openai::Completion> parseResponse(std::string& body, KeepRaw keep, std::int64_t created) {
   openai::Completion c;
-  if (keep.response) {
-    c.raw_response_json = body;  // Before the in-place parse rewrites it.
-  }
   rapidjson::Document doc;
-  if (json::parseInPlace(doc, body) || !doc.IsObject()) {
-    return malformedAnswer("a body that is not a JSON object");
+  if (auto e = parseAnswer(body, doc, keep.response, c)) {
+    return std::move(*e);
   }
   if (const Value* err = json::member(doc, "error"); err != nullptr && err->IsObject()) {
     return errorOfStatus(502, json::stringMember(*err, "status").value_or(""),

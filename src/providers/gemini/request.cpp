@@ -129,26 +129,6 @@ std::optional<Error> contentParts(json::Writer& w, const Value* content, bool im
   return std::nullopt;
 }
 
-/// Whether a message's content has any text or image to send.
-bool hasContent(const Value* content) {
-  if (content == nullptr || content->IsNull()) {
-    return false;
-  }
-  if (content->IsString()) {
-    return content->GetStringLength() > 0;
-  }
-  if (!content->IsArray()) {
-    return true;  // Refused when written.
-  }
-  for (const Value& part : content->GetArray()) {
-    const Value* text = json::member(part, "text");
-    if (!isText(text) || text->GetStringLength() > 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 /// Assistant tool_calls as functionCall parts; remembers each id's function name for the tool
 /// messages that answer them.
 std::optional<Error> functionCalls(json::Writer& w, const Value& calls,
@@ -253,9 +233,8 @@ std::optional<Error> writeContents(json::Writer& w, const Value& messages,
                                     text::printable(role, 32) + "'");
     }
     const Value* calls = json::member(m, "tool_calls");
-    const bool has_calls = calls != nullptr && calls->IsArray() && !calls->Empty();
-    if (!hasContent(content) && !has_calls) {
-      continue;
+    if (!hasContent(m)) {
+      continue;  // Gemini refuses a turn without parts.
     }
     turns.turn(role == "user" ? "user" : "model");
     if (auto e = contentParts(w, content, role == "user")) {

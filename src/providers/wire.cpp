@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/json.hpp"
+#include "openai/fields.hpp"
 
 namespace tollgate::providers {
 
@@ -52,6 +53,44 @@ std::optional<Error> parseAnswer(std::string& body, rapidjson::Document& doc, bo
     return malformedAnswer("a body that is not a JSON object");
   }
   return std::nullopt;
+}
+
+Result<std::vector<ClientToolCall>> clientToolCalls(const rapidjson::Value& calls,
+                                                    std::string_view model) {
+  if (!calls.IsArray()) {
+    return openai::invalidValue("messages", "tool_calls must be an array");
+  }
+  std::vector<ClientToolCall> out;
+  for (const rapidjson::Value& call : calls.GetArray()) {
+    const rapidjson::Value* fn = json::member(call, "function");
+    const auto id = json::stringMember(call, "id");
+    const auto name = fn != nullptr ? json::stringMember(*fn, "name") : std::nullopt;
+    if (!id || !name) {
+      return openai::invalidValue("messages", "a tool call needs an id and a function name");
+    }
+    ClientToolCall c{*id, *name, {}};
+    if (!argumentsObject(json::stringMember(*fn, "arguments").value_or(""), c.arguments)) {
+      return openai::invalidValue("messages", "the arguments of tool call '" + std::string(*id) +
+                                                  "' must be a JSON object to be sent to " +
+                                                  std::string(model));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<std::int64_t> positiveOutputLimit(const openai::ChatRequest& request,
+                                         const config::Provider& config,
+                                         std::string_view provider) {
+  const std::int64_t limit = config::outputTokenLimit(
+      request.max_completion_tokens, config.max_output_tokens, config.default_max_tokens);
+  if (limit == 0) {
+    return openai::invalidValue("max_tokens",
+                                std::string(provider) +
+                                    " generates at least 1 token: max_tokens and "
+                                    "max_completion_tokens must be at least 1 for this model");
+  }
+  return limit;
 }
 
 bool argumentsObject(std::string_view text, rapidjson::Document& into) {

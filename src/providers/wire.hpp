@@ -9,9 +9,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.hpp"
 #include "core/result.hpp"
+#include "openai/chat_request.hpp"
 #include "openai/chat_response.hpp"
 #include "providers/adapter.hpp"
 #include "providers/openai/compatible.hpp"
@@ -53,6 +55,25 @@ bool hasContent(const rapidjson::Value& message);
 /// `c.raw_response_json` when `keep_response`. An UpstreamError when it is not a JSON object.
 std::optional<Error> parseAnswer(std::string& body, rapidjson::Document& doc, bool keep_response,
                                  openai::Completion& c);
+
+/// One tool call of a client's assistant message, read to be sent on another wire.
+struct ClientToolCall {
+  std::string_view id;
+  std::string_view name;
+  rapidjson::Document arguments;  ///< Always a JSON object.
+};
+
+/// An assistant message's `tool_calls`, each with an id, a function name and arguments that are
+/// a JSON object (blank: `{}`), or a 400 invalid_value (param `messages`) naming `model` (e.g.
+/// "an Anthropic model") as what the arguments could not be sent to.
+Result<std::vector<ClientToolCall>> clientToolCalls(const rapidjson::Value& calls,
+                                                    std::string_view model);
+
+/// The output limit to send (config::outputTokenLimit), or a 400 invalid_value (param
+/// `max_tokens`) when it is 0: `provider` (e.g. "an Anthropic provider") generates at least one
+/// token.
+Result<std::int64_t> positiveOutputLimit(const openai::ChatRequest& request,
+                                         const config::Provider& config, std::string_view provider);
 
 /// A tool call's `arguments` text as a JSON object in `into`: blank text is `{}`. False when the
 /// text is not a JSON object.

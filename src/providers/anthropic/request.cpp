@@ -115,28 +115,17 @@ std::optional<Error> contentBlocks(json::Writer& w, const Value* content, bool i
 
 /// Assistant tool_calls as tool_use blocks; the arguments must be a JSON object.
 std::optional<Error> toolUseBlocks(json::Writer& w, const Value& calls) {
-  if (!calls.IsArray()) {
-    return refuse("messages", "tool_calls must be an array");
+  auto read = clientToolCalls(calls, "an Anthropic model");
+  if (!read) {
+    return read.error();
   }
-  for (const Value& call : calls.GetArray()) {
-    const Value* fn = json::member(call, "function");
-    const Value* id = json::member(call, "id");
-    const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
-    const Value* args = fn != nullptr ? json::member(*fn, "arguments") : nullptr;
-    if (!isString(id) || !isString(name)) {
-      return refuse("messages", "a tool call needs an id and a function name");
-    }
-    rapidjson::Document input;
-    if (!argumentsObject(isString(args) ? json::view(*args) : std::string_view(), input)) {
-      return refuse("messages", "the arguments of tool call '" + std::string(json::view(*id)) +
-                                    "' must be a JSON object to be sent to an Anthropic model");
-    }
+  for (const ClientToolCall& call : *read) {
     w.startObject();
     w.field("type", "tool_use");
-    copy(w, "id", *id);
-    copy(w, "name", *name);
+    w.field("id", call.id);
+    w.field("name", call.name);
     w.key("input");
-    w.value(input);
+    w.value(call.arguments);
     w.endObject();
   }
   return std::nullopt;
@@ -261,14 +250,11 @@ Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
   json::Writer w;
   w.startObject();
   w.field("model", provider.model);
-  const std::int64_t max_tokens = config::outputTokenLimit(
-      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
-  if (max_tokens == 0) {
-    return refuse("max_tokens",
-                  "an Anthropic provider generates at least 1 token: max_tokens "
-                  "and max_completion_tokens must be at least 1 for this model");
+  const auto max_tokens = positiveOutputLimit(request, provider, "an Anthropic provider");
+  if (!max_tokens) {
+    return max_tokens.error();
   }
-  w.field("max_tokens", max_tokens);
+  w.field("max_tokens", *max_tokens);
   const Value* messages = json::member(body, "messages");
   if (messages == nullptr || !messages->IsArray()) {
     return refuse("messages", "messages must be an array");

@@ -133,28 +133,18 @@ std::optional<Error> contentParts(json::Writer& w, const Value* content, bool im
 /// messages that answer them.
 std::optional<Error> functionCalls(json::Writer& w, const Value& calls,
                                    std::map<std::string, std::string, std::less<>>& names) {
-  if (!calls.IsArray()) {
-    return refuse("messages", "tool_calls must be an array");
+  auto read = clientToolCalls(calls, "a Gemini model");
+  if (!read) {
+    return read.error();
   }
-  for (const Value& call : calls.GetArray()) {
-    const Value* fn = json::member(call, "function");
-    const Value* id = json::member(call, "id");
-    const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
-    if (!isText(id) || !isText(name)) {
-      return refuse("messages", "a tool call needs an id and a function name");
-    }
-    rapidjson::Document args;
-    if (!argumentsObject(stringOf(json::member(*fn, "arguments")), args)) {
-      return refuse("messages", "the arguments of tool call '" + std::string(json::view(*id)) +
-                                    "' must be a JSON object to be sent to a Gemini model");
-    }
-    names[std::string(json::view(*id))] = std::string(json::view(*name));
+  for (const ClientToolCall& call : *read) {
+    names[std::string(call.id)] = std::string(call.name);
     w.startObject();
     w.key("functionCall");
     w.startObject();
-    w.field("name", json::view(*name));
+    w.field("name", call.name);
     w.key("args");
-    w.value(args);
+    w.value(call.arguments);
     w.endObject();
     w.endObject();
   }
@@ -388,12 +378,9 @@ std::string modelPath(const config::Provider& provider, std::string_view method)
 Result<std::string> buildGenerateBody(const openai::ChatRequest& request,
                                       const config::Provider& provider) {
   const Value& body = request.body;
-  const std::int64_t max_tokens = config::outputTokenLimit(
-      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
-  if (max_tokens == 0) {
-    return refuse("max_tokens",
-                  "a Gemini provider generates at least 1 token: max_tokens "
-                  "and max_completion_tokens must be at least 1 for this model");
+  const auto max_tokens = positiveOutputLimit(request, provider, "a Gemini provider");
+  if (!max_tokens) {
+    return max_tokens.error();
   }
   const Value* messages = json::member(body, "messages");
   if (messages == nullptr || !messages->IsArray()) {
@@ -411,7 +398,7 @@ Result<std::string> buildGenerateBody(const openai::ChatRequest& request,
   if (auto e = writeTools(w, body)) {
     return std::move(*e);
   }
-  if (auto e = writeGenerationConfig(w, request, max_tokens)) {
+  if (auto e = writeGenerationConfig(w, request, *max_tokens)) {
     return std::move(*e);
   }
   w.endObject();

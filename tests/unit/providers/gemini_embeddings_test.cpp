@@ -25,37 +25,42 @@ Decoded embeddingRequest(std::string body) {
   return {std::move(text), std::move(r).value()};
 }
 
-TEST(GeminiEmbeddings, OneInputThroughEmbedContent) {
-  const Decoded in = embeddingRequest(R"({"model":"e","input":"hello","dimensions":8})");
+/// One attempt: the request it sends, and our list for Gemini's `answer` (parsed, or null).
+struct Attempt {
+  UpstreamRequest sent;
+  rapidjson::Document list;
+};
+
+Attempt attempt(const Decoded& in, std::string answer) {
   auto ex = embedding(in.request, geminiProvider());
   auto r = ex->request();
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->path, "/v1beta/models/gemini-upstream:embedContent");
-  expectSameJson(parsedJson(r->body), R"({"model":"models/gemini-upstream",
-      "content":{"parts":[{"text":"hello"}]},"outputDimensionality":8})");
-  std::string answer = R"({"embedding":{"values":[0.5,-1]}})";
-  auto list = ex->completion(answer);
-  ASSERT_TRUE(list.ok()) << list.error().message;
-  const auto d = parsedJson(*list);
-  expectSameJson(d["data"][0]["embedding"], "[0.5,-1]");
+  EXPECT_TRUE(r.ok());
+  auto list = r.ok() ? ex->completion(answer) : Result<std::string>(r.error());
+  EXPECT_TRUE(list.ok()) << (list.ok() ? "" : list.error().message);
   EXPECT_FALSE(ex->usage());  // Gemini reports none: estimated.
+  return {r.ok() ? std::move(*r) : UpstreamRequest{}, parsedJson(list.ok() ? *list : "null")};
+}
+
+TEST(GeminiEmbeddings, OneInputThroughEmbedContent) {
+  const Decoded in = embeddingRequest(R"({"model":"e","input":"hello","dimensions":8})");
+  const Attempt a = attempt(in, R"({"embedding":{"values":[0.5,-1]}})");
+  EXPECT_EQ(a.sent.path, "/v1beta/models/gemini-upstream:embedContent");
+  expectSameJson(parsedJson(a.sent.body), R"({"model":"models/gemini-upstream",
+      "content":{"parts":[{"text":"hello"}]},"outputDimensionality":8})");
+  expectSameJson(a.list["data"][0]["embedding"], "[0.5,-1]");
 }
 
 TEST(GeminiEmbeddings, SeveralThroughBatchEmbedContentsInOrder) {
   const Decoded in = embeddingRequest(R"({"model":"e","input":["a","b"]})");
+  const Attempt a = attempt(in, R"({"embeddings":[{"values":[1]},{"values":[2]}]})");
+  EXPECT_EQ(a.sent.path, "/v1beta/models/gemini-upstream:batchEmbedContents");
+  EXPECT_EQ(parsedJson(a.sent.body)["requests"].Size(), 2U);
+  EXPECT_EQ(a.list["data"][1]["index"].GetInt(), 1);
+  expectSameJson(a.list["data"][1]["embedding"], "[2]");
   auto ex = embedding(in.request, geminiProvider());
-  auto r = ex->request();
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->path, "/v1beta/models/gemini-upstream:batchEmbedContents");
-  EXPECT_EQ(parsedJson(r->body)["requests"].Size(), 2U);
-  std::string answer = R"({"embeddings":[{"values":[1]},{"values":[2]}]})";
-  auto list = ex->completion(answer);
-  ASSERT_TRUE(list.ok()) << list.error().message;
-  const auto d = parsedJson(*list);
-  EXPECT_EQ(d["data"][1]["index"].GetInt(), 1);
-  expectSameJson(d["data"][1]["embedding"], "[2]");
+  ASSERT_TRUE(ex->request().ok());
   std::string short_answer = R"({"embeddings":[{"values":[1]}]})";
-  EXPECT_FALSE(embedding(in.request, geminiProvider())->completion(short_answer).ok());
+  EXPECT_FALSE(ex->completion(short_answer).ok());
 }
 
 TEST(GeminiEmbeddings, TokenArraysAreRefused) {

@@ -7,7 +7,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import {
-  startGeminiMock, geminiModel, TEXT, TOOL_ARGS, THINKING_TEXT, THINKING_USAGE, USAGE, MODEL,
+  startGeminiMock, geminiModel, TEXT, TOOL_ARGS, THINKING_TEXT, THINKING_USAGE, USAGE, MODEL, SIGNATURE,
 } from '../fixtures/gemini_upstream.mjs';
 import {
   startGateway, GATEWAY_DEFAULTS, UPSTREAM_KEY, postJson, marker, readSSE, assertChunks,
@@ -153,6 +153,27 @@ describe('answers', () => {
     const choice = r.json.choices[0];
     assert.equal(choice.finish_reason, 'tool_calls');
     assert.deepEqual(choice.message.tool_calls, [{ id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: JSON.stringify(TOOL_ARGS) } }]);
+  });
+
+  test('a thinking call\'s thoughtSignature rides in its id and goes back with the call', T, async () => {
+    const first = await post({ model: 'gem', messages: [{ role: 'user', content: `mock:thinking mock:tools ${marker('sig')}` }], tools: [WEATHER] });
+    assert.equal(first.status, 200, first.text);
+    const call = first.json.choices[0].message.tool_calls[0];
+    assert.ok(call.id.endsWith(SIGNATURE), call.id);
+    const m = marker('sig2');
+    const second = await post({
+      model: 'gem',
+      tools: [WEATHER],
+      messages: [
+        { role: 'user', content: 'weather?' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: '18C' },
+        { role: 'user', content: `thanks ${m}` },
+      ],
+    });
+    assert.equal(second.status, 200, second.text);
+    const model = mock.find(m).body.contents[1];
+    assert.deepEqual(model, { role: 'model', parts: [{ thoughtSignature: SIGNATURE, functionCall: { name: 'get_weather', args: TOOL_ARGS } }] });
   });
 
   test('a thinking answer: reasoning_content, and its thinking tokens charged at the output price', T, async () => {

@@ -54,11 +54,18 @@ Result<Parts> readParts(const Value& candidate, int& calls) {
         return malformedAnswer("a functionCall without a name");
       }
       const Value* args = json::member(*call, "args");
+      // A thinking model's call carries a signature it must get back with the call on the next
+      // turn: it travels in the id, which clients return as they got it.
+      std::string id = "call_" + std::to_string(calls++);
+      if (const auto signature = json::stringMember(part, "thoughtSignature")) {
+        id.append(kSignatureMark).append(*signature);
+      }
       out.calls.push_back(openai::ToolCall{
-          "call_" + std::to_string(calls++), std::string(*name),
+          std::move(id), std::string(*name),
           args != nullptr && args->IsObject() ? json::serialize(*args) : std::string("{}")});
     }
-    // thoughtSignature, executableCode, inlineData answers and the like are not in our message.
+    // Text parts' signatures, executableCode, inlineData answers and the like are not in our
+    // message.
   }
   return out;
 }

@@ -39,6 +39,10 @@ std::string_view finishReason(std::string_view reason, bool tool_calls);
 /// is missing, or the cached tokens exceed the prompt (the charge is then estimated, and flagged).
 std::optional<openai::Usage> readUsage(const rapidjson::Value& metadata);
 
+/// Between a tool call's id and the thoughtSignature of its functionCall part, when it had one
+/// (`call_0__thought_signature__<signature>`): sent back with the call on the next turn.
+inline constexpr std::string_view kSignatureMark = "__thought_signature__";
+
 /// What one candidate's `content.parts` say: text, thinking (parts with `thought: true`) and
 /// function calls, whose ids Gemini does not give reliably: `call_<n>`, n counted from `calls`.
 struct Parts {

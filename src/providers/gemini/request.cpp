@@ -140,6 +140,9 @@ std::optional<Error> functionCalls(json::Writer& w, const Value& calls,
   for (const ClientToolCall& call : *read) {
     names[std::string(call.id)] = std::string(call.name);
     w.startObject();
+    if (const std::size_t mark = call.id.find(kSignatureMark); mark != std::string_view::npos) {
+      w.field("thoughtSignature", call.id.substr(mark + kSignatureMark.size()));
+    }
     w.key("functionCall");
     w.startObject();
     w.field("name", call.name);

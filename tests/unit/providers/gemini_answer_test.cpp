@@ -52,6 +52,15 @@ TEST(GeminiAnswer, FunctionCallsGetIdsAndFinishAsToolCalls) {
   EXPECT_FALSE(c->usage);  // None reported: estimated.
 }
 
+TEST(GeminiAnswer, AThoughtSignatureTravelsInTheCallsId) {
+  auto c = answer(R"({"candidates":[{"content":{"parts":[
+      {"functionCall":{"name":"a","args":{}},"thoughtSignature":"c2lnbmVk"},
+      {"functionCall":{"name":"b","args":{}}}]},"finishReason":"STOP"}]})");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->choices[0].tool_calls[0].id, "call_0__thought_signature__c2lnbmVk");
+  EXPECT_EQ(c->choices[0].tool_calls[1].id, "call_1");
+}
+
 TEST(GeminiAnswer, FinishReasons) {
   EXPECT_EQ(finishReason("STOP", false), "stop");
   EXPECT_EQ(finishReason("MAX_TOKENS", false), "length");

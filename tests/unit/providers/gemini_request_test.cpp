@@ -100,6 +100,18 @@ TEST(GeminiRequest, ToolsChoiceCallsAndResponsesByName) {
       "allowedFunctionNames":["get_weather"]}})");
 }
 
+TEST(GeminiRequest, AThoughtSignatureInACallsIdIsSentBack) {
+  const auto d = body(R"({"model":"m","messages":[{"role":"user","content":"x"},
+      {"role":"assistant","tool_calls":[{"id":"call_0__thought_signature__c2lnbmVk",
+        "type":"function","function":{"name":"f","arguments":"{}"}},
+        {"id":"call_1","type":"function","function":{"name":"g","arguments":""}}]},
+      {"role":"tool","tool_call_id":"call_0__thought_signature__c2lnbmVk","content":"r"}]})");
+  expectSameJson(d["contents"][1]["parts"],
+                 R"([{"thoughtSignature":"c2lnbmVk","functionCall":{"name":"f","args":{}}},
+                     {"functionCall":{"name":"g","args":{}}}])");
+  EXPECT_STREQ(d["contents"][2]["parts"][0]["functionResponse"]["name"].GetString(), "f");
+}
+
 TEST(GeminiRequest, ToolChoiceModes) {
   const std::string head = R"({"model":"m","messages":[{"role":"user","content":"x"}],
       "tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":)";

@@ -3,6 +3,7 @@
 #include "providers/azure/azure.hpp"
 #include "providers/bedrock/bedrock.hpp"
 #include "providers/dummy/dummy.hpp"
+#include "providers/gemini/gemini.hpp"
 #include "providers/openai/compatible.hpp"
 
 namespace tollgate::providers {
@@ -14,6 +15,7 @@ const Registry& builtinAdapters() {
     r.add(config::ProviderType::Anthropic, anthropic::anthropicAdapter());
     r.add(config::ProviderType::Azure, azure::azureAdapter());
     r.add(config::ProviderType::Bedrock, bedrock::bedrockAdapter());
+    r.add(config::ProviderType::Gemini, gemini::geminiAdapter());
     r.add(config::ProviderType::Dummy, dummyAdapter());
     return r;
   }();

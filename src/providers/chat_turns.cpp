@@ -40,6 +40,30 @@ std::optional<Error> turnBlocks(const Value& m, std::string_view role, std::stri
 
 }  // namespace
 
+Result<ImageSource> imageSource(const Value& part) {
+  constexpr std::string_view kDataPrefix = "data:";
+  constexpr std::string_view kBase64Marker = ";base64,";
+  const Value* image = json::member(part, "image_url");
+  const Value* url = image != nullptr && image->IsObject() ? json::member(*image, "url") : image;
+  if (url == nullptr || !url->IsString()) {
+    return openai::invalidValue("messages", "an image_url part needs image_url.url, a string");
+  }
+  ImageSource source;
+  source.url = json::view(*url);
+  if (!source.url.starts_with(kDataPrefix)) {
+    return source;
+  }
+  const std::size_t marker = source.url.find(kBase64Marker);
+  if (marker == std::string_view::npos || marker == kDataPrefix.size()) {
+    return openai::invalidValue("messages",
+                                "an image data: URL must be base64 (data:<media type>;base64,…)");
+  }
+  source.inline_data = true;
+  source.media_type = source.url.substr(kDataPrefix.size(), marker - kDataPrefix.size());
+  source.base64 = source.url.substr(marker + kBase64Marker.size());
+  return source;
+}
+
 Result<std::int64_t> outputLimit(const openai::ChatRequest& request,
                                  const config::Provider& provider, std::string_view wire) {
   const std::int64_t limit = config::outputTokenLimit(

@@ -25,6 +25,18 @@ namespace tollgate::providers {
 Result<std::int64_t> outputLimit(const openai::ChatRequest& request,
                                  const config::Provider& provider, std::string_view wire);
 
+/// The image of an image_url part: a base64 data: URL's media type and data, or another URL.
+struct ImageSource {
+  std::string_view url;      ///< As the client sent it.
+  bool inline_data = false;  ///< A data: URL: `media_type` and `base64` are its parts.
+  std::string_view media_type;
+  std::string_view base64;
+};
+
+/// The image of `part` (`image_url.url`, or `image_url` itself as a string); InvalidValue (param
+/// "messages") when it names none, or is a data: URL that is not base64 with a media type.
+Result<ImageSource> imageSource(const rapidjson::Value& part);
+
 /// Whether a user or assistant message yields at least one block: tool calls, or content that
 /// is not null, not an empty string, and not only empty text parts. Content of another type is
 /// true (it is refused when written).

@@ -19,8 +19,6 @@ namespace {
 using rapidjson::Value;
 
 constexpr double kMaxTemperature = 1.0;
-constexpr std::string_view kDataPrefix = "data:";
-constexpr std::string_view kBase64Marker = ";base64,";
 
 Error refuse(std::string_view param, std::string message) {
   return openai::invalidValue(param, std::move(message));
@@ -47,27 +45,21 @@ std::optional<Error> textBlock(json::Writer& w, const Value& text, const Value* 
 
 /// An image_url part as an image block: a data: URL inline (base64), any other URL by reference.
 std::optional<Error> imageBlock(json::Writer& w, const Value& part, CacheBreakpoints& breakpoints) {
-  const Value* image = json::member(part, "image_url");
-  const Value* url = image != nullptr && image->IsObject() ? json::member(*image, "url") : image;
-  if (!isString(url)) {
-    return refuse("messages", "an image_url part needs image_url.url, a string");
+  const auto image = imageSource(part);
+  if (!image) {
+    return image.error();
   }
-  const std::string_view u = json::view(*url);
   w.startObject();
   w.field("type", "image");
   w.key("source");
   w.startObject();
-  if (u.substr(0, kDataPrefix.size()) == kDataPrefix) {
-    const std::size_t marker = u.find(kBase64Marker);
-    if (marker == std::string_view::npos) {
-      return refuse("messages", "an image data: URL must be base64 (data:<media type>;base64,…)");
-    }
+  if (image->inline_data) {
     w.field("type", "base64");
-    w.field("media_type", u.substr(kDataPrefix.size(), marker - kDataPrefix.size()));
-    w.field("data", u.substr(marker + kBase64Marker.size()));
+    w.field("media_type", image->media_type);
+    w.field("data", image->base64);
   } else {
     w.field("type", "url");
-    w.field("url", u);
+    w.field("url", image->url);
   }
   w.endObject();
   if (auto e = breakpoints.write(w, part, "messages")) {

@@ -16,9 +16,6 @@ namespace {
 
 using rapidjson::Value;
 
-constexpr std::string_view kDataPrefix = "data:";
-constexpr std::string_view kBase64Marker = ";base64,";
-
 Error refuse(std::string_view param, std::string message) {
   return openai::invalidValue(param, std::move(message));
 }
@@ -99,20 +96,16 @@ std::string_view imageFormat(std::string_view media_type) {
 /// An image_url part as an image block: only a base64 data: URL (Converse takes bytes or S3
 /// locations; the gateway never fetches a client's URL).
 std::optional<Error> imageBlock(json::Writer& w, const Value& part) {
-  const Value* image = json::member(part, "image_url");
-  const Value* url = image != nullptr && image->IsObject() ? json::member(*image, "url") : image;
-  if (!isString(url)) {
-    return refuse("messages", "an image_url part needs image_url.url, a string");
+  const auto image = imageSource(part);
+  if (!image) {
+    return image.error();
   }
-  const std::string_view u = json::view(*url);
-  const std::size_t marker = u.find(kBase64Marker);
-  if (!u.starts_with(kDataPrefix) || marker == std::string_view::npos) {
+  if (!image->inline_data) {
     return refuse("messages",
                   "a Bedrock provider takes images as base64 data: URLs only "
                   "(data:image/png;base64,…); the gateway does not fetch image URLs");
   }
-  const std::string_view format =
-      imageFormat(u.substr(kDataPrefix.size(), marker - kDataPrefix.size()));
+  const std::string_view format = imageFormat(image->media_type);
   if (format.empty()) {
     return refuse("messages", "a Bedrock provider takes png, jpeg, gif and webp images only");
   }
@@ -122,7 +115,7 @@ std::optional<Error> imageBlock(json::Writer& w, const Value& part) {
   w.field("format", format);
   w.key("source");
   w.startObject();
-  w.field("bytes", u.substr(marker + kBase64Marker.size()));
+  w.field("bytes", image->base64);
   w.endObject();
   w.endObject();
   w.endObject();

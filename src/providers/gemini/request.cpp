@@ -17,9 +17,6 @@ namespace {
 
 using rapidjson::Value;
 
-constexpr std::string_view kDataPrefix = "data:";
-constexpr std::string_view kBase64Marker = ";base64,";
-
 Error refuse(std::string_view param, std::string message) {
   return openai::invalidValue(param, std::move(message));
 }
@@ -70,26 +67,20 @@ void textPart(json::Writer& w, std::string_view text) {
 /// An image_url part as inlineData; only data: URLs (the gateway fetches nothing, and Gemini
 /// fetches only its own files' URIs).
 std::optional<Error> imagePart(json::Writer& w, const Value& part) {
-  const Value* image = json::member(part, "image_url");
-  const Value* url = image != nullptr && image->IsObject() ? json::member(*image, "url") : image;
-  if (!isText(url)) {
-    return refuse("messages", "an image_url part needs image_url.url, a string");
+  const auto image = imageSource(part);
+  if (!image) {
+    return image.error();
   }
-  const std::string_view u = json::view(*url);
-  if (u.substr(0, kDataPrefix.size()) != kDataPrefix) {
+  if (!image->inline_data) {
     return refuse("messages",
                   "a Gemini provider takes images as data: URLs only (data:<media type>;base64,…); "
                   "it does not fetch http(s) URLs, and the gateway fetches none");
   }
-  const std::size_t marker = u.find(kBase64Marker);
-  if (marker == std::string_view::npos || marker == kDataPrefix.size()) {
-    return refuse("messages", "an image data: URL must be base64 (data:<media type>;base64,…)");
-  }
   w.startObject();
   w.key("inlineData");
   w.startObject();
-  w.field("mimeType", u.substr(kDataPrefix.size(), marker - kDataPrefix.size()));
-  w.field("data", u.substr(marker + kBase64Marker.size()));
+  w.field("mimeType", image->media_type);
+  w.field("data", image->base64);
   w.endObject();
   w.endObject();
   return std::nullopt;

@@ -32,7 +32,8 @@ struct Attempt {
 };
 
 Attempt attempt(const Decoded& in, std::string answer) {
-  auto ex = embedding(in.request, geminiProvider());
+  const config::Provider provider = geminiProvider();  // The exchange keeps a reference to it.
+  auto ex = embedding(in.request, provider);
   auto r = ex->request();
   EXPECT_TRUE(r.ok());
   auto list = r.ok() ? ex->completion(answer) : Result<std::string>(r.error());
@@ -57,7 +58,8 @@ TEST(GeminiEmbeddings, SeveralThroughBatchEmbedContentsInOrder) {
   EXPECT_EQ(parsedJson(a.sent.body)["requests"].Size(), 2U);
   EXPECT_EQ(a.list["data"][1]["index"].GetInt(), 1);
   expectSameJson(a.list["data"][1]["embedding"], "[2]");
-  auto ex = embedding(in.request, geminiProvider());
+  const config::Provider provider = geminiProvider();  // The exchange keeps a reference to it.
+  auto ex = embedding(in.request, provider);
   ASSERT_TRUE(ex->request().ok());
   std::string short_answer = R"({"embeddings":[{"values":[1]}]})";
   EXPECT_FALSE(ex->completion(short_answer).ok());

@@ -135,10 +135,9 @@ void readBedrock(const TableReader& r, Provider& p, const EnvLookup& env) {
   const bool file = r.find("credentials_file") != nullptr;
   const bool bearer = r.find("api_key") != nullptr;
   if (keys + file + bearer != 1) {
-    r.fail(file && keys     ? "credentials_file"
-           : bearer && keys ? "api_key"
-           : bearer         ? "api_key"
-                            : "access_key_id",
+    r.fail(bearer ? "api_key"
+           : file ? "credentials_file"
+                  : "access_key_id",
            "a bedrock provider takes one kind of credentials: access_key_id and "
            "secret_access_key (and session_token), or credentials_file, or api_key");
   }

@@ -75,8 +75,9 @@ asio::awaitable<Result<int>> relayStream(const exchange::RequestContext& ctx,
                                  "the upstream ended the stream before it was complete", ""};
         break;
       }
-      chunks += batch.size() > before ? 1 : 0;
-      batch_chunks += batch.size() > before ? 1 : 0;
+      const std::int64_t added = batch.size() > before ? 1 : 0;
+      chunks += added;
+      batch_chunks += added;
       done = true;
     } else if (auto fed = decoder.feed(*piece, events); !fed) {
       failure = std::move(fed).error();

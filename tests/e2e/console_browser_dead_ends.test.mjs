@@ -128,6 +128,8 @@ describe('ways out of the console\'s dead ends in Chromium', { skip: BROWSER_SKI
       // The session ends (the operator ends it): the next call lands on "Your session ended".
       await page.getByRole('link', { name: 'Usage' }).click();
       await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+      // The page's own calls done first: one still in flight would meet the ended session itself.
+      await page.waitForLoadState('networkidle');
       await ok('users', 'sessions-end', OWNER);
       await page.getByRole('link', { name: 'Audit log' }).click();
       await page.waitForURL(`${rig.gw.baseURL}/console/signin?ended=1&return_to=%2Fconsole%2Faudit`);

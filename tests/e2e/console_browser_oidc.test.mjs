@@ -106,6 +106,8 @@ describe('console sign-in in Chromium: the identity provider, and a used sign-in
       await page.goto(`${base}/console/signin?token=${linkToken((await ok('login-link', 'ann@acme.example.com')).stdout)}`);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+      // The page's own calls done first: one still in flight would meet the ended session itself.
+      await page.waitForLoadState('networkidle');
       await ok('users', 'sessions-end', 'ann@acme.example.com');
       await page.getByRole('link', { name: 'Team', exact: true }).click();
       await page.waitForURL(`${base}/console/signin?ended=1&return_to=%2Fconsole%2Fteam`);

@@ -1,6 +1,7 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,19 @@ namespace {
 constexpr unsigned char kContinuationMask = 0xC0;
 constexpr unsigned char kContinuation = 0x80;
 constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
+
+constexpr std::uint64_t kLowBits = 0x0101010101010101ULL;
+
+/// The high bit of each byte of `word` that is zero. Exact up to the first such byte (a borrow
+/// may mark bytes above it), so the lowest bit set says which byte is the first.
+constexpr std::uint64_t zeroBytes(std::uint64_t word) {
+  return (word - kLowBits) & ~word & kHighBits;
+}
+
+/// The same for bytes below 0x20.
+constexpr std::uint64_t controlBytes(std::uint64_t word) {
+  return (word - 0x20 * kLowBits) & ~word & kHighBits;
+}
 
 bool isContinuation(unsigned char c) { return (c & kContinuationMask) == kContinuation; }
 
@@ -53,12 +67,19 @@ bool isValidUtf8(std::string_view s) {
   const std::size_t n = s.size();
   std::size_t i = 0;
   while (i < n) {
-    // Most text is ASCII: skip it eight bytes at a time.
+    // Most text is ASCII: skip it 32 bytes at a time, then eight.
     if (i + sizeof(std::uint64_t) <= n) {
-      std::uint64_t word;
-      std::memcpy(&word, p + i, sizeof word);
-      if ((word & kHighBits) == 0) {
-        i += sizeof word;
+      std::uint64_t words[4];
+      if (i + sizeof words <= n) {
+        std::memcpy(words, p + i, sizeof words);
+        if (((words[0] | words[1] | words[2] | words[3]) & kHighBits) == 0) {
+          i += sizeof words;
+          continue;
+        }
+      }
+      std::memcpy(words, p + i, sizeof words[0]);
+      if ((words[0] & kHighBits) == 0) {
+        i += sizeof words[0];
         continue;
       }
     }
@@ -79,6 +100,42 @@ bool isValidUtf8(std::string_view s) {
     i += len;
   }
   return true;
+}
+
+std::size_t jsonPlainPrefix(std::string_view s) {
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  if constexpr (std::endian::native == std::endian::little) {  // Byte k is bits 8k to 8k+7.
+    for (; i + sizeof(std::uint64_t) <= n; i += sizeof(std::uint64_t)) {
+      std::uint64_t word;
+      std::memcpy(&word, p + i, sizeof word);
+      const std::uint64_t stops = zeroBytes(word ^ ('"' * kLowBits)) |
+                                  zeroBytes(word ^ ('\\' * kLowBits)) | controlBytes(word);
+      if (stops != 0) {
+        return i + static_cast<std::size_t>(std::countr_zero(stops)) / 8;
+      }
+    }
+  }
+  while (i < n && p[i] != '"' && p[i] != '\\' && static_cast<unsigned char>(p[i]) >= 0x20) {
+    ++i;
+  }
+  return i;
+}
+
+std::string millisText(std::chrono::microseconds us) {
+  constexpr std::uint64_t kMicrosPerMilli = 1000;
+  const std::int64_t n = us.count();
+  const std::uint64_t magnitude =
+      n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
+  std::string out = (n < 0 ? "-" : "") + std::to_string(magnitude / kMicrosPerMilli) + '.';
+  std::uint64_t fraction = magnitude % kMicrosPerMilli;
+  std::size_t digits = 3;
+  for (; digits > 1 && fraction % 10 == 0; --digits) {
+    fraction /= 10;
+  }
+  const std::string text = std::to_string(fraction);
+  return out.append(digits - text.size(), '0').append(text);
 }
 
 bool isMediaType(std::string_view content_type, std::string_view type) {

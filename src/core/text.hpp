@@ -2,6 +2,7 @@
 // messages and logs, and times as text.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,10 @@ namespace tollgate::text {
 /// True when `s` is well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates (so a lone
 /// `\udc00` escape that a JSON reader decoded to bytes is refused), nothing above U+10FFFF.
 bool isValidUtf8(std::string_view s);
+
+/// The length of the longest prefix of `s` that a JSON string holds as it is: no '"', no '\\'
+/// and no byte below 0x20 (which must be escaped). Read eight bytes at a time.
+std::size_t jsonPlainPrefix(std::string_view s);
 
 /// True when the Content-Type header value `content_type` names the media type `type` (given in
 /// lower case): compared case-insensitively, parameters such as `; charset=utf-8` allowed.
@@ -34,6 +39,10 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b);
 /// True when `s` (UTF-8) holds a control character: C0 (below U+0020), DEL, or C1 (U+0080 to
 /// U+009F).
 bool hasControlCharacters(std::string_view s);
+
+/// `us` in milliseconds as a JSON number with at most three decimals, the text RapidJSON writes
+/// for the double us / 1000 ("12.345", "12.3", "12.0", "-0.5"), without formatting a double.
+std::string millisText(std::chrono::microseconds us);
 
 /// The number of code points of UTF-8 text (its continuation bytes not counted).
 std::size_t codePoints(std::string_view s);

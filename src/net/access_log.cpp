@@ -5,15 +5,11 @@
 
 #include "core/json.hpp"
 #include "core/money.hpp"
+#include "core/text.hpp"
 #include "core/trace_context.hpp"
 
 namespace tollgate::net {
 namespace {
-
-double millis(std::chrono::microseconds us) {
-  constexpr double kMicrosPerMilli = 1000.0;
-  return static_cast<double>(us.count()) / kMicrosPerMilli;
-}
 
 std::string_view cacheName(exchange::CacheOutcome c) {
   switch (c) {
@@ -75,10 +71,12 @@ void upstreamAttempts(json::Writer& w, const std::vector<exchange::AttemptRecord
       w.field("error", a.error_code);
     }
     if (a.first_byte.count() > 0) {
-      w.field("first_byte_ms", millis(a.first_byte - a.started));
+      w.key("first_byte_ms");
+      w.rawNumber(text::millisText(a.first_byte - a.started));
     }
     if (a.ended.count() > 0) {
-      w.field("total_ms", millis(a.ended - a.started));
+      w.key("total_ms");
+      w.rawNumber(text::millisText(a.ended - a.started));
     }
     w.endObject();
   }
@@ -116,9 +114,11 @@ void AccessLog::ended(const exchange::RequestContext& e) {
   if (!e.error_code.empty()) {
     w.field("error", e.error_code);
   }
-  w.field("upstream_ms", millis(e.upstream));
-  w.field("total_ms", millis(std::chrono::duration_cast<std::chrono::microseconds>(
-                          exchange::RequestContext::Clock::now() - e.started)));
+  w.key("upstream_ms");
+  w.rawNumber(text::millisText(e.upstream));
+  w.key("total_ms");
+  w.rawNumber(text::millisText(std::chrono::duration_cast<std::chrono::microseconds>(
+      exchange::RequestContext::Clock::now() - e.started)));
   w.field("bytes_in", static_cast<std::int64_t>(e.bytes_in));
   w.field("bytes_out", static_cast<std::int64_t>(e.bytes_out));
   if (e.usage.prompt_tokens > 0 || e.usage.completion_tokens > 0) {  // No sum: counts may be huge.

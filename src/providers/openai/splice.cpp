@@ -1,5 +1,7 @@
 #include "providers/openai/splice.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "core/json.hpp"
@@ -20,6 +22,9 @@ class ViewStream {
   Ch Peek() const { return p_ == end_ ? '\0' : *p_; }
   Ch Take() { return p_ == end_ ? '\0' : *p_++; }
   std::size_t Tell() const { return static_cast<std::size_t>(p_ - begin_); }
+  /// What is left to read, and a step past `n` bytes of it.
+  std::string_view rest() const { return {p_, static_cast<std::size_t>(end_ - p_)}; }
+  void skip(std::size_t n) { p_ += n; }
   // Output functions: never called on an input stream.
   Ch* PutBegin() { return nullptr; }
   void Put(Ch) {}
@@ -31,6 +36,26 @@ class ViewStream {
   const char* begin_;
   const char* end_;
 };
+
+}  // namespace
+}  // namespace tollgate::providers::splice
+
+/// A string's plain runs are copied whole, as RapidJSON does for its own StringStream (whose
+/// position is stale while a token is read, so the scanner cannot use it); byte by byte, they
+/// were the scan's largest cost.
+template <>
+template <>
+inline void rapidjson::Reader::ScanCopyUnescapedString(tollgate::providers::splice::ViewStream& is,
+                                                       rapidjson::Reader::StackStream<char>& os) {
+  const std::string_view rest = is.rest();
+  const std::size_t n = std::min<std::size_t>(tollgate::text::jsonPlainPrefix(rest),
+                                              std::numeric_limits<rapidjson::SizeType>::max());
+  std::memcpy(os.Push(static_cast<rapidjson::SizeType>(n)), rest.data(), n);
+  is.skip(n);
+}
+
+namespace tollgate::providers::splice {
+namespace {
 
 /// The levels of a whole answer's choices, as the depth of open containers inside them: a
 /// choice's members, a message's members, a tool call array's elements, a tool call's members.
@@ -333,9 +358,9 @@ class Scanner {
 };
 
 std::string escaped(std::string_view key, std::string_view value) {
-  json::Writer w;
-  w.string(value);
-  return std::string(",\"").append(key).append("\":").append(w.take());
+  std::string out = std::string(",\"").append(key).append("\":");
+  json::appendQuoted(value, out);
+  return out;
 }
 
 }  // namespace

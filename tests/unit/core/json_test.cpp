@@ -98,6 +98,50 @@ TEST(Text, ValidUtf8) {
   EXPECT_FALSE(text::isValidUtf8("abcdefgh\xE2\x82"));  // Truncated at the end.
 }
 
+TEST(Text, JsonPlainPrefixStopsAtTheFirstByteAStringMustEscape) {
+  // Each stop byte at every position of texts longer and shorter than a word, with high bytes
+  // (UTF-8) beside it: the eight-byte scan must agree with a byte-by-byte one.
+  const auto plain = [](std::string_view s) {
+    std::size_t i = 0;
+    while (i < s.size() && s[i] != '"' && s[i] != '\\' &&
+           static_cast<unsigned char>(s[i]) >= 0x20) {
+      ++i;
+    }
+    return i;
+  };
+  for (const char stop : {'"', '\\', '\0', '\n', '\x1f'}) {
+    for (std::size_t size = 0; size <= 33; ++size) {
+      for (std::size_t at = 0; at <= size; ++at) {
+        std::string s(size, 'a');
+        for (std::size_t i = 1; i < size; i += 3) {
+          s[i] = i % 2 == 0 ? '\x9F' : '\xC3';  // High bytes are not stops, nor hide one.
+        }
+        if (at < size) {
+          s[at] = stop;
+        }
+        ASSERT_EQ(text::jsonPlainPrefix(s), plain(s)) << "stop " << int(stop) << " at " << at;
+        ASSERT_EQ(text::jsonPlainPrefix(s), at);
+      }
+    }
+  }
+  EXPECT_EQ(text::jsonPlainPrefix(" !#[]~\x7f\xff"), 8U);  // 0x20 and up, DEL and 0xFF are plain.
+}
+
+TEST(Text, MillisTextIsWhatRapidJsonWritesForTheDouble) {
+  const auto rapid = [](std::int64_t us) {
+    Writer w;
+    w.number(static_cast<double>(us) / 1000.0);
+    return w.take();
+  };
+  for (std::int64_t us = -2100; us <= 120000; ++us) {
+    ASSERT_EQ(text::millisText(std::chrono::microseconds(us)), rapid(us)) << us;
+  }
+  for (const std::int64_t us : {3'600'000'000LL, 86'400'000'123LL, 9'007'199'254'740LL}) {
+    EXPECT_EQ(text::millisText(std::chrono::microseconds(us)), rapid(us)) << us;
+  }
+  EXPECT_EQ(text::millisText(std::chrono::microseconds(12'300)), "12.3");
+}
+
 TEST(Text, MediaTypeIgnoresCaseAndParameters) {
   EXPECT_TRUE(text::isMediaType("application/json", "application/json"));
   EXPECT_TRUE(text::isMediaType("Application/JSON; charset=utf-8", "application/json"));

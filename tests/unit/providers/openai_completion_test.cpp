@@ -95,6 +95,20 @@ TEST(SpliceCompletion, ReportsTheModelTheUpstreamNamedDecodedAndCut) {
   EXPECT_EQ(cut, long_model.substr(0, 127));
 }
 
+TEST(SpliceCompletion, KeepsStringsWithEscapesAndLongRunsAsWritten) {
+  const std::string content = R"("a long plain run of text, then \"quotes\", a \\ and \n, )"
+                              R"(\u00e9 and é, \ud83d\ude00, and the end")";
+  const auto c =
+      splice(R"({"model":"m\u0031-plain-run-of-text","choices":[{"message":{"content":)" + content +
+             "}}]}");
+  ASSERT_TRUE(c.body.ok()) << c.body.error().message;
+  EXPECT_EQ(c.model, "m1-plain-run-of-text");
+  EXPECT_NE(c.body->find(content), std::string::npos) << *c.body;
+  EXPECT_EQ(json::view(parsed(*c.body)["choices"][0]["message"]["content"]),
+            "a long plain run of text, then \"quotes\", a \\ and \n, \u00e9 and \u00e9, "
+            "\U0001F600, and the end");
+}
+
 TEST(SpliceCompletion, KeepsEveryMemberOfEachChoiceAndMessageInOrder) {
   const std::string choices =
       R"([{"index":0,"message":{"role":"assistant","reasoning_content":"Let me think.",)"
@@ -220,6 +234,10 @@ TEST(SpliceCompletion, GarbageIsABadGateway) {
            std::string("{\"choices\":[{\"message\":{\"content\":\"\xff\"}}]}"),
            std::string("{\"choices\":[{\"message\":{\"\xc3\":1}}]}"),
            std::string(R"({"choices":[{"message":{"content":"\ud800"}}]})"),
+           // A raw control byte, a NUL or the end inside a string, past a long plain run.
+           std::string("{\"choices\":[{\"message\":{\"content\":\"plain text run\nx\"}}]}"),
+           std::string(R"({"choices":[{"message":{"content":"plain text run)") + '\0' + "\"}}]}",
+           std::string(R"({"choices":[{"message":{"content":"plain text run without an end)"),
            std::string(R"({"choices":[{"message":{}}]})") + std::string(1, '\0') + "{}",
            std::string(R"({"choices":[{"message":{}}]} x)"),
            deep,

@@ -201,12 +201,6 @@ std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream
 
 std::optional<ParseFailure> nulFailure() { return ParseFailure{"it contains a NUL byte", ""}; }
 
-/// Whether `c` is written escaped.
-bool escaped(char c) {
-  const auto byte = static_cast<unsigned char>(c);
-  return byte < 0x20 || c == '"' || c == '\\';
-}
-
 }  // namespace
 
 std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& text, Keys keys) {
@@ -264,49 +258,92 @@ std::optional<std::int64_t> countMember(const rapidjson::Value& object, std::str
   return n && *n >= 0 ? n : std::nullopt;
 }
 
-void appendQuoted(std::string_view s, std::string& out) {
+namespace {
+
+/// Appends to a std::string or a RapidJSON buffer.
+void put(std::string& out, std::string_view s) { out.append(s); }
+void put(std::string& out, char c) { out.push_back(c); }
+void put(rapidjson::StringBuffer& out, std::string_view s) {
+  std::memcpy(out.Push(s.size()), s.data(), s.size());
+}
+void put(rapidjson::StringBuffer& out, char c) { out.Put(c); }
+
+template <class Out>
+void quote(std::string_view s, Out& out) {
   constexpr std::string_view kHex = "0123456789ABCDEF";
-  out += '"';
-  std::size_t done = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (!escaped(c)) {
-      continue;  // Copied with its run, below.
+  put(out, '"');
+  for (;;) {
+    const std::size_t plain = text::jsonPlainPrefix(s);  // Copied whole.
+    put(out, s.substr(0, plain));
+    if (plain == s.size()) {
+      break;
     }
-    out.append(s.substr(done, i - done));
-    done = i + 1;
+    const char c = s[plain];
+    s.remove_prefix(plain + 1);
     switch (c) {
       case '"':
-        out += "\\\"";
+        put(out, "\\\"");
         break;
       case '\\':
-        out += "\\\\";
+        put(out, "\\\\");
         break;
       case '\b':
-        out += "\\b";
+        put(out, "\\b");
         break;
       case '\f':
-        out += "\\f";
+        put(out, "\\f");
         break;
       case '\n':
-        out += "\\n";
+        put(out, "\\n");
         break;
       case '\r':
-        out += "\\r";
+        put(out, "\\r");
         break;
       case '\t':
-        out += "\\t";
+        put(out, "\\t");
         break;
       default: {
         const auto byte = static_cast<unsigned char>(c);
-        out += "\\u00";
-        out += kHex[byte >> 4];
-        out += kHex[byte & 0xF];
+        const char escape[] = {'\\', 'u', '0', '0', kHex[byte >> 4], kHex[byte & 0xF]};
+        put(out, std::string_view(escape, sizeof escape));
       }
     }
   }
-  out.append(s.substr(done));
-  out += '"';
+  put(out, '"');
+}
+
+}  // namespace
+
+void appendQuoted(std::string_view s, std::string& out) { quote(s, out); }
+void appendQuoted(std::string_view s, rapidjson::StringBuffer& out) { quote(s, out); }
+
+void Writer::value(const rapidjson::Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kStringType:
+      string(view(v));
+      return;
+    case rapidjson::kObjectType:
+      startObject();
+      for (const auto& m : v.GetObject()) {
+        key(view(m.name));
+        value(m.value);
+      }
+      endObject();
+      return;
+    case rapidjson::kArrayType:
+      startArray();
+      for (const auto& e : v.GetArray()) {
+        value(e);
+      }
+      endArray();
+      return;
+    case rapidjson::kNullType:
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+    case rapidjson::kNumberType:
+      v.Accept(w_);  // As RapidJSON writes them (a number as it was read: integer or double).
+      return;
+  }
 }
 
 }  // namespace tollgate::json

@@ -35,6 +35,8 @@ class PathParams {
   /// The value bound to `name`, or an empty view.
   std::string_view get(std::string_view name) const;
   bool add(std::string_view name, std::string_view value);
+  /// Unbinds every name (the views left behind are never read).
+  void clear() { size_ = 0; }
 
  private:
   std::array<std::string_view, kMax> names_{};

@@ -119,8 +119,9 @@ std::optional<Error> Router::admit(const Route& route, std::string_view authoriz
 Routing Router::route(Method method, std::string_view path, std::string_view content_type) const {
   Routing out;
   std::string allow;
+  PathParams params;  // One for every entry tried: not made again (and zeroed) for each.
   for (const Entry& e : entries_) {
-    PathParams params;
+    params.clear();
     if (!matches(e, path, params)) {
       continue;
     }

@@ -2,7 +2,6 @@
 // message_stop, ping, error) as our chunks. Each event is parsed once, in place; text deltas,
 // the bulk of a stream, are written between a chunk's precomputed head and tail.
 #include <rapidjson/document.h>
-#include <rapidjson/writer.h>
 
 #include <array>
 #include <limits>
@@ -30,18 +29,6 @@ bool validIndex(std::optional<std::int64_t> index) {
   return index && *index >= 0 && *index <= std::numeric_limits<int>::max();
 }
 
-/// A RapidJSON output stream appending to a string.
-class Append {
- public:
-  using Ch = char;
-  explicit Append(std::string& s) : s_(s) {}
-  void Put(char c) { s_.push_back(c); }
-  void Flush() {}
-
- private:
-  std::string& s_;
-};
-
 /// A chunk of the model's thinking.
 openai::Chunk reasoningChunk(std::string_view thinking) {
   openai::ChoiceDelta d;
@@ -61,9 +48,7 @@ void StreamDecoder::emit(openai::Chunk& c, std::string& out, const std::string& 
 void StreamDecoder::emitContent(std::string_view text, std::string& out) {
   out.reserve(out.size() + content_head_.size() + text.size() + content_tail_.size() + 2);
   out += content_head_;
-  Append sink(out);
-  rapidjson::Writer<Append> w(sink);
-  w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  json::appendQuoted(text, out);
   out += content_tail_;
 }
 

@@ -87,6 +87,59 @@ TEST(JsonParse, RefusesInvalidUtf8AndLoneSurrogates) {
   EXPECT_FALSE(parse(doc, R"({"emoji":"\ud83d\ude00","text":"héllo €"})"));
 }
 
+TEST(JsonWriter, WritesWhatRapidJsonsWriterWrites) {
+  // Every byte value in keys and strings, long plain runs, numbers of every kind, nesting.
+  std::string every_byte;
+  for (int b = 0; b < 256; ++b) {
+    if (b >= 0x1A && b <= 0x1F) {
+      continue;  // RapidJSON's SSE2 scan writes these raw (below): JSON must escape them.
+    }
+    every_byte += static_cast<char>(b);
+    every_byte += "plain run of text ";
+  }
+  rapidjson::Document doc;
+  doc.SetObject();
+  auto& a = doc.GetAllocator();
+  doc.AddMember(
+      rapidjson::Value(every_byte.c_str(), static_cast<rapidjson::SizeType>(every_byte.size()), a),
+      rapidjson::Value(every_byte.c_str(), static_cast<rapidjson::SizeType>(every_byte.size()), a),
+      a);
+  rapidjson::Value list(rapidjson::kArrayType);
+  list.PushBack(-7, a)
+      .PushBack(std::uint64_t{4294967296}, a)
+      .PushBack(std::uint64_t{18446744073709551615U}, a);
+  list.PushBack(0.1, a).PushBack(1e300, a).PushBack(true, a).PushBack(rapidjson::Value(), a);
+  list.PushBack(rapidjson::Value(rapidjson::kObjectType), a)
+      .PushBack(rapidjson::Value(rapidjson::kArrayType), a);
+  doc.AddMember("list", list, a);
+  doc.AddMember("", "", a);
+
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> rapid(buf);
+  doc.Accept(rapid);
+  Writer w;
+  w.value(doc);
+  EXPECT_EQ(w.take(), std::string(buf.GetString(), buf.GetSize()));
+
+  Writer controls;
+  controls.string("\x19\x1A\x1F");
+  EXPECT_EQ(controls.take(), R"("\u0019\u001A\u001F")");
+
+  Writer fields;
+  fields.startObject();
+  fields.field("a\n", "x\"y");
+  fields.key("raw");
+  fields.raw(R"({"k":[1]})");
+  fields.key("n");
+  fields.rawNumber("1.50");
+  fields.key("list");
+  fields.value(doc["list"]);
+  fields.endObject();
+  EXPECT_EQ(fields.take(),
+            R"({"a\n":"x\"y","raw":{"k":[1]},"n":1.50,"list":[-7,4294967296,18446744073709551615,)"
+            R"(0.1,1e300,true,null,{},[]]})");
+}
+
 TEST(Text, ValidUtf8) {
   EXPECT_TRUE(text::isValidUtf8(""));
   EXPECT_TRUE(text::isValidUtf8("plain ascii text longer than eight bytes"));

@@ -35,6 +35,21 @@ TEST(GeminiAnswer, TextThinkingAndFinish) {
   EXPECT_EQ(c->usage->reasoning_tokens, 40);
 }
 
+TEST(GeminiAnswer, ControlCharactersInTheTextAreEscapedForTheClient) {
+  // A terminal colour code: decoded from the upstream's escape, written back escaped (raw, the
+  // bytes 0x1A to 0x1F made the client's body invalid JSON).
+  auto c = answer(R"({"candidates":[{"content":{"parts":[
+      {"text":"a text long enough to be read sixteen bytes at a time: \u001b[31mred\u001b[0m and \u001a\u001f"}]},"finishReason":"STOP"}],
+      "usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}})");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const openai::ResponseMeta meta{"gem", "ep-1", "auto", false, false, false, std::nullopt, ""};
+  const std::string body = openai::encodeCompletion(*c, meta);
+  EXPECT_NE(body.find(R"(\u001B[31mred\u001B[0m and \u001A\u001F")"), std::string::npos) << body;
+  for (char byte = 0; byte < 0x20; ++byte) {
+    EXPECT_EQ(body.find(byte), std::string::npos) << int(byte);
+  }
+}
+
 TEST(GeminiAnswer, FunctionCallsGetIdsAndFinishAsToolCalls) {
   auto c = answer(R"({"candidates":[{"content":{"role":"model","parts":[
       {"functionCall":{"name":"a","args":{"x":1}}},{"functionCall":{"name":"b"}}]},

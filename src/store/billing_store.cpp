@@ -106,12 +106,9 @@ struct Sums {
 
 /// Appends one upsert per row of daily aggregate `table` (keyed by `columns`, in the order of
 /// each key's values) that adds its sums.
-void addToAggregates(std::string_view table, std::string_view columns,
-                     const std::map<std::vector<std::string>, Sums>& rows,
-                     std::vector<Statement>& out) {
-  if (rows.empty()) {
-    return;
-  }
+/// The upsert that adds a batch's sums to one of the daily aggregates, keyed by `columns`.
+std::string aggregateSql(std::string_view table, std::string_view columns,
+                         std::size_t key_columns) {
   std::vector<std::string> summed{"requests", "prompt_tokens", "completion_tokens", "cost"};
   for (const auto& [kind, field] : kTokenKinds) {
     summed.emplace_back(kind);
@@ -120,15 +117,20 @@ void addToAggregates(std::string_view table, std::string_view columns,
   std::string names(columns);
   std::string values;
   std::string sums;
-  for (std::size_t i = 1; i <= rows.begin()->first.size() + summed.size(); ++i) {
+  for (std::size_t i = 1; i <= key_columns + summed.size(); ++i) {
     values += (i == 1 ? "$" : ", $") + std::to_string(i);
   }
   for (const std::string& c : summed) {
     names += ", " + c;
     sums += (sums.empty() ? "" : ", ") + c + " = " + t + "." + c + " + excluded." + c;
   }
-  const std::string sql = "INSERT INTO " + t + " (" + names + ") VALUES (" + values +
-                          ") ON CONFLICT (" + std::string(columns) + ") DO UPDATE SET " + sums;
+  return "INSERT INTO " + t + " (" + names + ") VALUES (" + values + ") ON CONFLICT (" +
+         std::string(columns) + ") DO UPDATE SET " + sums;
+}
+
+/// One upsert of `sql` (aggregateSql's) for each key of `rows`.
+void addToAggregates(const std::string& sql, const std::map<std::vector<std::string>, Sums>& rows,
+                     std::vector<Statement>& out) {
   for (const auto& [key, sum] : rows) {
     std::vector<Param> params(key.begin(), key.end());
     params.insert(params.end(), {sum.requests, sum.prompt_tokens, sum.completion_tokens, sum.cost});
@@ -377,9 +379,16 @@ void BillingStore::spendWrites(std::span<const SpendRow* const> rows, std::vecto
     }
     daily[{s.team_id, day, s.model, s.key_public_id}].add(s);
   }
-  addToAggregates("spend_daily", "team_id, day, model, key_public_id", daily, out);
-  addToAggregates("spend_daily_tags", "team_id, day, tag, value", tags, out);
-  addToAggregates("spend_daily_users", "team_id, day, user_id", users, out);
+  // Written once: building them took more than the batch's own rows on the billed path.
+  static const std::string daily_sql =
+      aggregateSql("spend_daily", "team_id, day, model, key_public_id", 4);
+  static const std::string tags_sql =
+      aggregateSql("spend_daily_tags", "team_id, day, tag, value", 4);
+  static const std::string users_sql =
+      aggregateSql("spend_daily_users", "team_id, day, user_id", 3);
+  addToAggregates(daily_sql, daily, out);
+  addToAggregates(tags_sql, tags, out);
+  addToAggregates(users_sql, users, out);
 }
 
 std::int64_t BillingStore::reclaimHolds(std::int64_t alive_window_ms) {

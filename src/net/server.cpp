@@ -136,7 +136,7 @@ asio::awaitable<void> acceptLoop(tcp::acceptor& acceptor,
     ++next;
     error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    asio::co_spawn(w.ioc, session(*w.shared[listener], std::move(socket)), logFailure);
+    spawnSession(*w.shared[listener], std::move(socket), logFailure);
   }
 }
 

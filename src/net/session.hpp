@@ -4,8 +4,8 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <exception>
 #include <unordered_set>
 
 #include "config/live_config.hpp"
@@ -24,7 +24,9 @@ struct SessionShared {
   std::unordered_set<boost::asio::ip::tcp::socket*> idle;  ///< Those between requests.
 };
 
-/// Serves one accepted connection until it closes, fails or shutdown ends it.
-boost::asio::awaitable<void> session(SessionShared& shared, boost::asio::ip::tcp::socket socket);
+/// Serves one accepted connection until it closes, fails or shutdown ends it, on the socket's
+/// executor; an exception that ends it goes to `failed`.
+void spawnSession(SessionShared& shared, boost::asio::ip::tcp::socket socket,
+                  void (*failed)(std::exception_ptr));
 
 }  // namespace tollgate::net

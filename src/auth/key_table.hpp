@@ -12,11 +12,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "auth/api_key.hpp"
+#include "core/string_map.hpp"
 #include "store/accounts_store.hpp"
 
 namespace tollgate::auth {
@@ -53,11 +53,7 @@ class KeyTable {
   std::vector<std::pair<std::string, std::int64_t>> takeUsed();
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, Grant, Hash, std::equal_to<>> grants_;
+  StringMap<Grant> grants_;
 };
 
 /// The current KeyTable, shared by every worker thread.

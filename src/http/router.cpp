@@ -80,6 +80,11 @@ Router::Router(std::vector<Route> routes, const Authenticator* authenticator)
       throw std::invalid_argument("too many parameters in " + r.pattern);
     }
     max_body_limit_ = std::max(max_body_limit_, r.body_limit);
+    if (params == 0) {
+      by_literal_[r.pattern].push_back(entries_.size());
+    } else {
+      with_params_.push_back(entries_.size());
+    }
     e.route = std::move(r);
     entries_.push_back(std::move(e));
   }
@@ -120,7 +125,17 @@ Routing Router::route(Method method, std::string_view path, std::string_view con
   Routing out;
   std::string allow;
   PathParams params;  // One for every entry tried: not made again (and zeroed) for each.
-  for (const Entry& e : entries_) {
+  // The candidates in table order: the entries of this literal path merged with those with a
+  // parameter (the others cannot match), as a scan of the whole table would meet them.
+  static const std::vector<std::size_t> kNone;
+  const auto literal = by_literal_.find(path);
+  const std::vector<std::size_t>& exact = literal == by_literal_.end() ? kNone : literal->second;
+  auto next_exact = exact.begin();
+  auto next_param = with_params_.begin();
+  while (next_exact != exact.end() || next_param != with_params_.end()) {
+    const bool take_exact = next_param == with_params_.end() ||
+                            (next_exact != exact.end() && *next_exact < *next_param);
+    const Entry& e = entries_[take_exact ? *next_exact++ : *next_param++];
     params.clear();
     if (!matches(e, path, params)) {
       continue;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/string_map.hpp"
 #include "exchange/request_context.hpp"
 #include "http/authenticator.hpp"
 #include "http/request.hpp"
@@ -86,6 +87,10 @@ class Router {
   static bool matches(const Entry& e, std::string_view path, PathParams& params);
 
   std::vector<Entry> entries_;
+  /// The entries that may match a path, in table order: those whose pattern is that literal
+  /// path, and those with a parameter. A literal pattern matches only the same text.
+  StringMap<std::vector<std::size_t>> by_literal_;
+  std::vector<std::size_t> with_params_;
   const Authenticator* authenticator_;
   std::size_t max_body_limit_ = 0;
 };

@@ -96,6 +96,32 @@ TEST(Router, WrongMethodIs405WithAllow) {
   EXPECT_EQ(keys.refusal.headers[0].second, "GET, HEAD, DELETE");
 }
 
+TEST(Router, TheFirstMatchingEntryInTheTableWinsLiteralOrNot) {
+  // A literal path is looked up, not scanned for: the entries with a parameter declared before
+  // it still come first, and Allow lists both kinds in table order.
+  std::vector<Route> routes;
+  routes.push_back({Method::Get, "/a/{x}", Access::Public, 1, {}, noop});
+  routes.push_back({Method::Get, "/a/b", Access::Public, 2, {}, noop});
+  routes.push_back({Method::Post, "/a/b", Access::Public, 3, {}, noop});
+  routes.push_back({Method::Delete, "/a/{x}", Access::Public, 4, {}, noop});
+  routes.push_back({Method::Put, "/c/d", Access::Public, 5, {}, noop});
+  routes.push_back({Method::Put, "/c/{y}", Access::Public, 6, {}, noop});
+  const Router r(std::move(routes));
+  const Routing get = r.route(Method::Get, "/a/b", "");
+  ASSERT_NE(get.route, nullptr);
+  EXPECT_EQ(get.route->body_limit, 1U);
+  EXPECT_EQ(get.params.get("x"), "b");
+  const Routing post = r.route(Method::Post, "/a/b", "");
+  ASSERT_NE(post.route, nullptr);
+  EXPECT_EQ(post.route->body_limit, 3U);
+  EXPECT_EQ(post.params.get("x"), "");  // The parameter entry tried first bound nothing here.
+  EXPECT_EQ(r.route(Method::Delete, "/a/b", "").route->body_limit, 4U);
+  EXPECT_EQ(r.route(Method::Put, "/a/b", "").refusal.headers[0].second, "GET, HEAD, POST, DELETE");
+  EXPECT_EQ(r.route(Method::Put, "/c/d", "").route->body_limit, 5U);
+  EXPECT_EQ(r.route(Method::Put, "/c/e", "").route->body_limit, 6U);
+  EXPECT_EQ(r.route(Method::Put, "/c/d/", "").refusal.status, 404);
+}
+
 TEST(Router, HeadIsServedByGetRoutes) {
   const Router r = table();
   EXPECT_NE(r.route(Method::Head, "/v1/models", "").route, nullptr);

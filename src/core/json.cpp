@@ -264,7 +264,9 @@ namespace {
 void put(std::string& out, std::string_view s) { out.append(s); }
 void put(std::string& out, char c) { out.push_back(c); }
 void put(rapidjson::StringBuffer& out, std::string_view s) {
-  std::memcpy(out.Push(s.size()), s.data(), s.size());
+  if (!s.empty()) {  // Push(0) may be a null pointer, which memcpy may not take.
+    std::memcpy(out.Push(s.size()), s.data(), s.size());
+  }
 }
 void put(rapidjson::StringBuffer& out, char c) { out.Put(c); }
 

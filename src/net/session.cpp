@@ -313,8 +313,6 @@ asio::awaitable<void> lingeringClose(beast::tcp_stream& stream) {
   }
 }
 
-/// Completes when the client closes its side of the connection. Bytes of a pipelined next
-/// request are no sign of leaving: then it waits until cancelled.
 /// Cancels a handler whose client hung up. While the handler runs, a wait for the socket to turn
 /// readable is armed; if it finds the connection closed or reset (or closed under it at shutdown),
 /// it cancels the session's coroutine, and with it the handler's upstream call. Bytes to read

@@ -50,8 +50,10 @@ inline void rapidjson::Reader::ScanCopyUnescapedString(tollgate::providers::spli
   const std::string_view rest = is.rest();
   const std::size_t n = std::min<std::size_t>(tollgate::text::jsonPlainPrefix(rest),
                                               std::numeric_limits<rapidjson::SizeType>::max());
-  std::memcpy(os.Push(static_cast<rapidjson::SizeType>(n)), rest.data(), n);
-  is.skip(n);
+  if (n > 0) {  // Push(0) on an empty stack is a null pointer, which memcpy may not take.
+    std::memcpy(os.Push(static_cast<rapidjson::SizeType>(n)), rest.data(), n);
+    is.skip(n);
+  }
 }
 
 namespace tollgate::providers::splice {

@@ -348,7 +348,7 @@ class StampFilter {
  public:
   using Ch = char;
 
-  StampFilter(rapidjson::Writer<rapidjson::StringBuffer>& w, const Stamp& s) : w_(w), s_(s) {}
+  StampFilter(rapidjson::StringBuffer& buf, const Stamp& s) : buf_(buf), w_(buf), s_(s) {}
 
   bool Null() {
     return scalar([&] { return w_.Null(); });
@@ -376,7 +376,7 @@ class StampFilter {
     return scalar([&] { return w_.RawValue(s, n, rapidjson::kNumberType); });
   }
   bool String(const char* s, SizeType n, bool) {
-    return scalar([&] { return w_.String(s, n); });
+    return scalar([&] { return quoted({s, n}); });
   }
   bool Key(const char* s, SizeType n, bool) {
     if (skip_ > 0) {
@@ -385,7 +385,7 @@ class StampFilter {
     if (depth_ == 1) {
       replace_ = stampedMember({s, n});
     }
-    return w_.Key(s, n);
+    return quoted({s, n});
   }
   bool StartObject() {
     return open([&] { return w_.StartObject(); });
@@ -401,18 +401,26 @@ class StampFilter {
   }
 
  private:
+  /// A string or key, quoted by json::appendQuoted: RapidJSON's SSE2 scan would write the bytes
+  /// 0x1A to 0x1F raw (the text kept has them escaped; read, they are bytes again).
+  bool quoted(std::string_view text) {
+    w_.RawValue("", 0, rapidjson::kStringType);
+    json::appendQuoted(text, buf_);
+    return true;
+  }
+
   bool writeStamp() {
     const Stamped which = replace_;
     replace_ = Stamped::None;
     switch (which) {
       case Stamped::Id:
-        return w_.String(s_.id.data(), static_cast<SizeType>(s_.id.size()));
+        return quoted(s_.id);
       case Stamped::Created:
         return w_.Int64(s_.created);
       case Stamped::EpisodeId:
-        return w_.String(s_.episode_id.data(), static_cast<SizeType>(s_.episode_id.size()));
+        return quoted(s_.episode_id);
       case Stamped::Model:
-        return w_.String(s_.model.data(), static_cast<SizeType>(s_.model.size()));
+        return quoted(s_.model);
       case Stamped::None:
         break;
     }
@@ -451,7 +459,8 @@ class StampFilter {
     return write();
   }
 
-  rapidjson::Writer<rapidjson::StringBuffer>& w_;
+  rapidjson::StringBuffer& buf_;
+  rapidjson::Writer<rapidjson::StringBuffer> w_;
   const Stamp& s_;
   std::size_t depth_ = 0;
   std::size_t skip_ = 0;  ///< Open containers of a replaced value still being read.
@@ -692,8 +701,7 @@ std::optional<std::string> completionFromStream(std::string_view sse) {
 
 std::string restampCompletion(std::string_view completion_json, const Stamp& s) {
   rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  StampFilter filter(w, s);
+  StampFilter filter(buf, s);
   rapidjson::MemoryStream bytes(completion_json.data(), completion_json.size());
   rapidjson::Reader reader;
   // What the cache keeps was written by a gateway from a document read with validation: its

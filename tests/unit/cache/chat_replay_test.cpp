@@ -345,6 +345,19 @@ TEST(CacheReplayRestamp, KeepsTheBytes) {
   EXPECT_EQ(restampCompletion(original, same), original);
 }
 
+TEST(CacheReplayRestamp, ControlCharactersStayEscaped) {
+  // Long enough for RapidJSON's 16-byte SSE2 blocks, which would have written ESC raw.
+  const std::string original = whole(
+      richMeta(),
+      textChoice(
+          "a text long enough to be read sixteen bytes at a time: \x1b[31mred\x1b[0m \x1a\x1f"),
+      usage::of(3, 1));
+  ASSERT_NE(original.find(R"(\u001B[31mred\u001B[0m \u001A\u001F)"), std::string::npos) << original;
+  const Stamp same{"chatcmpl-1", kCreated, std::string(kEpisode),
+                   "tollgate::function_name::support"};
+  EXPECT_EQ(restampCompletion(original, same), original);
+}
+
 TEST(CacheReplayRestamp, NotJson) {
   EXPECT_EQ(restampCompletion("{\"id\":", kStamp), "");
   EXPECT_EQ(restampCompletion("{} {}", kStamp), "");

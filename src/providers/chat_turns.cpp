@@ -38,6 +38,20 @@ std::optional<Error> turnBlocks(const Value& m, std::string_view role, std::stri
   return std::nullopt;
 }
 
+/// The output limit of turnsToSend.
+Result<std::int64_t> outputLimit(const openai::ChatRequest& request,
+                                 const config::Provider& provider, std::string_view wire) {
+  const std::int64_t limit = config::outputTokenLimit(
+      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
+  if (limit == 0) {
+    return openai::invalidValue("max_tokens", std::string(wire) +
+                                                  " generates at least 1 token: max_tokens and "
+                                                  "max_completion_tokens must be at least 1 for "
+                                                  "this model");
+  }
+  return limit;
+}
+
 }  // namespace
 
 Result<ImageSource> imageSource(const Value& part) {
@@ -64,17 +78,17 @@ Result<ImageSource> imageSource(const Value& part) {
   return source;
 }
 
-Result<std::int64_t> outputLimit(const openai::ChatRequest& request,
-                                 const config::Provider& provider, std::string_view wire) {
-  const std::int64_t limit = config::outputTokenLimit(
-      request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens);
-  if (limit == 0) {
-    return openai::invalidValue("max_tokens", std::string(wire) +
-                                                  " generates at least 1 token: max_tokens and "
-                                                  "max_completion_tokens must be at least 1 for "
-                                                  "this model");
+Result<Turns> turnsToSend(const openai::ChatRequest& request, const config::Provider& provider,
+                          std::string_view wire) {
+  const auto max_tokens = outputLimit(request, provider, wire);
+  if (!max_tokens) {
+    return max_tokens.error();
   }
-  return limit;
+  const Value* messages = json::member(request.body, "messages");
+  if (messages == nullptr || !messages->IsArray()) {
+    return openai::invalidValue("messages", "messages must be an array");
+  }
+  return Turns{*max_tokens, messages};
 }
 
 std::optional<Error> forEachPart(

@@ -20,10 +20,16 @@
 
 namespace tollgate::providers {
 
-/// The output limit a wire whose models generate at least one token is sent
-/// (config::outputTokenLimit); InvalidValue (param "max_tokens", naming `wire`) for a limit of 0.
-Result<std::int64_t> outputLimit(const openai::ChatRequest& request,
-                                 const config::Provider& provider, std::string_view wire);
+/// What every translated wire's body starts from: the output limit it sends, for models that
+/// generate at least one token (config::outputTokenLimit), and the request's messages.
+/// InvalidValue (param "max_tokens", naming `wire`) for a limit of 0, or (param "messages") when
+/// messages is not an array.
+struct Turns {
+  std::int64_t max_tokens = 0;
+  const rapidjson::Value* messages = nullptr;  ///< An array.
+};
+Result<Turns> turnsToSend(const openai::ChatRequest& request, const config::Provider& provider,
+                          std::string_view wire);
 
 /// The image of an image_url part: a base64 data: URL's media type and data, or another URL.
 struct ImageSource {

@@ -20,10 +20,6 @@ using rapidjson::Value;
 
 constexpr double kMaxTemperature = 1.0;
 
-Error refuse(std::string_view param, std::string message) {
-  return openai::invalidValue(param, std::move(message));
-}
-
 /// Writes one {"type":"text","text":…} block with the cache_control of `part` (when a part
 /// holds it); empty text is skipped, breakpoint and all (Anthropic refuses an empty block).
 std::optional<Error> textBlock(json::Writer& w, const Value& text, const Value* part,
@@ -94,7 +90,7 @@ std::optional<Error> toolResultBlock(json::Writer& w, const Value& message,
                                      CacheBreakpoints& breakpoints) {
   const Value* id = json::member(message, "tool_call_id");
   if (!isString(id)) {
-    return refuse("messages", "a tool message needs tool_call_id, a string");
+    return openai::invalidValue("messages", "a tool message needs tool_call_id, a string");
   }
   w.startObject();
   w.field("type", "tool_result");
@@ -161,18 +157,14 @@ Result<std::string> buildMessagesBody(const openai::ChatRequest& request,
   json::Writer w;
   w.startObject();
   w.field("model", provider.model);
-  const auto max_tokens = outputLimit(request, provider, "an Anthropic provider");
-  if (!max_tokens) {
-    return max_tokens.error();
+  const auto turns = turnsToSend(request, provider, "an Anthropic provider");
+  if (!turns) {
+    return turns.error();
   }
-  w.field("max_tokens", *max_tokens);
-  const Value* messages = json::member(body, "messages");
-  if (messages == nullptr || !messages->IsArray()) {
-    return refuse("messages", "messages must be an array");
-  }
+  w.field("max_tokens", turns->max_tokens);
   std::vector<const Value*> system;
   CacheBreakpoints breakpoints;
-  if (auto e = writeMessages(w, *messages, system, breakpoints)) {
+  if (auto e = writeMessages(w, *turns->messages, system, breakpoints)) {
     return std::move(*e);
   }
   if (auto e = writeSystem(w, system, breakpoints)) {

@@ -16,10 +16,6 @@ bool asksForJson(const Value* format) {
   return equals(type, "json_schema") || equals(type, "json_object");
 }
 
-Error refuse(std::string_view param, std::string message) {
-  return openai::invalidValue(param, std::move(message));
-}
-
 /// Writes `"input_schema":<schema>`, or an object schema when `schema` is not an object.
 void inputSchema(json::Writer& w, const Value* schema) {
   w.key("input_schema");
@@ -40,7 +36,8 @@ std::optional<Error> writeFunctions(json::Writer& w, const Value& tools,
     const Value* fn = json::member(tool, "function");
     const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
     if (!equals(json::member(tool, "type"), "function") || !isString(name)) {
-      return refuse("tools", "an Anthropic provider accepts function tools with a name only");
+      return openai::invalidValue("tools",
+                                  "an Anthropic provider accepts function tools with a name only");
     }
     w.startObject();
     copy(w, "name", *name);
@@ -67,9 +64,9 @@ std::optional<Error> writeToolChoice(json::Writer& w, const Value* choice, bool 
     const Value* fn = json::member(*choice, "function");
     name = fn != nullptr ? json::member(*fn, "name") : nullptr;
     if (!isString(name)) {
-      return refuse("tool_choice",
-                    "tool_choice must name a function: {\"type\":\"function\","
-                    "\"function\":{\"name\":…}}");
+      return openai::invalidValue("tool_choice",
+                                  "tool_choice must name a function: {\"type\":\"function\","
+                                  "\"function\":{\"name\":…}}");
     }
     type = "tool";
   } else if (parallel) {
@@ -121,9 +118,10 @@ std::optional<Error> writeTools(json::Writer& w, const Value& body, CacheBreakpo
   const Value* format = json::member(body, "response_format");
   if (asksForJson(format)) {
     if (has_tools) {
-      return refuse("response_format",
-                    "an Anthropic provider serves response_format json_schema and json_object "
-                    "with a forced tool, so they cannot be combined with tools");
+      return openai::invalidValue(
+          "response_format",
+          "an Anthropic provider serves response_format json_schema and json_object "
+          "with a forced tool, so they cannot be combined with tools");
     }
     writeJsonTool(w, *format);
     return std::nullopt;

@@ -16,10 +16,6 @@ namespace {
 
 using rapidjson::Value;
 
-Error refuse(std::string_view param, std::string message) {
-  return openai::invalidValue(param, std::move(message));
-}
-
 bool isString(const Value* v) { return v != nullptr && v->IsString(); }
 
 bool equals(const Value* v, std::string_view s) { return isString(v) && json::view(*v) == s; }
@@ -40,9 +36,10 @@ class CachePoints {
                        (ttl == nullptr || ttl->IsNull() || equals(ttl, "5m")) &&
                        control->MemberCount() == (ttl != nullptr ? 2U : 1U);
     if (!valid) {
-      return refuse(param,
-                    "cache_control must be {\"type\":\"ephemeral\"} (a Bedrock cache point; "
-                    "an optional \"ttl\" must be \"5m\")");
+      return openai::invalidValue(
+          param,
+          "cache_control must be {\"type\":\"ephemeral\"} (a Bedrock cache point; "
+          "an optional \"ttl\" must be \"5m\")");
     }
     return true;
   }
@@ -51,8 +48,9 @@ class CachePoints {
   /// more than kMaxCachePoints.
   std::optional<Error> write(json::Writer& w, std::string_view param) {
     if (++count_ > kMaxCachePoints) {
-      return refuse(param, "a Bedrock model takes at most " + std::to_string(kMaxCachePoints) +
-                               " cache_control breakpoints in a request");
+      return openai::invalidValue(param, "a Bedrock model takes at most " +
+                                             std::to_string(kMaxCachePoints) +
+                                             " cache_control breakpoints in a request");
     }
     w.startObject();
     w.key("cachePoint");
@@ -101,13 +99,14 @@ std::optional<Error> imageBlock(json::Writer& w, const Value& part) {
     return image.error();
   }
   if (!image->inline_data) {
-    return refuse("messages",
-                  "a Bedrock provider takes images as base64 data: URLs only "
-                  "(data:image/png;base64,…); the gateway does not fetch image URLs");
+    return openai::invalidValue("messages",
+                                "a Bedrock provider takes images as base64 data: URLs only "
+                                "(data:image/png;base64,…); the gateway does not fetch image URLs");
   }
   const std::string_view format = imageFormat(image->media_type);
   if (format.empty()) {
-    return refuse("messages", "a Bedrock provider takes png, jpeg, gif and webp images only");
+    return openai::invalidValue("messages",
+                                "a Bedrock provider takes png, jpeg, gif and webp images only");
   }
   w.startObject();
   w.key("image");
@@ -176,7 +175,7 @@ void toolUseBlock(json::Writer& w, const ToolCallParts& call) {
 std::optional<Error> toolResultBlock(json::Writer& w, const Value& message, CachePoints& cache) {
   const Value* id = json::member(message, "tool_call_id");
   if (!isString(id)) {
-    return refuse("messages", "a tool message needs tool_call_id, a string");
+    return openai::invalidValue("messages", "a tool message needs tool_call_id, a string");
   }
   w.startObject();
   w.key("toolResult");
@@ -248,18 +247,19 @@ std::optional<Error> writeToolChoice(json::Writer& w, const Value* choice) {
     const Value* fn = json::member(*choice, "function");
     const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
     if (!isString(name)) {
-      return refuse("tool_choice",
-                    "tool_choice must name a function: {\"type\":\"function\","
-                    "\"function\":{\"name\":…}}");
+      return openai::invalidValue("tool_choice",
+                                  "tool_choice must name a function: {\"type\":\"function\","
+                                  "\"function\":{\"name\":…}}");
     }
     w.key("tool");
     w.startObject();
     w.field("name", json::view(*name));
     w.endObject();
   } else {
-    return refuse("tool_choice",
-                  "a Bedrock provider takes tool_choice \"auto\", \"required\" or a named "
-                  "function (Converse cannot be told not to use the tools it is given)");
+    return openai::invalidValue(
+        "tool_choice",
+        "a Bedrock provider takes tool_choice \"auto\", \"required\" or a named "
+        "function (Converse cannot be told not to use the tools it is given)");
   }
   w.endObject();
   return std::nullopt;
@@ -278,7 +278,8 @@ std::optional<Error> writeTools(json::Writer& w, const Value& body, CachePoints&
     const Value* fn = json::member(tool, "function");
     const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
     if (!equals(json::member(tool, "type"), "function") || !isString(name)) {
-      return refuse("tools", "a Bedrock provider accepts function tools with a name only");
+      return openai::invalidValue("tools",
+                                  "a Bedrock provider accepts function tools with a name only");
     }
     w.startObject();
     w.key("toolSpec");
@@ -341,24 +342,21 @@ Result<std::string> buildConverseBody(const openai::ChatRequest& request,
   const Value& body = request.body;
   if (const Value* f = json::member(body, "response_format");
       f != nullptr && f->IsObject() && !equals(json::member(*f, "type"), "text")) {
-    return refuse("response_format",
-                  "a Bedrock provider does not take response_format json_schema or json_object");
+    return openai::invalidValue(
+        "response_format",
+        "a Bedrock provider does not take response_format json_schema or json_object");
   }
-  const auto max_tokens = outputLimit(request, provider, "a Bedrock provider");
-  if (!max_tokens) {
-    return max_tokens.error();
-  }
-  const Value* messages = json::member(body, "messages");
-  if (messages == nullptr || !messages->IsArray()) {
-    return refuse("messages", "messages must be an array");
+  const auto turns = turnsToSend(request, provider, "a Bedrock provider");
+  if (!turns) {
+    return turns.error();
   }
   json::Writer w;
   w.startObject();
   CachePoints cache;
-  if (auto e = writeConversation(w, *messages, cache)) {
+  if (auto e = writeConversation(w, *turns->messages, cache)) {
     return std::move(*e);
   }
-  writeInferenceConfig(w, body, *max_tokens);
+  writeInferenceConfig(w, body, turns->max_tokens);
   if (auto e = writeTools(w, body, cache)) {
     return std::move(*e);
   }

@@ -17,10 +17,6 @@ namespace {
 
 using rapidjson::Value;
 
-Error refuse(std::string_view param, std::string message) {
-  return openai::invalidValue(param, std::move(message));
-}
-
 std::string_view stringOf(const Value* v) {
   return v != nullptr && v->IsString() ? json::view(*v) : std::string_view();
 }
@@ -72,9 +68,10 @@ std::optional<Error> imagePart(json::Writer& w, const Value& part) {
     return image.error();
   }
   if (!image->inline_data) {
-    return refuse("messages",
-                  "a Gemini provider takes images as data: URLs only (data:<media type>;base64,…); "
-                  "it does not fetch http(s) URLs, and the gateway fetches none");
+    return openai::invalidValue(
+        "messages",
+        "a Gemini provider takes images as data: URLs only (data:<media type>;base64,…); "
+        "it does not fetch http(s) URLs, and the gateway fetches none");
   }
   w.startObject();
   w.key("inlineData");
@@ -98,7 +95,8 @@ std::optional<Error> contentParts(json::Writer& w, const Value* content, bool im
     return std::nullopt;
   }
   if (!content->IsArray()) {
-    return refuse("messages", "a message's content must be a string or an array of parts");
+    return openai::invalidValue("messages",
+                                "a message's content must be a string or an array of parts");
   }
   for (const Value& part : content->GetArray()) {
     const std::string_view type = stringOf(json::member(part, "type"));
@@ -112,9 +110,9 @@ std::optional<Error> contentParts(json::Writer& w, const Value* content, bool im
         return e;
       }
     } else {
-      return refuse("messages", "a Gemini provider accepts text" +
-                                    std::string(images ? " and image_url" : "") +
-                                    " content parts only here");
+      return openai::invalidValue("messages", "a Gemini provider accepts text" +
+                                                  std::string(images ? " and image_url" : "") +
+                                                  " content parts only here");
     }
   }
   return std::nullopt;
@@ -152,12 +150,13 @@ std::optional<Error> functionResponse(
     const std::map<std::string, std::string, std::less<>>& names) {
   const Value* id = json::member(message, "tool_call_id");
   if (!isText(id)) {
-    return refuse("messages", "a tool message needs tool_call_id, a string");
+    return openai::invalidValue("messages", "a tool message needs tool_call_id, a string");
   }
   const auto name = names.find(json::view(*id));
   if (name == names.end()) {
-    return refuse("messages", "tool message '" + text::printable(json::view(*id), 64) +
-                                  "' answers no tool call of an earlier assistant message");
+    return openai::invalidValue("messages",
+                                "tool message '" + text::printable(json::view(*id), 64) +
+                                    "' answers no tool call of an earlier assistant message");
   }
   std::string text;
   const Value* content = json::member(message, "content");
@@ -167,7 +166,8 @@ std::optional<Error> functionResponse(
     for (const Value& part : content->GetArray()) {
       const Value* t = json::member(part, "text");
       if (stringOf(json::member(part, "type")) != "text" || !isText(t)) {
-        return refuse("messages", "a Gemini provider accepts text parts only in tool messages");
+        return openai::invalidValue("messages",
+                                    "a Gemini provider accepts text parts only in tool messages");
       }
       text.append(json::view(*t));
     }
@@ -213,8 +213,9 @@ std::optional<Error> writeContents(json::Writer& w, const Value& messages,
       continue;
     }
     if (role != "user" && role != "assistant") {
-      return refuse("messages", "a Gemini provider does not accept messages of role '" +
-                                    text::printable(role, 32) + "'");
+      return openai::invalidValue(
+          "messages",
+          "a Gemini provider does not accept messages of role '" + text::printable(role, 32) + "'");
     }
     const Value* calls = json::member(m, "tool_calls");
     if (!yieldsBlocks(m)) {
@@ -267,7 +268,8 @@ std::optional<Error> writeTools(json::Writer& w, const Value& body) {
     const Value* fn = json::member(tool, "function");
     const Value* name = fn != nullptr ? json::member(*fn, "name") : nullptr;
     if (stringOf(json::member(tool, "type")) != "function" || !isText(name)) {
-      return refuse("tools", "a Gemini provider accepts function tools with a name only");
+      return openai::invalidValue("tools",
+                                  "a Gemini provider accepts function tools with a name only");
     }
     w.startObject();
     w.field("name", json::view(*name));
@@ -296,9 +298,9 @@ std::optional<Error> writeTools(json::Writer& w, const Value& body) {
     const Value* fn = choice->IsObject() ? json::member(*choice, "function") : nullptr;
     name = fn != nullptr ? json::member(*fn, "name") : nullptr;
     if (!isText(name)) {
-      return refuse("tool_choice",
-                    "tool_choice must name a function: {\"type\":\"function\","
-                    "\"function\":{\"name\":…}}");
+      return openai::invalidValue("tool_choice",
+                                  "tool_choice must name a function: {\"type\":\"function\","
+                                  "\"function\":{\"name\":…}}");
     }
     mode = "ANY";
   }
@@ -352,7 +354,8 @@ std::optional<Error> writeGenerationConfig(json::Writer& w, const openai::ChatRe
     const Value* schema = spec != nullptr ? json::member(*spec, "schema") : nullptr;
     if (type == "json_schema") {
       if (schema == nullptr || !schema->IsObject()) {
-        return refuse("response_format", "response_format json_schema needs json_schema.schema");
+        return openai::invalidValue("response_format",
+                                    "response_format json_schema needs json_schema.schema");
       }
       w.key("responseSchema");
       w.value(*schema);
@@ -372,18 +375,14 @@ std::string modelPath(const config::Provider& provider, std::string_view method)
 Result<std::string> buildGenerateBody(const openai::ChatRequest& request,
                                       const config::Provider& provider) {
   const Value& body = request.body;
-  const auto max_tokens = outputLimit(request, provider, "a Gemini provider");
-  if (!max_tokens) {
-    return max_tokens.error();
-  }
-  const Value* messages = json::member(body, "messages");
-  if (messages == nullptr || !messages->IsArray()) {
-    return refuse("messages", "messages must be an array");
+  const auto turns = turnsToSend(request, provider, "a Gemini provider");
+  if (!turns) {
+    return turns.error();
   }
   json::Writer w;
   w.startObject();
   std::vector<const Value*> system;
-  if (auto e = writeContents(w, *messages, system)) {
+  if (auto e = writeContents(w, *turns->messages, system)) {
     return std::move(*e);
   }
   if (auto e = writeSystem(w, system)) {
@@ -392,7 +391,7 @@ Result<std::string> buildGenerateBody(const openai::ChatRequest& request,
   if (auto e = writeTools(w, body)) {
     return std::move(*e);
   }
-  if (auto e = writeGenerationConfig(w, request, *max_tokens)) {
+  if (auto e = writeGenerationConfig(w, request, turns->max_tokens)) {
     return std::move(*e);
   }
   w.endObject();

@@ -57,14 +57,13 @@ std::string uuidV7() {
   b[8] = static_cast<std::uint8_t>(0x80 | (b[8] & 0x3F));  // RFC 9562 variant
 
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(kUuidLength);
+  std::string out(kUuidLength, '-');
+  std::size_t at = 0;
   for (std::size_t i = 0; i < b.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) {
-      out.push_back('-');
-    }
-    out.push_back(kHex[b[i] >> 4]);
-    out.push_back(kHex[b[i] & 0x0F]);
+    at += static_cast<std::size_t>(at == kDashPositions[0] || at == kDashPositions[1] ||
+                                   at == kDashPositions[2] || at == kDashPositions[3]);
+    out[at++] = kHex[b[i] >> 4];
+    out[at++] = kHex[b[i] & 0x0F];
   }
   return out;
 }

@@ -4,12 +4,76 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/text.hpp"
 
 namespace tollgate::json {
+namespace {
 
+/// RapidJSON's two string streams, knowing where their text ends: a string's plain runs are then
+/// found by text::jsonPlainPrefix (the specialisations below), not by RapidJSON's SIMD scan,
+/// which compares bytes with 0x19, not 0x1F, and so let the raw control bytes 0x1A to 0x1F
+/// through inside a string, where JSON forbids them. Whatever a reader accepts is valid JSON.
+class TextStream : public rapidjson::StringStream {
+ public:
+  explicit TextStream(const std::string& text)
+      : rapidjson::StringStream(text.c_str()), end_(text.data() + text.size()) {}
+  std::string_view rest() const { return {src_, static_cast<std::size_t>(end_ - src_)}; }
+  char at(std::size_t offset) const { return head_[offset]; }
+
+ private:
+  const char* end_;
+};
+
+/// The in-situ stream reads and writes the same text; Tell() is the offset read, which is the
+/// offset in the text as it was sent.
+class InPlaceStream : public rapidjson::InsituStringStream {
+ public:
+  explicit InPlaceStream(std::string& text)
+      : rapidjson::InsituStringStream(text.data()), end_(text.data() + text.size()) {}
+  std::string_view rest() const { return {src_, static_cast<std::size_t>(end_ - src_)}; }
+  /// A byte the reader has passed and not rewritten: between a key and its value.
+  char at(std::size_t offset) const { return head_[offset]; }
+
+ private:
+  const char* end_;
+};
+
+std::size_t plainRun(std::string_view rest) {
+  return std::min<std::size_t>(text::jsonPlainPrefix(rest),
+                               std::numeric_limits<rapidjson::SizeType>::max());
+}
+
+}  // namespace
+}  // namespace tollgate::json
+
+template <>
+template <>
+inline void rapidjson::Reader::ScanCopyUnescapedString(tollgate::json::TextStream& is,
+                                                       rapidjson::Reader::StackStream<char>& os) {
+  const std::size_t n = tollgate::json::plainRun(is.rest());
+  if (n > 0) {  // Push(0) on an empty stack is a null pointer, which memcpy may not take.
+    std::memcpy(os.Push(static_cast<rapidjson::SizeType>(n)), is.src_, n);
+    is.src_ += n;
+  }
+}
+
+template <>
+template <>
+inline void rapidjson::Reader::ScanCopyUnescapedString(tollgate::json::InPlaceStream& is,
+                                                       tollgate::json::InPlaceStream& os) {
+  const std::size_t n = tollgate::json::plainRun(is.rest());
+  if (n > 0 && os.dst_ != is.src_) {  // Once an escape was unescaped, the text moves back.
+    std::memmove(os.dst_, is.src_, n);
+  }
+  is.src_ += n;
+  os.dst_ += n;
+}
+
+namespace tollgate::json {
 namespace {
 
 using rapidjson::SizeType;
@@ -19,30 +83,44 @@ using rapidjson::Value;
 constexpr SizeType kPairwiseKeyCheck = 16;
 
 /// Forwards RapidJSON's reader events to the document, refusing to open an array or object
-/// deeper than kMaxDepth. Refusing at the opening event also bounds the reader's recursion.
+/// deeper than kMaxDepth. Refusing at the opening event also bounds the reader's recursion. Given
+/// `values`, it notes where each member's value of a root object lies in the text (`Stream`
+/// tells the reader's offset, the same in the text as it was sent even when read in place).
+template <class Stream>
 class DepthLimited {
  public:
-  explicit DepthLimited(rapidjson::Document& doc) : doc_(doc) {}
+  DepthLimited(rapidjson::Document& doc, Stream& stream, std::vector<Span>* values)
+      : doc_(doc), stream_(stream), values_(values) {}
 
-  bool Null() { return doc_.Null(); }
-  bool Bool(bool b) { return doc_.Bool(b); }
-  bool Int(int i) { return doc_.Int(i); }
-  bool Uint(unsigned i) { return doc_.Uint(i); }
-  bool Int64(std::int64_t i) { return doc_.Int64(i); }
-  bool Uint64(std::uint64_t i) { return doc_.Uint64(i); }
-  bool Double(double d) { return doc_.Double(d); }
-  bool RawNumber(const char* s, SizeType n, bool copy) { return doc_.RawNumber(s, n, copy); }
-  bool String(const char* s, SizeType n, bool copy) { return doc_.String(s, n, copy); }
-  bool Key(const char* s, SizeType n, bool copy) { return doc_.Key(s, n, copy); }
-  bool StartObject() { return enter() && doc_.StartObject(); }
+  bool Null() { return doc_.Null() && ended(); }
+  bool Bool(bool b) { return doc_.Bool(b) && ended(); }
+  bool Int(int i) { return doc_.Int(i) && ended(); }
+  bool Uint(unsigned i) { return doc_.Uint(i) && ended(); }
+  bool Int64(std::int64_t i) { return doc_.Int64(i) && ended(); }
+  bool Uint64(std::uint64_t i) { return doc_.Uint64(i) && ended(); }
+  bool Double(double d) { return doc_.Double(d) && ended(); }
+  bool RawNumber(const char* s, SizeType n, bool copy) {
+    return doc_.RawNumber(s, n, copy) && ended();
+  }
+  bool String(const char* s, SizeType n, bool copy) { return doc_.String(s, n, copy) && ended(); }
+  bool Key(const char* s, SizeType n, bool copy) {
+    if (depth_ == 1) {
+      key_end_ = stream_.Tell();
+    }
+    return doc_.Key(s, n, copy);
+  }
+  bool StartObject() {
+    root_object_ = root_object_ || depth_ == 0;
+    return enter() && doc_.StartObject();
+  }
   bool EndObject(SizeType members) {
     --depth_;
-    return doc_.EndObject(members);
+    return doc_.EndObject(members) && ended();
   }
   bool StartArray() { return enter() && doc_.StartArray(); }
   bool EndArray(SizeType elements) {
     --depth_;
-    return doc_.EndArray(elements);
+    return doc_.EndArray(elements) && ended();
   }
 
   bool tooDeep() const { return too_deep_; }
@@ -57,8 +135,25 @@ class DepthLimited {
     return true;
   }
 
+  /// A value ended: one of the root object's members' when it ended at the root's depth. It
+  /// began after its key, the colon and any whitespace, none of which reading in place moves.
+  bool ended() {
+    if (values_ != nullptr && depth_ == 1 && root_object_) {
+      std::size_t begin = key_end_;
+      for (char c = stream_.at(begin); c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+           c = stream_.at(++begin)) {
+      }
+      values_->push_back(Span{begin, stream_.Tell()});
+    }
+    return true;
+  }
+
   rapidjson::Document& doc_;
+  Stream& stream_;
+  std::vector<Span>* values_;
   std::size_t depth_ = 0;
+  std::size_t key_end_ = 0;  ///< Where the root object's last key ended.
+  bool root_object_ = false;
   bool too_deep_ = false;
 };
 
@@ -94,8 +189,9 @@ const Value* repeatedKey(const Value& object) {
   const auto m = object.MemberBegin();
   if (n <= kPairwiseKeyCheck) {
     for (SizeType i = 1; i < n; ++i) {
+      const std::string_view name = view(m[i].name);
       for (SizeType j = 0; j < i; ++j) {
-        if (m[i].name == m[j].name) {
+        if (view(m[j].name) == name) {
           return &m[i].name;
         }
       }
@@ -171,11 +267,12 @@ std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys) {
 }
 
 template <unsigned kFlags, class Stream>
-std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream, Keys keys) {
+std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream, Keys keys,
+                                        std::vector<Span>* values = nullptr) {
   rapidjson::ParseResult result;
   bool too_deep = false;
   auto generate = [&](rapidjson::Document& target) {
-    DepthLimited handler(target);
+    DepthLimited<Stream> handler(target, stream, values);
     rapidjson::Reader reader;
     result = reader.Parse<kFlags>(stream, handler);
     too_deep = handler.tooDeep();
@@ -183,18 +280,22 @@ std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream
   };
   doc.SetNull();
   doc.Populate(generate);
+  std::optional<ParseFailure> problem;
   if (too_deep) {
-    return ParseFailure{"it nests deeper than " + std::to_string(kMaxDepth) + " arrays and objects",
-                        ""};
+    problem = ParseFailure{
+        "it nests deeper than " + std::to_string(kMaxDepth) + " arrays and objects", ""};
+  } else if (result.IsError()) {
+    problem = ParseFailure{std::string(rapidjson::GetParseError_En(result.Code())) + " at offset " +
+                               std::to_string(result.Offset()),
+                           ""};
+  } else {
+    problem = findTextProblem(doc, keys);
   }
-  if (result.IsError()) {
-    return ParseFailure{std::string(rapidjson::GetParseError_En(result.Code())) + " at offset " +
-                            std::to_string(result.Offset()),
-                        ""};
-  }
-  auto problem = findTextProblem(doc, keys);
   if (problem) {
     doc.SetNull();
+    if (values != nullptr) {
+      values->clear();
+    }
   }
   return problem;
 }
@@ -208,17 +309,21 @@ std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& t
     doc.SetNull();
     return nulFailure();
   }
-  rapidjson::StringStream stream(text.c_str());
+  TextStream stream(text);
   return parseStream<rapidjson::kParseDefaultFlags>(doc, stream, keys);
 }
 
-std::optional<ParseFailure> parseInPlace(rapidjson::Document& doc, std::string& text, Keys keys) {
+std::optional<ParseFailure> parseInPlace(rapidjson::Document& doc, std::string& text, Keys keys,
+                                         std::vector<Span>* values) {
+  if (values != nullptr) {
+    values->clear();
+  }
   if (hasEmbeddedNul(text)) {
     doc.SetNull();
     return nulFailure();
   }
-  rapidjson::InsituStringStream stream(text.data());
-  return parseStream<rapidjson::kParseInsituFlag>(doc, stream, keys);
+  InPlaceStream stream(text);
+  return parseStream<rapidjson::kParseInsituFlag>(doc, stream, keys, values);
 }
 
 std::string serialize(const rapidjson::Value& v) {
@@ -270,13 +375,37 @@ void put(rapidjson::StringBuffer& out, std::string_view s) {
 }
 void put(rapidjson::StringBuffer& out, char c) { out.Put(c); }
 
+/// A string with nothing to escape, in its quotes, with one reservation.
+void putPlain(std::string& out, std::string_view s) {
+  const std::size_t at = out.size();
+  out.resize(at + s.size() + 2);
+  char* p = out.data() + at;
+  p[0] = '"';
+  if (!s.empty()) {  // An empty view's data may be null, which memcpy may not take.
+    std::memcpy(p + 1, s.data(), s.size());
+  }
+  p[s.size() + 1] = '"';
+}
+void putPlain(rapidjson::StringBuffer& out, std::string_view s) {
+  char* p = out.Push(s.size() + 2);
+  p[0] = '"';
+  if (!s.empty()) {  // An empty view's data may be null, which memcpy may not take.
+    std::memcpy(p + 1, s.data(), s.size());
+  }
+  p[s.size() + 1] = '"';
+}
+
 template <class Out>
 void quote(std::string_view s, Out& out) {
   constexpr std::string_view kHex = "0123456789ABCDEF";
+  std::size_t plain = text::jsonPlainPrefix(s);
+  if (plain == s.size()) {  // Most strings, and every key we write.
+    putPlain(out, s);
+    return;
+  }
   put(out, '"');
   for (;;) {
-    const std::size_t plain = text::jsonPlainPrefix(s);  // Copied whole.
-    put(out, s.substr(0, plain));
+    put(out, s.substr(0, plain));  // Copied whole.
     if (plain == s.size()) {
       break;
     }
@@ -310,6 +439,7 @@ void quote(std::string_view s, Out& out) {
         put(out, std::string_view(escape, sizeof escape));
       }
     }
+    plain = text::jsonPlainPrefix(s);
   }
   put(out, '"');
 }

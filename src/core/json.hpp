@@ -118,11 +118,19 @@ struct ParseFailure {
 std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& text,
                                   Keys keys = Keys::AllowDuplicates);
 
+/// Where a value lies in the text it was read from: the bytes [begin, end), as they were sent.
+struct Span {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+};
+
 /// Parses `text` in place (RapidJSON's in-situ mode): strings are unescaped inside `text`, which
 /// `doc` then points into, so `text` must outlive `doc` and must not be resized. Same rules as
-/// parse().
+/// parse(). When `values` is given and the text is an object, it receives where each member's
+/// value was in the text before it was parsed, in the document's member order.
 std::optional<ParseFailure> parseInPlace(rapidjson::Document& doc, std::string& text,
-                                         Keys keys = Keys::AllowDuplicates);
+                                         Keys keys = Keys::AllowDuplicates,
+                                         std::vector<Span>* values = nullptr);
 
 /// Serialises one value compactly.
 std::string serialize(const rapidjson::Value& v);

@@ -1,8 +1,10 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <ctime>
@@ -144,17 +146,29 @@ std::size_t jsonPlainPrefix(std::string_view s) {
 
 std::string millisText(std::chrono::microseconds us) {
   constexpr std::uint64_t kMicrosPerMilli = 1000;
+  constexpr std::uint64_t kTen = 10;
   const std::int64_t n = us.count();
   const std::uint64_t magnitude =
       n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
-  std::string out = (n < 0 ? "-" : "") + std::to_string(magnitude / kMicrosPerMilli) + '.';
-  std::uint64_t fraction = magnitude % kMicrosPerMilli;
-  std::size_t digits = 3;
-  for (; digits > 1 && fraction % 10 == 0; --digits) {
-    fraction /= 10;
+  // "-", up to 20 digits, "." and 3 more; written in place (a duration of a few digits then
+  // fits in std::string's own buffer, so nothing is allocated).
+  std::array<char, 32> text{};
+  char* p = text.data();
+  if (n < 0) {
+    *p++ = '-';
   }
-  const std::string text = std::to_string(fraction);
-  return out.append(digits - text.size(), '0').append(text);
+  p = std::to_chars(p, text.data() + text.size(), magnitude / kMicrosPerMilli).ptr;
+  *p++ = '.';
+  const std::uint64_t fraction = magnitude % kMicrosPerMilli;
+  const std::array<char, 3> digits{static_cast<char>('0' + fraction / (kTen * kTen)),
+                                   static_cast<char>('0' + fraction / kTen % kTen),
+                                   static_cast<char>('0' + fraction % kTen)};
+  std::size_t kept = digits.size();
+  while (kept > 1 && digits[kept - 1] == '0') {  // Trailing zeros go, one digit stays.
+    --kept;
+  }
+  p = std::copy_n(digits.begin(), kept, p);
+  return std::string(text.data(), p);
 }
 
 bool isMediaType(std::string_view content_type, std::string_view type) {

@@ -177,19 +177,31 @@ Context begin(std::string_view traceparent, std::string_view tracestate, double 
 
 SpanId newSpanId() { return randomNonZero<8>(); }
 
-std::string hex(std::span<const std::uint8_t> bytes) {
+void writeHex(std::span<const std::uint8_t> bytes, char* out) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * bytes.size());
   for (const std::uint8_t b : bytes) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0x0f]);
+    *out++ = kHex[b >> 4];
+    *out++ = kHex[b & 0x0f];
   }
+}
+
+std::string hex(std::span<const std::uint8_t> bytes) {
+  std::string out(2 * bytes.size(), '0');
+  writeHex(bytes, out.data());
   return out;
 }
 
 std::string traceparent(const Context& trace, const SpanId& span) {
-  return "00-" + hex(trace.trace_id) + "-" + hex(span) + (trace.sampled ? "-01" : "-00");
+  // "00-" trace id "-" span id "-" flags, written in place.
+  constexpr std::size_t kTraceAt = 3;
+  constexpr std::size_t kSpanAt = kTraceAt + 2 * sizeof(TraceId) + 1;
+  constexpr std::size_t kFlagsAt = kSpanAt + 2 * sizeof(SpanId) + 1;
+  std::string out(kFlagsAt + 2, '-');
+  out.replace(0, 2, "00");
+  writeHex(trace.trace_id, out.data() + kTraceAt);
+  writeHex(span, out.data() + kSpanAt);
+  out.replace(kFlagsAt, 2, trace.sampled ? "01" : "00");
+  return out;
 }
 
 }  // namespace tollgate::trace

@@ -1,5 +1,6 @@
 #include "net/access_log.hpp"
 
+#include <array>
 #include <cstdio>
 #include <utility>
 
@@ -92,7 +93,9 @@ void AccessLog::ended(const exchange::RequestContext& e) {
   w.startObject();
   w.field("ts_ms", static_cast<std::int64_t>(now.count()));
   w.field("request_id", e.request_id);
-  w.field("trace_id", trace::hex(e.trace.trace_id));
+  std::array<char, 2 * sizeof(trace::TraceId)> trace_id;
+  trace::writeHex(e.trace.trace_id, trace_id.data());
+  w.field("trace_id", std::string_view(trace_id.data(), trace_id.size()));
   w.field("method", e.method);
   w.field("path", e.path);
   w.field("status", e.status);

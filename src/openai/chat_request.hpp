@@ -22,6 +22,12 @@ inline constexpr std::string_view kPrefix = "tollgate::";
 struct ChatRequest {
   std::string model;  ///< As the client sent it, e.g. "gpt_4o_mini" or "tollgate::model_name::x".
   rapidjson::Document body;  ///< The validated request, kept whole for the provider adapters.
+  /// The body as the client sent it, and where each member of `body` has its value in it, in
+  /// body's member order: what an OpenAI-compatible upstream is sent is copied from here, not
+  /// written again from the document. Empty for a request built after decoding (a variant's),
+  /// whose body differs from what was sent.
+  std::string sent;
+  std::vector<json::Span> sent_values;
   bool stream = false;
   bool include_usage = false;  ///< stream_options.include_usage
   /// The effective output limit: the smaller of max_tokens and max_completion_tokens.
@@ -47,6 +53,9 @@ struct ChatRequest {
 /// point into it, so it must outlive the request. Unknown top-level fields are accepted unless
 /// `tollgate::deny_unknown_fields` is true.
 Result<ChatRequest> decodeChatRequest(std::string& body);
+
+/// The JSON text member `i` of `request.body` had as the client sent it, if the request keeps it.
+std::optional<std::string_view> sentValue(const ChatRequest& request, std::size_t i);
 
 /// True for the OpenAI request fields the gateway forwards to an OpenAI-compatible upstream.
 bool isForwardedField(std::string_view name);

@@ -64,8 +64,9 @@ Error missingParameter(std::string_view param) {
                std::string(param)};
 }
 
-std::optional<Error> parseObjectBody(rapidjson::Document& doc, std::string& body) {
-  if (auto failure = json::parseInPlace(doc, body, json::Keys::Unique)) {
+std::optional<Error> parseObjectBody(rapidjson::Document& doc, std::string& body,
+                                     std::vector<json::Span>* values) {
+  if (auto failure = json::parseInPlace(doc, body, json::Keys::Unique, values)) {
     return Error{ErrorKind::InvalidJson, "request body is not valid JSON: " + failure->reason,
                  std::move(failure->path)};
   }
@@ -84,8 +85,9 @@ std::optional<Error> UnknownMembers::refusal() {
 
 Result<UnknownMembers> decodeObjectBody(
     rapidjson::Document& doc, std::string& body, const std::function<bool(std::string_view)>& known,
-    const std::function<std::optional<Error>(std::string_view, const rapidjson::Value&)>& apply) {
-  if (auto err = parseObjectBody(doc, body)) {
+    const std::function<std::optional<Error>(std::string_view, const rapidjson::Value&)>& apply,
+    std::vector<json::Span>* values) {
+  if (auto err = parseObjectBody(doc, body, values)) {
     return std::move(*err);
   }
   UnknownMembers unknown;

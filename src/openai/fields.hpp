@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "core/result.hpp"
 
 namespace tollgate::openai {
@@ -29,8 +30,10 @@ Error invalidValue(std::string_view param, std::string message);
 Error missingParameter(std::string_view param);
 
 /// Parses a JSON endpoint's request body in place into `doc` (no repeated keys): invalid_json
-/// when it is not JSON, invalid_type when it is not an object.
-std::optional<Error> parseObjectBody(rapidjson::Document& doc, std::string& body);
+/// when it is not JSON, invalid_type when it is not an object. `values`, when given, receives
+/// where each member's value was in the body as sent (json::parseInPlace).
+std::optional<Error> parseObjectBody(rapidjson::Document& doc, std::string& body,
+                                     std::vector<json::Span>* values = nullptr);
 
 /// The members of a request body that decodeObjectBody did not apply.
 struct UnknownMembers {
@@ -46,7 +49,8 @@ struct UnknownMembers {
 /// returns ends it. What is left are the unknown members.
 Result<UnknownMembers> decodeObjectBody(
     rapidjson::Document& doc, std::string& body, const std::function<bool(std::string_view)>& known,
-    const std::function<std::optional<Error>(std::string_view, const rapidjson::Value&)>& apply);
+    const std::function<std::optional<Error>(std::string_view, const rapidjson::Value&)>& apply,
+    std::vector<json::Span>* values = nullptr);
 
 /// Validates `tollgate::tags` (an object of at most 32 string tags, names 1 to 64 characters not
 /// starting with tollgate::, values at most 256, no control characters) and appends them.

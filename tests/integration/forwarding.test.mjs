@@ -99,6 +99,40 @@ describe('request forwarding', () => {
     assert.deepEqual(leaked, [], `tollgate fields forwarded: ${leaked}`);
   });
 
+  test('the client\'s own bytes are forwarded, and only the allowed members of them', T, async () => {
+    // Written by hand: whitespace around every colon, escapes a serialiser would not choose, and
+    // members the upstream must never see between those it must.
+    const m = marker('raw');
+    const text = `{ "tollgate::tags" : {"source":"raw"},
+      "messages" :\t[ {"role":"user", "content":"caf\\u00e9 \\/ \\ud83d\\ude00 ${m}"} ],
+      "some_unknown_field": {"messages": [1]},
+      "model":"mock_model", "temperature" : 1.50 ,"n":1,
+      "tollgate::dryrun":false, "stop":null, "user" : "u\\"1\\"" }`;
+    const { r, up } = await mock.forwardedOnce('/chat/completions', () => chat(text));
+    assert.equal(r.status, 200, r.text);
+    const body = JSON.parse(up.rawBody);
+    assert.deepEqual(Object.keys(body).sort(),
+      ['max_completion_tokens', 'messages', 'model', 'temperature', 'user'], up.rawBody);
+    assert.equal(body.model, 'upstream-model');
+    assert.equal(body.messages[0].content, `café / \u{1F600} ${m}`);
+    assert.equal(body.user, 'u"1"');
+    // The values as the client wrote them, not written again.
+    assert.ok(up.rawBody.includes(`[ {"role":"user", "content":"caf\\u00e9 \\/ \\ud83d\\ude00 ${m}"} ]`), up.rawBody);
+    assert.ok(up.rawBody.includes('"temperature":1.50,'), up.rawBody);
+    assert.ok(!up.rawBody.includes('tollgate::') && !up.rawBody.includes('some_unknown_field'), up.rawBody);
+  });
+
+  test('a raw control byte inside a request string is invalid JSON, never forwarded', T, async () => {
+    for (const byte of ['\x01', '\x1a', '\x1b', '\x1f']) {
+      const text = `{"model":"mock_model","messages":[{"role":"user","content":"${'x'.repeat(40)}${byte}${'y'.repeat(40)}"}]}`;
+      const r = await chat(text);
+      assert.equal(r.status, 400, `byte ${byte.charCodeAt(0)}: ${r.text}`);
+      assert.equal(r.json?.error?.code, 'invalid_json', r.text);
+    }
+    const escaped = await chat(JSON.stringify(chatBody('colour \u001b[31m red')));
+    assert.equal(escaped.status, 200, escaped.text);
+  });
+
   test('both max_tokens and max_completion_tokens: the smaller goes as max_completion_tokens', T, async () => {
     let { up } = await forwarded(chatBody('hi', { max_tokens: 50, max_completion_tokens: 30 }));
     assert.equal(up.body.max_completion_tokens, 30);

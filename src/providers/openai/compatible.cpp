@@ -132,12 +132,19 @@ std::string buildChatBody(const openai::ChatRequest& request, const config::Prov
   json::Writer w;
   w.startObject();
   w.field("model", provider.model);
+  std::size_t i = 0;
   for (const auto& m : request.body.GetObject()) {
     const std::string_view name = json::view(m.name);
     if (!m.value.IsNull() && openai::isForwardedField(name)) {
       w.key(name);
-      w.value(m.value);
+      // The client's own bytes when kept: the same value, not written again.
+      if (const auto sent = openai::sentValue(request, i)) {
+        w.raw(*sent);
+      } else {
+        w.value(m.value);
+      }
     }
+    ++i;
   }
   // Always a limit, the one the hold covers: an upstream left without one may bill any length.
   w.field("max_completion_tokens",

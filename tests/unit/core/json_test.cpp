@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/text.hpp"
 
@@ -85,6 +86,53 @@ TEST(JsonParse, RefusesInvalidUtf8AndLoneSurrogates) {
   ASSERT_TRUE(key);
   EXPECT_EQ(key->path, "o");
   EXPECT_FALSE(parse(doc, R"({"emoji":"\ud83d\ude00","text":"héllo €"})"));
+}
+
+TEST(JsonParse, RefusesEveryRawControlByteInAString) {
+  // RapidJSON's SIMD scan let 0x1A to 0x1F through when they fell in an aligned 16-byte block:
+  // every offset of a long string is tried, read both ways.
+  for (int byte = 0x01; byte < 0x20; ++byte) {
+    for (std::size_t at = 0; at < 40; ++at) {
+      std::string text = R"({"a":")" + std::string(64, 'x') + R"("})";
+      text[6 + at] = static_cast<char>(byte);
+      rapidjson::Document doc;
+      EXPECT_TRUE(parse(doc, text)) << byte << " at " << at;
+      EXPECT_TRUE(parseInPlace(doc, text)) << byte << " at " << at;
+    }
+  }
+  std::string escaped = R"({"a":"0123456789abcdef\u001b[31m0123456789abcdef\n\"\\x"})";
+  rapidjson::Document doc;
+  ASSERT_FALSE(parseInPlace(doc, escaped));
+  EXPECT_EQ(view(doc["a"]), "0123456789abcdef\x1b[31m0123456789abcdef\n\"\\x");
+  ASSERT_FALSE(parse(doc, R"({"a":"0123456789abcdef\u001f0123456789abcdef"})"));
+  EXPECT_EQ(view(doc["a"]),
+            "0123456789abcdef\x1f"
+            "0123456789abcdef");
+}
+
+TEST(JsonParse, InPlaceTellsWhereEachMemberOfARootObjectWas) {
+  const std::string sent =
+      "{ \"a\" :\t[1, {\"b\": \"c\"}] ,\n\"s\":\"x\\u00e9\\\"y\", \"n\" : -1.50e1,\"o\":{},"
+      "\"t\":true,\"z\":null }";
+  std::string text = sent;
+  rapidjson::Document doc;
+  std::vector<Span> values;
+  ASSERT_FALSE(parseInPlace(doc, text, Keys::Unique, &values));
+  ASSERT_EQ(values.size(), doc.MemberCount());
+  std::vector<std::string> seen;
+  for (const Span& v : values) {
+    seen.push_back(sent.substr(v.begin, v.end - v.begin));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{R"([1, {"b": "c"}])", R"("x\u00e9\"y")", "-1.50e1",
+                                            "{}", "true", "null"}));
+  EXPECT_EQ(view(doc["s"]), "x\xC3\xA9\"y");  // The document was read in place all the same.
+
+  text = R"([{"a":1},2])";  // No root object: no members.
+  ASSERT_FALSE(parseInPlace(doc, text, Keys::Unique, &values));
+  EXPECT_TRUE(values.empty());
+  text = R"({"a":1,"a":2})";  // Refused: nothing to tell.
+  ASSERT_TRUE(parseInPlace(doc, text, Keys::Unique, &values));
+  EXPECT_TRUE(values.empty());
 }
 
 TEST(JsonWriter, WritesWhatRapidJsonsWriterWrites) {

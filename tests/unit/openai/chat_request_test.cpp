@@ -230,6 +230,26 @@ TEST(ChatRequest, ForwardedFields) {
   EXPECT_FALSE(isForwardedField("unknown"));
 }
 
+TEST(ChatRequest, EveryFieldIsFoundByItsExactNameOnly) {
+  // The whole allow-list, as the forwarded body must hold it; near misses are unknown.
+  for (const char* name :
+       {"messages", "temperature", "top_p", "stop", "presence_penalty", "frequency_penalty", "seed",
+        "reasoning_effort", "verbosity", "stream", "tools", "tool_choice", "parallel_tool_calls",
+        "response_format", "logit_bias", "logprobs", "top_logprobs", "user"}) {
+    EXPECT_TRUE(isForwardedField(name)) << name;
+    EXPECT_FALSE(isForwardedField(std::string(name) + "s")) << name;
+    EXPECT_FALSE(isForwardedField(std::string(name).substr(1))) << name;
+  }
+  for (const char* name :
+       {"", "m", "Messages", "tollgate::", "tollgate::dryrunx", "stream_option"}) {
+    EXPECT_FALSE(isForwardedField(name)) << name;
+  }
+  // Every other known field decodes; an unknown one is refused when the client asks.
+  EXPECT_TRUE(decode(body(R"("tollgate::dryrun":true,"tollgate::episode_id":null,"n":1)")).ok());
+  EXPECT_FALSE(
+      decode(body(R"("tollgate::deny_unknown_fields":true,"tollgate::dryrunx":true)")).ok());
+}
+
 }  // namespace
 }  // namespace tollgate::openai
 

@@ -21,7 +21,8 @@ rapidjson::Document upstreamBody(std::string request) {
   auto req = openai::decodeChatRequest(request);
   EXPECT_TRUE(req.ok());
   rapidjson::Document d;
-  d.Parse(buildChatBody(*req, provider()).c_str());
+  const std::string b = buildChatBody(*req, provider());
+  d.Parse(b.c_str());
   return d;
 }
 
@@ -41,6 +42,27 @@ TEST(BuildChatBody, ForwardsKnownFieldsOnly) {
                              "tollgate::dryrun", "seed", "stream_options"}) {
     EXPECT_FALSE(d.HasMember(absent)) << absent;
   }
+}
+
+TEST(BuildChatBody, CopiesTheClientsBytesOrWritesTheSameValues) {
+  std::string text = R"({"model":"m", "messages" : [{"role":"user","content":"caf\u00e9 \/ x"}],
+      "tollgate::tags":{"a":"b"}, "temperature":1.50,"stop":null,"user":"u\"1"})";
+  auto req = openai::decodeChatRequest(text);
+  ASSERT_TRUE(req.ok());
+  const std::string copied = buildChatBody(*req, provider());
+  EXPECT_EQ(copied,
+            R"({"model":"upstream-model","messages":[{"role":"user","content":"caf\u00e9 \/ x"}],)"
+            R"("temperature":1.50,"user":"u\"1","max_completion_tokens":4096})");
+  // A request whose body was built after decoding (a variant's) keeps no bytes: its document
+  // is written, to the same values.
+  req->sent_values.clear();
+  const std::string written = buildChatBody(*req, provider());
+  EXPECT_NE(written, copied);
+  rapidjson::Document a;
+  rapidjson::Document b;
+  a.Parse(copied.c_str());
+  b.Parse(written.c_str());
+  EXPECT_TRUE(a == b) << written;
 }
 
 TEST(BuildChatBody, AlwaysSendsTheOutputLimitTheHoldCovers) {

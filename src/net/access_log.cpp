@@ -84,12 +84,15 @@ void upstreamAttempts(json::Writer& w, const std::vector<exchange::AttemptRecord
   w.endArray();
 }
 
+/// Room for a line with a few upstream attempts, so that it is written without growing.
+constexpr std::size_t kLineBytes = 1024;
+
 }  // namespace
 
 void AccessLog::ended(const exchange::RequestContext& e) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch());
-  json::Writer w;
+  json::Writer w(kLineBytes);
   w.startObject();
   w.field("ts_ms", static_cast<std::int64_t>(now.count()));
   w.field("request_id", e.request_id);
@@ -143,7 +146,7 @@ void AccessLog::ended(const exchange::RequestContext& e) {
     upstreamAttempts(w, e.attempt_log);
   }
   w.endObject();
-  pending_ += w.take();
+  pending_ += w.text();
   pending_.push_back('\n');
   if (pending_.size() >= kFlushBytes) {
     flush();

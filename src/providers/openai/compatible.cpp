@@ -129,7 +129,8 @@ std::string chatPath(const config::Provider& provider) {
 }
 
 std::string buildChatBody(const openai::ChatRequest& request, const config::Provider& provider) {
-  json::Writer w;
+  constexpr std::size_t kAddedBytes = 256;  // The model, the output limit and stream_options.
+  json::Writer w(request.sent.size() + kAddedBytes);
   w.startObject();
   w.field("model", provider.model);
   std::size_t i = 0;
@@ -231,7 +232,7 @@ class OpenAiExchange final : public Exchange {
  public:
   OpenAiExchange(const openai::ChatRequest& request, const config::Provider& provider,
                  const openai::ResponseMeta& meta)
-      : request_(request), provider_(provider), meta_(meta), rewriter_(meta) {}
+      : request_(request), provider_(provider), meta_(meta) {}
 
   Result<UpstreamRequest> request() override {
     UpstreamRequest r;
@@ -252,10 +253,11 @@ class OpenAiExchange final : public Exchange {
     if (data == "[DONE]") {
       return true;
     }
-    auto fast = rewriter_.rewrite(data, out, usage_);
+    ChunkRewriter& rewriter = rewriter_ ? *rewriter_ : rewriter_.emplace(meta_);
+    auto fast = rewriter.rewrite(data, out, usage_);
     if (fast && *fast == ChunkRewriter::Kind::Other) {
       // Data of several lines: on one line it is spliced too, every member of its choices kept.
-      fast = rewriter_.rewrite(oneLine(data), out, usage_);
+      fast = rewriter.rewrite(oneLine(data), out, usage_);
     }
     if (!fast) {
       return std::move(fast).error();
@@ -270,10 +272,10 @@ class OpenAiExchange final : public Exchange {
       return std::move(chunk).error();
     }
     openai::Chunk& c = **chunk;
-    const bool first_usage = c.usage && !rewriter_.usageRead();
+    const bool first_usage = c.usage && !rewriter.usageRead();
     if (first_usage) {
       usage_ = c.usage;
-      rewriter_.markUsageRead();
+      rewriter.markUsageRead();
     }
     if (!meta_.include_usage || !first_usage) {
       if (c.choices.empty() && c.usage) {
@@ -290,7 +292,10 @@ class OpenAiExchange final : public Exchange {
   }
 
   std::string_view responseModel() const override {
-    return model_.empty() ? std::string_view(rewriter_.model()) : std::string_view(model_);
+    if (!model_.empty() || !rewriter_) {
+      return model_;
+    }
+    return rewriter_->model();
   }
 
  private:
@@ -299,7 +304,7 @@ class OpenAiExchange final : public Exchange {
   const openai::ChatRequest& request_;
   const config::Provider& provider_;
   const openai::ResponseMeta& meta_;
-  ChunkRewriter rewriter_;
+  std::optional<ChunkRewriter> rewriter_;  ///< A stream's, made at its first event.
   std::string model_;  ///< A whole answer's model (a stream's is the rewriter's).
 };
 

@@ -359,10 +359,10 @@ class Scanner {
   bool bad_count_ = false;
 };
 
-std::string escaped(std::string_view key, std::string_view value) {
-  std::string out = std::string(",\"").append(key).append("\":");
+/// Appends `,"key":"value"`, the value escaped.
+void appendMember(std::string& out, std::string_view key, std::string_view value) {
+  out.append(",\"").append(key).append("\":");
   json::appendQuoted(value, out);
-  return out;
 }
 
 }  // namespace
@@ -396,13 +396,14 @@ std::optional<Scan> scan(std::string_view text, Shape shape, rapidjson::Reader& 
   return scanner.take();
 }
 
-Writer::Writer(const openai::ResponseMeta& meta)
-    : meta_(meta),
-      after_created_(escaped("model", meta.model) + escaped("episode_id", meta.episode_id) +
-                     (meta.variant_name.empty()
-                          ? std::string()
-                          : escaped(openai::kVariantMember, meta.variant_name))),
-      after_fingerprint_(escaped("service_tier", meta.service_tier)) {}
+Writer::Writer(const openai::ResponseMeta& meta) : meta_(meta) {
+  appendMember(after_created_, "model", meta.model);
+  appendMember(after_created_, "episode_id", meta.episode_id);
+  if (!meta.variant_name.empty()) {
+    appendMember(after_created_, openai::kVariantMember, meta.variant_name);
+  }
+  appendMember(after_fingerprint_, "service_tier", meta.service_tier);
+}
 
 void Writer::head(std::string& out, std::string_view object, std::string_view text,
                   const Scan& s) const {

@@ -45,6 +45,9 @@
 #                           as fast as they are answered): the billed p99 under an anonymous flood
 #   BENCH_PERF=0            1: after the rounds, profile each Tollgate path with perf for one
 #                           round's time; the top entries go to build/bench/perf-TARGET.txt
+#   BENCH_BASE_BIN=         another build of the gateway (the commit a change started from):
+#                           its open path joins the interleaved rounds as tollgate_base, so the
+#                           change's ratio to it is taken in the same rounds
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -77,6 +80,8 @@ ROUNDS=${BENCH_ROUNDS:-10}
 ROUND_DUR=${BENCH_ROUND_SECONDS:-4}
 LOAD_MAX=${BENCH_LOAD_MAX:-90}
 PERF=${BENCH_PERF:-0}
+BASE_BIN=${BENCH_BASE_BIN:-}
+[[ -z $BASE_BIN || -x $BASE_BIN ]] || { echo "BENCH_BASE_BIN: no executable at $BASE_BIN" >&2; exit 2; }
 FLOOD=${BENCH_FLOOD:-0}
 read -r -a PROVIDER_PATHS <<<"${BENCH_PROVIDERS-anth azure gemini bedrock}"
 # Each provider path: the model its requests name, and what the report calls it.
@@ -517,9 +522,11 @@ start_target() {
       T_PIDS=$(tree_of "$NG_PID" | tr '\n' ' ')
       [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
       ;;
-    tollgate | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced | tollgate_limited)
+    tollgate | tollgate_base | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced | tollgate_limited)
       local dir="$WORK/$target-$mode" pid i line="" auth=open storage telemetry="" limits=""
-      [[ $target != tollgate ]] && auth=required
+      local bin=$TOLLGATE_BIN
+      [[ $target == tollgate_base ]] && bin=$BASE_BIN
+      [[ $target != tollgate && $target != tollgate_base ]] && auth=required
       [[ $target == tollgate_dark ]] && telemetry=$'[metrics]\nenabled = false'
       [[ $target == tollgate_traced ]] &&
         telemetry=$'[traces]\nendpoint = "http://127.0.0.1:'"$MOCK_JSON_PORT"'/v1/traces"'
@@ -627,7 +634,7 @@ api_key = "env::BENCH_UPSTREAM_KEY"
 EOF
       # A key as real providers issue them: sent upstream, and searched for in every answer.
       export BENCH_UPSTREAM_KEY="sk-bench-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH"
-      taskset -c "$PROXY_CPU" "$TOLLGATE_BIN" serve --config "$dir/tollgate.toml" \
+      taskset -c "$PROXY_CPU" "$bin" serve --config "$dir/tollgate.toml" \
         >"$dir/stdout.log" 2>"$TOLLGATE_LOG" &
       pid=$!
       remember "$pid"
@@ -1101,6 +1108,7 @@ if ((ROUNDS > 0)) && has nginx; then
   for t in tollgate tollgate_auth tollgate_pg tollgate_dark tollgate_traced tollgate_limited; do
     has "$t" && ROUND_PATHS+=("$t")
   done
+  [[ -n $BASE_BIN ]] && has tollgate && ROUND_PATHS+=(tollgate_base)
 fi
 if ((${#ROUND_PATHS[@]} > 2)); then
   declare -A RT_PORT=() RT_PIDS=() RT_BODY=() RT_AUTH=()
@@ -1406,6 +1414,15 @@ REPORT="$OUT/results.md"
     fi
     if [[ -n ${RB_CPU[tollgate_auth]:-} && -n ${RB_CPU[tollgate_limited]:-} ]]; then
       feature_verdict limits tollgate_limited tollgate_auth 0.05
+    fi
+    if [[ -n ${RB_CPU[tollgate_base]:-} ]]; then
+      # The open path against BENCH_BASE_BIN's, round by round: what a change did, in the rounds.
+      for m in cpu ucpu rps; do
+        read -r r r_min r_max <<<"$(stats "$(per_round "$(series tollgate "round_${m}64")" "$(series tollgate_base "round_${m}64")")")"
+        printf '  %-52s %.3fx per round, median (%.3f-%.3f): %+.1f %%\n' \
+          "open vs BENCH_BASE_BIN's open, $(case $m in cpu) echo "CPU us/req" ;; ucpu) echo "user us/req" ;; rps) echo "req/s" ;; esac)" \
+          "$r" "$r_min" "$r_max" "$(awk -v r="$r" 'BEGIN { print (r - 1) * 100 }')"
+      done
     fi
     echo
   fi

@@ -1,7 +1,9 @@
 #include "net/http_readers.hpp"
 
+#include <algorithm>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
+#include <cstring>
 #include <string>
 
 #include "core/text.hpp"
@@ -153,6 +155,42 @@ std::optional<Error> checkRequestFraming(const http::request_header<>& head) {
   return std::nullopt;
 }
 
+std::string_view AnswerParser::field(std::string_view name) const {
+  const std::string_view all = fields_;
+  for (const Field& f : index_) {
+    if (beast::iequals(all.substr(f.at, f.name_size), name)) {
+      return all.substr(f.at + f.name_size, f.value_size);
+    }
+  }
+  return {};
+}
+
+void AnswerParser::on_field_impl(http::field, string_view name, string_view value, error_code&) {
+  // The head is bounded (header_limit), so every offset fits. Room for a usual head at once.
+  constexpr std::size_t kUsualFields = 16;
+  constexpr std::size_t kUsualBytes = 512;
+  if (index_.empty()) {
+    index_.reserve(kUsualFields);
+    fields_.reserve(kUsualBytes);
+  }
+  index_.push_back(Field{static_cast<std::uint32_t>(fields_.size()),
+                         static_cast<std::uint32_t>(name.size()),
+                         static_cast<std::uint32_t>(value.size())});
+  fields_.append(name.data(), name.size()).append(value.data(), value.size());
+}
+
+std::size_t AnswerParser::store(string_view body, error_code& ec) {
+  // As buffer_body's reader: what does not fit stops the parser, which keeps it for later.
+  const std::size_t n = std::min(room_, body.size());
+  if (n > 0) {
+    std::memcpy(out_, body.data(), n);
+    out_ += n;
+    room_ -= n;
+  }
+  ec = n < body.size() ? http::error::need_buffer : error_code();
+  return n;
+}
+
 ResponseReader::ResponseReader() { startParser(); }
 
 void ResponseReader::startParser() {
@@ -208,13 +246,11 @@ ResponseReader::Step ResponseReader::parseBody(beast::flat_buffer& buffer, std::
     return Step::Complete;
   }
   parser_->eager(true);
-  auto& body = parser_->get().body();
-  body.data = out.data();
-  body.size = out.size();
+  parser_->bodyInto(out.data(), out.size());
   beast::error_code ec;
   const std::size_t used = parser_->put(buffer.data(), ec);
   buffer.consume(used);
-  written = out.size() - body.size;
+  written = out.size() - parser_->room();
   if (ec && ec != http::error::need_more && ec != http::error::need_buffer) {
     return fail("sent a malformed answer body: " + ec.message());
   }
@@ -239,12 +275,10 @@ ResponseReader::Step ResponseReader::finishAtEof() {
   return Step::Complete;
 }
 
-std::string_view ResponseReader::contentType() const {
-  return parser_->get()[http::field::content_type];
-}
+std::string_view ResponseReader::contentType() const { return parser_->field("Content-Type"); }
 
 std::string_view ResponseReader::header(std::string_view name) const {
-  return parser_->get()[name];
+  return parser_->field(name);
 }
 
 bool ResponseReader::reusable(const beast::flat_buffer& buffer) const {

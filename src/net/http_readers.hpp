@@ -5,12 +5,15 @@
 #pragma once
 
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "net/spool_body.hpp"
@@ -19,6 +22,56 @@ namespace tollgate::net {
 
 /// How much a read may add to `buffer` without passing `limit` bytes buffered; 0 when full.
 std::size_t readRoom(const boost::beast::flat_buffer& buffer, std::size_t limit);
+
+/// Beast's parser of an upstream's answer, keeping what a response_parser would, in less: the
+/// status, every field in one buffer (a response_parser gives each its own allocation in a tree
+/// of names), and the body written where the caller says, as buffer_body does.
+class AnswerParser final : public boost::beast::http::basic_parser<false> {
+ public:
+  int status() const { return status_; }
+  /// The first value of the field `name` (any case), or "".
+  std::string_view field(std::string_view name) const;
+  /// Where body bytes go next, and how many fit; with no room the parser stops (need_buffer).
+  void bodyInto(char* out, std::size_t room) {
+    out_ = out;
+    room_ = room;
+  }
+  std::size_t room() const { return room_; }
+
+ private:
+  using string_view = boost::beast::string_view;
+  using error_code = boost::beast::error_code;
+
+  /// Where one field is in fields_: its name, then its value.
+  struct Field {
+    std::uint32_t at;
+    std::uint32_t name_size;
+    std::uint32_t value_size;
+  };
+
+  void on_request_impl(boost::beast::http::verb, string_view, string_view, int,
+                       error_code&) override {}
+  void on_response_impl(int code, string_view, int, error_code&) override { status_ = code; }
+  void on_field_impl(boost::beast::http::field, string_view name, string_view value,
+                     error_code&) override;
+  void on_header_impl(error_code& ec) override { ec = {}; }
+  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code& ec) override {
+    ec = {};
+  }
+  std::size_t on_body_impl(string_view body, error_code& ec) override { return store(body, ec); }
+  void on_chunk_header_impl(std::uint64_t, string_view, error_code& ec) override { ec = {}; }
+  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
+    return store(body, ec);
+  }
+  void on_finish_impl(error_code& ec) override { ec = {}; }
+  std::size_t store(string_view body, error_code& ec);
+
+  int status_ = 0;
+  std::string fields_;
+  std::vector<Field> index_;
+  char* out_ = nullptr;
+  std::size_t room_ = 0;
+};
 
 /// Reads one request. The buffer the session reads into is bounded (bufferLimit()), so a
 /// request line, header, chunk-size line, chunk extension or trailer that never ends fails
@@ -95,7 +148,7 @@ class ResponseReader {
   Step finishAtEof();
 
   static std::size_t bufferLimit() { return kBufferLimit; }
-  int status() const { return static_cast<int>(parser_->get().result_int()); }
+  int status() const { return parser_->status(); }
   std::string_view contentType() const;
   std::string_view header(std::string_view name) const;
   bool complete() const { return parser_->is_done(); }
@@ -110,7 +163,7 @@ class ResponseReader {
   void startParser();
   Step fail(std::string what);
 
-  std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>> parser_;
+  std::optional<AnswerParser> parser_;
   std::size_t interim_ = 0;
   std::optional<Error> error_;
 };

@@ -147,6 +147,35 @@ TEST(ResponseReader, SkipsInterimAnswers) {
   EXPECT_TRUE(r.reusable);
 }
 
+TEST(ResponseReader, KeepsTheFinalHeadsFieldsAndChunksTheBodyIntoTheRoomGiven) {
+  boost::beast::flat_buffer buffer;
+  append(buffer,
+         "HTTP/1.1 103 Early Hints\r\nRetry-After: 99\r\n\r\n"
+         "HTTP/1.1 429 Too Many Requests\r\ncontent-TYPE: application/json\r\n"
+         "Retry-After: 7\r\nRETRY-AFTER: 8\r\nTransfer-Encoding: chunked\r\n\r\n"
+         "b\r\n{\"error\":1}\r\n3\r\n   \r\n0\r\n\r\n");
+  ResponseReader reader;
+  ASSERT_EQ(reader.parseHead(buffer), UStep::HeadDone);
+  EXPECT_EQ(reader.status(), 429);
+  EXPECT_EQ(reader.contentType(), "application/json");
+  EXPECT_EQ(reader.header("retry-after"), "7");  // The final answer's first, in any case.
+  EXPECT_EQ(reader.header("X-Absent"), "");
+  std::string body;
+  std::array<char, 4> out;
+  for (;;) {
+    std::size_t written = 0;
+    const UStep step = reader.parseBody(buffer, out, written);
+    ASSERT_LE(written, out.size());
+    body.append(out.data(), written);
+    if (step != UStep::Body) {
+      EXPECT_EQ(step, UStep::Complete);
+      break;
+    }
+  }
+  EXPECT_EQ(body, "{\"error\":1}   ");
+  EXPECT_TRUE(reader.reusable(buffer));
+}
+
 TEST(ResponseReader, RefusesTooManyInterimAnswersAndProtocolSwitches) {
   std::string many;
   for (std::size_t i = 0; i <= ResponseReader::kMaxInterimResponses; ++i) {

@@ -73,6 +73,9 @@ Router::Router(std::vector<Route> routes, const Authenticator* authenticator)
       if (!e.segments.empty() && e.segments.back().kind == Segment::Kind::Rest) {
         throw std::invalid_argument("{name*} must be the last segment: " + r.pattern);
       }
+      if (params == 0) {
+        e.prefix.append("/").append(s);
+      }
       seg.text = s;
       e.segments.push_back(std::move(seg));
     }
@@ -136,6 +139,9 @@ Routing Router::route(Method method, std::string_view path, std::string_view con
     const bool take_exact = next_param == with_params_.end() ||
                             (next_exact != exact.end() && *next_exact < *next_param);
     const Entry& e = entries_[take_exact ? *next_exact++ : *next_param++];
+    if (!path.starts_with(e.prefix)) {
+      continue;
+    }
     params.clear();
     if (!matches(e, path, params)) {
       continue;

@@ -82,6 +82,9 @@ class Router {
   struct Entry {
     Route route;
     std::vector<Segment> segments;
+    /// The pattern's literal segments before its first parameter, e.g. "/console/api/keys":
+    /// a path that does not start with them cannot match, and is passed over at once.
+    std::string prefix;
   };
 
   static bool matches(const Entry& e, std::string_view path, PathParams& params);

@@ -80,6 +80,25 @@ TEST(Router, RestParameterTakesTheRestOfThePath) {
   EXPECT_EQ(r.route(Method::Get, "/v1/models", "").route->pattern, "/v1/models");
 }
 
+TEST(Router, APathIsMatchedOnlyByPatternsWhoseLiteralStartItShares) {
+  std::vector<Route> routes;
+  routes.push_back({Method::Get, "/a/{x*}", Access::Public, 10, {}, noop});
+  routes.push_back({Method::Get, "/a/b/{y}/c", Access::Public, 10, {}, noop});
+  routes.push_back({Method::Get, "/{z}/d", Access::Public, 10, {}, noop});
+  const Router r(std::move(routes), nullptr);
+  // A rest parameter may be empty: its pattern's literal start is "/a", not "/a/".
+  const Routing bare = r.route(Method::Get, "/a", "");
+  ASSERT_NE(bare.route, nullptr);
+  EXPECT_EQ(bare.route->pattern, "/a/{x*}");
+  EXPECT_EQ(bare.params.get("x"), "");
+  EXPECT_EQ(r.route(Method::Get, "/a/b/q/c", "").route->pattern, "/a/{x*}");  // The first.
+  EXPECT_EQ(r.route(Method::Get, "/ab", "").route, nullptr);
+  const Routing any = r.route(Method::Get, "/e/d", "");
+  ASSERT_NE(any.route, nullptr);
+  EXPECT_EQ(any.params.get("z"), "e");
+  EXPECT_EQ(r.route(Method::Get, "/e/dd", "").route, nullptr);
+}
+
 TEST(Router, WrongMethodIs405WithAllow) {
   const Router r = table();
   const Routing m = r.route(Method::Post, "/health", "application/json");

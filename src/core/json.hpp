@@ -25,8 +25,6 @@ void appendQuoted(std::string_view s, rapidjson::StringBuffer& out);
 class Writer {
  public:
   Writer() : w_(buf_) {}
-  /// Room for `capacity` bytes from the start: a text of known size is not grown piecemeal.
-  explicit Writer(std::size_t capacity) : buf_(nullptr, capacity), w_(buf_) {}
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
@@ -87,9 +85,7 @@ class Writer {
     endArray();
   }
 
-  std::string take() { return std::string(text()); }
-  /// What was written so far.
-  std::string_view text() const { return {buf_.GetString(), buf_.GetSize()}; }
+  std::string take() { return std::string(buf_.GetString(), buf_.GetSize()); }
 
  private:
   void quoted(std::string_view s) {

@@ -66,6 +66,42 @@ bool secondByteFits(unsigned char lead, unsigned char second) {
   }
 }
 
+/// How many ASCII bytes `p` starts with, of `n`: sixteen at a time, then eight, the last of
+/// them in a word that overlaps bytes already seen (the first high byte in it is then past
+/// them), so that a short text is not walked byte by byte.
+std::size_t asciiPrefix(const unsigned char* p, std::size_t n) {
+  std::size_t i = 0;
+#ifdef __SSE2__
+  for (; i + sizeof(__m128i) <= n; i += sizeof(__m128i)) {
+    const auto high = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
+    if (high != 0) {
+      return i + static_cast<std::size_t>(std::countr_zero(high));
+    }
+  }
+#endif
+  if constexpr (std::endian::native == std::endian::little) {  // Byte k is bits 8k to 8k+7.
+    std::uint64_t word;
+    for (; i + sizeof word <= n; i += sizeof word) {
+      std::memcpy(&word, p + i, sizeof word);
+      if ((word & kHighBits) != 0) {
+        return i + static_cast<std::size_t>(std::countr_zero(word & kHighBits)) / 8;
+      }
+    }
+    if (i < n && n >= sizeof word) {
+      std::memcpy(&word, p + n - sizeof word, sizeof word);
+      return (word & kHighBits) == 0
+                 ? n
+                 : n - sizeof word +
+                       static_cast<std::size_t>(std::countr_zero(word & kHighBits)) / 8;
+    }
+  }
+  while (i < n && p[i] < kContinuation) {
+    ++i;
+  }
+  return i;
+}
+
 }  // namespace
 
 bool isValidUtf8(std::string_view s) {
@@ -73,27 +109,11 @@ bool isValidUtf8(std::string_view s) {
   const std::size_t n = s.size();
   std::size_t i = 0;
   while (i < n) {
-    // Most text is ASCII: skip it 32 bytes at a time, then eight.
-    if (i + sizeof(std::uint64_t) <= n) {
-      std::uint64_t words[4];
-      if (i + sizeof words <= n) {
-        std::memcpy(words, p + i, sizeof words);
-        if (((words[0] | words[1] | words[2] | words[3]) & kHighBits) == 0) {
-          i += sizeof words;
-          continue;
-        }
-      }
-      std::memcpy(words, p + i, sizeof words[0]);
-      if ((words[0] & kHighBits) == 0) {
-        i += sizeof words[0];
-        continue;
-      }
+    i += asciiPrefix(p + i, n - i);  // Most text is ASCII.
+    if (i == n) {
+      break;
     }
     const unsigned char lead = p[i];
-    if (lead < kContinuation) {
-      ++i;
-      continue;
-    }
     const std::size_t len = sequenceLength(lead);
     if (len == 0 || i + len > n || !secondByteFits(lead, p[i + 1])) {
       return false;
@@ -128,14 +148,23 @@ std::size_t jsonPlainPrefix(std::string_view s) {
   }
 #endif
   if constexpr (std::endian::native == std::endian::little) {  // Byte k is bits 8k to 8k+7.
-    for (; i + sizeof(std::uint64_t) <= n; i += sizeof(std::uint64_t)) {
+    const auto stopsIn = [p](std::size_t at) {
       std::uint64_t word;
-      std::memcpy(&word, p + i, sizeof word);
-      const std::uint64_t stops = zeroBytes(word ^ ('"' * kLowBits)) |
-                                  zeroBytes(word ^ ('\\' * kLowBits)) | controlBytes(word);
-      if (stops != 0) {
+      std::memcpy(&word, p + at, sizeof word);
+      return zeroBytes(word ^ ('"' * kLowBits)) | zeroBytes(word ^ ('\\' * kLowBits)) |
+             controlBytes(word);
+    };
+    for (; i + sizeof(std::uint64_t) <= n; i += sizeof(std::uint64_t)) {
+      if (const std::uint64_t stops = stopsIn(i); stops != 0) {
         return i + static_cast<std::size_t>(std::countr_zero(stops)) / 8;
       }
+    }
+    if (i < n && n >= sizeof(std::uint64_t)) {
+      // The last bytes in a word overlapping those already seen, which hold no stop: the first
+      // stop in it is past them. Exact up to the first stop, as zeroBytes is.
+      const std::size_t at = n - sizeof(std::uint64_t);
+      const std::uint64_t stops = stopsIn(at);
+      return stops == 0 ? n : at + static_cast<std::size_t>(std::countr_zero(stops)) / 8;
     }
   }
   while (i < n && p[i] != '"' && p[i] != '\\' && static_cast<unsigned char>(p[i]) >= 0x20) {

@@ -130,37 +130,36 @@ std::string chatPath(const config::Provider& provider) {
 
 std::string buildChatBody(const openai::ChatRequest& request, const config::Provider& provider) {
   constexpr std::size_t kAddedBytes = 256;  // The model, the output limit and stream_options.
-  json::Writer w(request.sent.size() + kAddedBytes);
-  w.startObject();
-  w.field("model", provider.model);
+  std::string body;
+  body.reserve(request.sent.size() + kAddedBytes);
+  body.append("{\"model\":");
+  json::appendQuoted(provider.model, body);
   std::size_t i = 0;
   for (const auto& m : request.body.GetObject()) {
     const std::string_view name = json::view(m.name);
     if (!m.value.IsNull() && openai::isForwardedField(name)) {
-      w.key(name);
-      // The client's own bytes when kept: the same value, not written again.
+      // An allowed name is one of ours, plain ASCII. The value is the client's own bytes when
+      // kept, not written again.
+      body.append(",\"").append(name).append("\":");
       if (const auto sent = openai::sentValue(request, i)) {
-        w.raw(*sent);
+        body.append(*sent);
       } else {
-        w.value(m.value);
+        body.append(json::serialize(m.value));
       }
     }
     ++i;
   }
   // Always a limit, the one the hold covers: an upstream left without one may bill any length.
-  w.field("max_completion_tokens",
-          config::outputTokenLimit(request.max_completion_tokens, provider.max_output_tokens,
-                                   provider.default_max_tokens));
+  body.append(",\"max_completion_tokens\":")
+      .append(std::to_string(config::outputTokenLimit(
+          request.max_completion_tokens, provider.max_output_tokens, provider.default_max_tokens)));
   if (request.stream) {
     // Usage is always asked for, so a streamed request can be billed; the relay drops the usage
     // chunk when the client did not ask for it.
-    w.key("stream_options");
-    w.startObject();
-    w.field("include_usage", true);
-    w.endObject();
+    body.append(R"(,"stream_options":{"include_usage":true})");
   }
-  w.endObject();
-  return w.take();
+  body.push_back('}');
+  return body;
 }
 
 Result<std::optional<openai::Chunk>> parseChunk(std::string& data, KeepRaw keep) {

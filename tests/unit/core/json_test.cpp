@@ -197,6 +197,17 @@ TEST(Text, ValidUtf8) {
   EXPECT_FALSE(text::isValidUtf8("\xED\xB0\x80"));      // Surrogate.
   EXPECT_FALSE(text::isValidUtf8("\xF4\x90\x80\x80"));  // Above U+10FFFF.
   EXPECT_FALSE(text::isValidUtf8("abcdefgh\xE2\x82"));  // Truncated at the end.
+  // A character, or a stray byte, at every position of ASCII texts shorter and longer than the
+  // sixteen- and eight-byte steps: the steps must neither skip nor misplace it.
+  for (std::size_t size = 0; size <= 40; ++size) {
+    for (std::size_t at = 0; at <= size; ++at) {
+      std::string s(size, 'a');
+      ASSERT_TRUE(text::isValidUtf8(std::string(s).insert(at, "\xE2\x82\xAC")))
+          << size << " " << at;
+      ASSERT_FALSE(text::isValidUtf8(std::string(s).insert(at, "\xE2\x82"))) << size << " " << at;
+      ASSERT_FALSE(text::isValidUtf8(std::string(s).insert(at, "\x80"))) << size << " " << at;
+    }
+  }
 }
 
 TEST(Text, JsonPlainPrefixStopsAtTheFirstByteAStringMustEscape) {
@@ -222,6 +233,10 @@ TEST(Text, JsonPlainPrefixStopsAtTheFirstByteAStringMustEscape) {
         }
         ASSERT_EQ(text::jsonPlainPrefix(s), plain(s)) << "stop " << int(stop) << " at " << at;
         ASSERT_EQ(text::jsonPlainPrefix(s), at);
+        if (at + 1 < size) {  // A later stop, in the same word or the last one, changes nothing.
+          s.back() = '"';
+          ASSERT_EQ(text::jsonPlainPrefix(s), at) << "stop " << int(stop) << " at " << at;
+        }
       }
     }
   }

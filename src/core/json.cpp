@@ -210,12 +210,20 @@ const Value* repeatedKey(const Value& object) {
   return it == names.end() ? nullptr : *it;
 }
 
-/// Walks a parsed document without recursion: every key and string must be valid UTF-8, and
-/// with Keys::Unique no object may repeat a key.
-std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys) {
+/// Whether the strings of a document still need their UTF-8 checked.
+enum class Utf8 { Check, Known };
+
+/// Walks a parsed document without recursion: every key and string must be valid UTF-8 (unless
+/// known to be), and with Keys::Unique no object may repeat a key.
+std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys, Utf8 utf8) {
+  const bool check = utf8 == Utf8::Check;
+  if (!check && keys == Keys::AllowDuplicates) {
+    return std::nullopt;
+  }
   if (root.IsString()) {
-    return text::isValidUtf8(view(root)) ? std::nullopt
-                                         : std::optional(ParseFailure{"invalid UTF-8", ""});
+    return !check || text::isValidUtf8(view(root))
+               ? std::nullopt
+               : std::optional(ParseFailure{"invalid UTF-8", ""});
   }
   std::vector<Frame> frames;
   auto open = [&](const Value& v) -> std::optional<ParseFailure> {
@@ -243,7 +251,7 @@ std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys) {
         continue;
       }
       const auto& member = f.container->MemberBegin()[f.next];
-      if (!text::isValidUtf8(view(member.name))) {
+      if (check && !text::isValidUtf8(view(member.name))) {
         frames.pop_back();  // The path names the object holding the key, never the key's bytes.
         return ParseFailure{"invalid UTF-8 in a key", pathOf(frames)};
       }
@@ -256,7 +264,7 @@ std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys) {
       }
       child = &(*f.container)[f.next++];
     }
-    if (child->IsString() && !text::isValidUtf8(view(*child))) {
+    if (check && child->IsString() && !text::isValidUtf8(view(*child))) {
       return ParseFailure{"invalid UTF-8", pathOf(frames)};
     }
     if (auto failure = open(*child)) {
@@ -268,7 +276,7 @@ std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys) {
 
 template <unsigned kFlags, class Stream>
 std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream, Keys keys,
-                                        std::vector<Span>* values = nullptr) {
+                                        Utf8 utf8, std::vector<Span>* values = nullptr) {
   rapidjson::ParseResult result;
   bool too_deep = false;
   auto generate = [&](rapidjson::Document& target) {
@@ -289,7 +297,7 @@ std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream
                                std::to_string(result.Offset()),
                            ""};
   } else {
-    problem = findTextProblem(doc, keys);
+    problem = findTextProblem(doc, keys, utf8);
   }
   if (problem) {
     doc.SetNull();
@@ -304,13 +312,31 @@ std::optional<ParseFailure> nulFailure() { return ParseFailure{"it contains a NU
 
 }  // namespace
 
+bool decodesToValidUtf8(std::string_view text) {
+  if (!text::isValidUtf8(text)) {
+    return false;
+  }
+  constexpr char kLowerCase = 0x20;
+  for (std::size_t at = text.find('\\'); at != std::string_view::npos;
+       at = text.find('\\', at + 1)) {
+    if (at + 3 < text.size() && text[at + 1] == 'u' && (text[at + 2] | kLowerCase) == 'd') {
+      const char third = static_cast<char>(text[at + 3] | kLowerCase);
+      if (third >= 'c' && third <= 'f') {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& text, Keys keys) {
   if (hasEmbeddedNul(text)) {
     doc.SetNull();
     return nulFailure();
   }
+  const Utf8 utf8 = decodesToValidUtf8(text) ? Utf8::Known : Utf8::Check;
   TextStream stream(text);
-  return parseStream<rapidjson::kParseDefaultFlags>(doc, stream, keys);
+  return parseStream<rapidjson::kParseDefaultFlags>(doc, stream, keys, utf8);
 }
 
 std::optional<ParseFailure> parseInPlace(rapidjson::Document& doc, std::string& text, Keys keys,
@@ -322,8 +348,9 @@ std::optional<ParseFailure> parseInPlace(rapidjson::Document& doc, std::string& 
     doc.SetNull();
     return nulFailure();
   }
+  const Utf8 utf8 = decodesToValidUtf8(text) ? Utf8::Known : Utf8::Check;  // Before it moves.
   InPlaceStream stream(text);
-  return parseStream<rapidjson::kParseInsituFlag>(doc, stream, keys, values);
+  return parseStream<rapidjson::kParseInsituFlag>(doc, stream, keys, utf8, values);
 }
 
 std::string serialize(const rapidjson::Value& v) {

@@ -118,6 +118,14 @@ struct ParseFailure {
 std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& text,
                                   Keys keys = Keys::AllowDuplicates);
 
+/// Whether every string read from the JSON `text` is valid UTF-8, whatever the text holds: the
+/// text itself is, and none of its escapes is a low surrogate (backslash-u DC00 to DFFF), the
+/// one escape RapidJSON decodes to bytes that are not UTF-8 (a high one without its pair it
+/// refuses). A string's raw runs are then valid, and every other escape decodes to a valid
+/// character. One pass over the text costs less than one over each string; a text this cannot
+/// vouch for (an emoji escaped as a surrogate pair, say) has its strings checked one by one.
+bool decodesToValidUtf8(std::string_view text);
+
 /// Where a value lies in the text it was read from: the bytes [begin, end), as they were sent.
 struct Span {
   std::size_t begin = 0;

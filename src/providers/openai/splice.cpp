@@ -141,7 +141,7 @@ class ChoiceRules {
 class Scanner {
  public:
   Scanner(std::string_view text, const ViewStream& in, Shape shape)
-      : text_(text), in_(in), shape_(shape) {}
+      : text_(text), in_(in), shape_(shape), utf8_known_(json::decodesToValidUtf8(text)) {}
 
   // A null detail is 0, as one left out; a null total is not a count.
   bool Null() { return (depth_ == 3 || notACount()) && scalar(Type::OtherScalar); }
@@ -162,10 +162,10 @@ class Scanner {
     if (depth_ == 1 && model_key_ && scan_.model.type == Type::None) {
       scan_.model = Span{value_begin_, in_.Tell(), Type::String};
     }
-    return text::isValidUtf8({s, n}) && notACount() && scalar(Type::String);
+    return validUtf8({s, n}) && notACount() && scalar(Type::String);
   }
   bool Key(const char* s, SizeType n, bool) {
-    if (!text::isValidUtf8({s, n})) {
+    if (!validUtf8({s, n})) {
       return false;
     }
     const std::string_view key(s, n);
@@ -220,6 +220,9 @@ class Scanner {
   }
 
  private:
+  /// Whether a string read is valid UTF-8: known for them all when the text vouches for them.
+  bool validUtf8(std::string_view s) const { return utf8_known_ || text::isValidUtf8(s); }
+
   static int fieldOf(std::string_view key) {
     if (key == "id") return kId;
     if (key == "created") return kCreated;
@@ -345,6 +348,7 @@ class Scanner {
   std::string_view text_;
   const ViewStream& in_;
   const Shape shape_;
+  const bool utf8_known_;  ///< Every string of the text is valid UTF-8 (json::decodesToValidUtf8).
   Scan scan_;
   ChoiceRules rules_;
   std::size_t depth_ = 0;

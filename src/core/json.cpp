@@ -225,7 +225,9 @@ std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys, Utf8 u
                ? std::nullopt
                : std::optional(ParseFailure{"invalid UTF-8", ""});
   }
+  constexpr std::size_t kUsualDepth = 16;
   std::vector<Frame> frames;
+  frames.reserve(kUsualDepth);
   auto open = [&](const Value& v) -> std::optional<ParseFailure> {
     if (v.IsObject() && keys == Keys::Unique) {
       if (const Value* key = repeatedKey(v)) {
@@ -342,7 +344,9 @@ std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& t
 std::optional<ParseFailure> parseInPlace(rapidjson::Document& doc, std::string& text, Keys keys,
                                          std::vector<Span>* values) {
   if (values != nullptr) {
+    constexpr std::size_t kUsualMembers = 16;
     values->clear();
+    values->reserve(kUsualMembers);
   }
   if (hasEmbeddedNul(text)) {
     doc.SetNull();

@@ -237,6 +237,8 @@ class OpenAiExchange final : public Exchange {
     UpstreamRequest r;
     r.path = chatPath(provider_);
     r.body = buildChatBody(request_, provider_);
+    constexpr std::size_t kUsualHeaders = 8;  // Ours, and those every attempt adds.
+    r.headers.reserve(kUsualHeaders);
     r.headers.emplace_back("Accept", request_.stream ? "text/event-stream" : "application/json");
     if (!provider_.api_key.empty()) {
       r.headers.emplace_back("Authorization", "Bearer " + provider_.api_key);

@@ -1,5 +1,6 @@
 #include "providers/openai/completion.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "providers/openai/splice.hpp"
@@ -28,7 +29,9 @@ constexpr std::array<std::string_view, 4> kFaultText = {"", "a choice that is no
 
 Result<std::string> spliceCompletion(std::string_view body, const openai::ResponseMeta& meta,
                                      std::optional<openai::Usage>& usage, std::string& model) {
-  rapidjson::Reader reader;
+  // The reader copies each string onto its stack: room for the longest from the start.
+  constexpr std::size_t kMaxStartingStack = 64 * 1024;
+  rapidjson::Reader reader(nullptr, std::min(body.size() + 1, kMaxStartingStack));
   const auto scan = splice::scan(body, splice::Shape::Completion, reader);
   if (!scan) {
     return badUpstream("a body that is not a JSON object");

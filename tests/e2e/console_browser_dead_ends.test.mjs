@@ -129,6 +129,9 @@ describe('ways out of the console\'s dead ends in Chromium', { skip: BROWSER_SKI
       await page.getByRole('link', { name: 'Usage' }).click();
       await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
       // The page's own calls done first: one still in flight would meet the ended session itself.
+      // Its panels load one after another, and on a loaded machine the network can fall quiet
+      // between two of them: every panel must have left "Loading…" too.
+      await page.waitForFunction(() => !document.body.innerText.includes('Loading '));
       await page.waitForLoadState('networkidle');
       await ok('users', 'sessions-end', OWNER);
       await page.getByRole('link', { name: 'Audit log' }).click();

@@ -23,6 +23,7 @@ class TextStream : public rapidjson::StringStream {
       : rapidjson::StringStream(text.c_str()), end_(text.data() + text.size()) {}
   std::string_view rest() const { return {src_, static_cast<std::size_t>(end_ - src_)}; }
   char at(std::size_t offset) const { return head_[offset]; }
+  std::size_t size() const { return static_cast<std::size_t>(end_ - head_); }
 
  private:
   const char* end_;
@@ -35,8 +36,10 @@ class InPlaceStream : public rapidjson::InsituStringStream {
   explicit InPlaceStream(std::string& text)
       : rapidjson::InsituStringStream(text.data()), end_(text.data() + text.size()) {}
   std::string_view rest() const { return {src_, static_cast<std::size_t>(end_ - src_)}; }
-  /// A byte the reader has passed and not rewritten: between a key and its value.
+  /// A byte the reader has passed and not rewritten: between a key and its value, or the one a
+  /// refusal points at.
   char at(std::size_t offset) const { return head_[offset]; }
+  std::size_t size() const { return static_cast<std::size_t>(end_ - head_); }
 
  private:
   const char* end_;
@@ -276,6 +279,22 @@ std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys, Utf8 u
   return std::nullopt;
 }
 
+/// What RapidJSON refused, in its words, but for a raw control character inside a string, which
+/// it calls an invalid escape.
+template <class Stream>
+std::string syntaxError(const rapidjson::ParseResult& result, const Stream& stream) {
+  const std::size_t at = result.Offset();
+  if (result.Code() == rapidjson::kParseErrorStringEscapeInvalid && at < stream.size()) {
+    const auto byte = static_cast<unsigned char>(stream.at(at));
+    if (byte < 0x20) {
+      constexpr std::string_view kHex = "0123456789ABCDEF";
+      return std::string("a control character (U+00") + kHex[byte >> 4] + kHex[byte & 0xF] +
+             ") must be escaped inside a string";
+    }
+  }
+  return rapidjson::GetParseError_En(result.Code());
+}
+
 template <unsigned kFlags, class Stream>
 std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream, Keys keys,
                                         Utf8 utf8, std::vector<Span>* values = nullptr) {
@@ -295,9 +314,8 @@ std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream
     problem = ParseFailure{
         "it nests deeper than " + std::to_string(kMaxDepth) + " arrays and objects", ""};
   } else if (result.IsError()) {
-    problem = ParseFailure{std::string(rapidjson::GetParseError_En(result.Code())) + " at offset " +
-                               std::to_string(result.Offset()),
-                           ""};
+    problem = ParseFailure{
+        syntaxError(result, stream) + " at offset " + std::to_string(result.Offset()), ""};
   } else {
     problem = findTextProblem(doc, keys, utf8);
   }

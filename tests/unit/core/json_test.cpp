@@ -100,6 +100,15 @@ TEST(JsonParse, RefusesEveryRawControlByteInAString) {
       EXPECT_TRUE(parseInPlace(doc, text)) << byte << " at " << at;
     }
   }
+  std::string raw = "{\"a\":\"red \x1b[31m\"}";
+  rapidjson::Document refused;
+  const auto said = parseInPlace(refused, raw);
+  ASSERT_TRUE(said);
+  EXPECT_EQ(said->reason,
+            "a control character (U+001B) must be escaped inside a string at offset 10");
+  const auto escape = parse(refused, R"({"a":"\q"})");  // A real invalid escape keeps its words.
+  ASSERT_TRUE(escape);
+  EXPECT_EQ(escape->reason.rfind("Invalid escape character in string.", 0), 0U) << escape->reason;
   std::string escaped = R"({"a":"0123456789abcdef\u001b[31m0123456789abcdef\n\"\\x"})";
   rapidjson::Document doc;
   ASSERT_FALSE(parseInPlace(doc, escaped));

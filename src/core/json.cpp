@@ -13,37 +13,32 @@
 namespace tollgate::json {
 namespace {
 
-/// RapidJSON's two string streams, knowing where their text ends: a string's plain runs are then
-/// found by text::jsonPlainPrefix (the specialisations below), not by RapidJSON's SIMD scan,
-/// which compares bytes with 0x19, not 0x1F, and so let the raw control bytes 0x1A to 0x1F
-/// through inside a string, where JSON forbids them. Whatever a reader accepts is valid JSON.
-class TextStream : public rapidjson::StringStream {
+/// One of RapidJSON's two string streams (StringStream, InsituStringStream), knowing where its
+/// text ends: a string's plain runs are then found by text::jsonPlainPrefix (the
+/// specialisations below), not by RapidJSON's SIMD scan, which compares bytes with 0x19, not
+/// 0x1F, and so let the raw control bytes 0x1A to 0x1F through inside a string, where JSON
+/// forbids them. Whatever a reader accepts is valid JSON. Tell() is the offset read, which for
+/// the in-situ stream (it reads and writes the same text) is the offset in the text as sent.
+template <class Base>
+class Bounded : public Base {
  public:
-  explicit TextStream(const std::string& text)
-      : rapidjson::StringStream(text.c_str()), end_(text.data() + text.size()) {}
-  std::string_view rest() const { return {src_, static_cast<std::size_t>(end_ - src_)}; }
-  char at(std::size_t offset) const { return head_[offset]; }
-  std::size_t size() const { return static_cast<std::size_t>(end_ - head_); }
+  template <class Text>
+  explicit Bounded(Text& text) : Base(text.data()), end_(text.data() + text.size()) {}
+  std::string_view rest() const {
+    return {this->src_, static_cast<std::size_t>(end_ - this->src_)};
+  }
+  /// The whole text. Read in place, a byte the reader has passed between a key and its value,
+  /// or the one a refusal points at, is as it was sent.
+  std::string_view text() const {
+    return {this->head_, static_cast<std::size_t>(end_ - this->head_)};
+  }
 
  private:
-  const char* end_;
+  const typename Base::Ch* end_;
 };
 
-/// The in-situ stream reads and writes the same text; Tell() is the offset read, which is the
-/// offset in the text as it was sent.
-class InPlaceStream : public rapidjson::InsituStringStream {
- public:
-  explicit InPlaceStream(std::string& text)
-      : rapidjson::InsituStringStream(text.data()), end_(text.data() + text.size()) {}
-  std::string_view rest() const { return {src_, static_cast<std::size_t>(end_ - src_)}; }
-  /// A byte the reader has passed and not rewritten: between a key and its value, or the one a
-  /// refusal points at.
-  char at(std::size_t offset) const { return head_[offset]; }
-  std::size_t size() const { return static_cast<std::size_t>(end_ - head_); }
-
- private:
-  const char* end_;
-};
+using TextStream = Bounded<rapidjson::StringStream>;
+using InPlaceStream = Bounded<rapidjson::InsituStringStream>;
 
 std::size_t plainRun(std::string_view rest) {
   return std::min<std::size_t>(text::jsonPlainPrefix(rest),
@@ -142,11 +137,7 @@ class DepthLimited {
   /// began after its key, the colon and any whitespace, none of which reading in place moves.
   bool ended() {
     if (values_ != nullptr && depth_ == 1 && root_object_) {
-      std::size_t begin = key_end_;
-      for (char c = stream_.at(begin); c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
-           c = stream_.at(++begin)) {
-      }
-      values_->push_back(Span{begin, stream_.Tell()});
+      values_->push_back(Span{valueStart(stream_.text(), key_end_), stream_.Tell()});
     }
     return true;
   }
@@ -284,8 +275,9 @@ std::optional<ParseFailure> findTextProblem(const Value& root, Keys keys, Utf8 u
 template <class Stream>
 std::string syntaxError(const rapidjson::ParseResult& result, const Stream& stream) {
   const std::size_t at = result.Offset();
-  if (result.Code() == rapidjson::kParseErrorStringEscapeInvalid && at < stream.size()) {
-    const auto byte = static_cast<unsigned char>(stream.at(at));
+  const std::string_view text = stream.text();
+  if (result.Code() == rapidjson::kParseErrorStringEscapeInvalid && at < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[at]);
     if (byte < 0x20) {
       constexpr std::string_view kHex = "0123456789ABCDEF";
       return std::string("a control character (U+00") + kHex[byte >> 4] + kHex[byte & 0xF] +
@@ -331,6 +323,15 @@ std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream
 std::optional<ParseFailure> nulFailure() { return ParseFailure{"it contains a NUL byte", ""}; }
 
 }  // namespace
+
+std::size_t valueStart(std::string_view text, std::size_t key_end) {
+  std::size_t at = key_end;
+  while (at < text.size() && (text[at] == ':' || text[at] == ' ' || text[at] == '\t' ||
+                              text[at] == '\n' || text[at] == '\r')) {
+    ++at;
+  }
+  return at;
+}
 
 bool decodesToValidUtf8(std::string_view text) {
   if (!text::isValidUtf8(text)) {
@@ -424,19 +425,18 @@ void put(rapidjson::StringBuffer& out, std::string_view s) {
 }
 void put(rapidjson::StringBuffer& out, char c) { out.Put(c); }
 
-/// A string with nothing to escape, in its quotes, with one reservation.
-void putPlain(std::string& out, std::string_view s) {
+/// Room for `n` more bytes at the end of `out`, and where they start.
+char* room(std::string& out, std::size_t n) {
   const std::size_t at = out.size();
-  out.resize(at + s.size() + 2);
-  char* p = out.data() + at;
-  p[0] = '"';
-  if (!s.empty()) {  // An empty view's data may be null, which memcpy may not take.
-    std::memcpy(p + 1, s.data(), s.size());
-  }
-  p[s.size() + 1] = '"';
+  out.resize(at + n);
+  return out.data() + at;
 }
-void putPlain(rapidjson::StringBuffer& out, std::string_view s) {
-  char* p = out.Push(s.size() + 2);
+char* room(rapidjson::StringBuffer& out, std::size_t n) { return out.Push(n); }
+
+/// A string with nothing to escape, in its quotes, with one reservation.
+template <class Out>
+void putPlain(Out& out, std::string_view s) {
+  char* p = room(out, s.size() + 2);
   p[0] = '"';
   if (!s.empty()) {  // An empty view's data may be null, which memcpy may not take.
     std::memcpy(p + 1, s.data(), s.size());

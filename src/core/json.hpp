@@ -126,6 +126,10 @@ std::optional<ParseFailure> parse(rapidjson::Document& doc, const std::string& t
 /// vouch for (an emoji escaped as a surrogate pair, say) has its strings checked one by one.
 bool decodesToValidUtf8(std::string_view text);
 
+/// Where a member's value starts in JSON `text`, given where its key ended: past the colon and
+/// any whitespace.
+std::size_t valueStart(std::string_view text, std::size_t key_end);
+
 /// Where a value lies in the text it was read from: the bytes [begin, end), as they were sent.
 struct Span {
   std::size_t begin = 0;

@@ -173,13 +173,7 @@ class Scanner {
       field_ = fieldOf(key);
       model_key_ = key == "model";
       scan_.error = scan_.error || key == "error";
-      // The value starts after the ':' that follows the key, past any JSON whitespace.
-      std::size_t at = in_.Tell();
-      while (at < text_.size() && (text_[at] == ' ' || text_[at] == '\t' || text_[at] == '\r' ||
-                                   text_[at] == '\n' || text_[at] == ':')) {
-        ++at;
-      }
-      value_begin_ = at;
+      value_begin_ = json::valueStart(text_, in_.Tell());
     } else if (depth_ == 2 && field_ == kUsage) {
       usage_key_ = key == "prompt_tokens" ? kPrompt : key == "completion_tokens" ? kCompletion : -1;
       details_ = key == "prompt_tokens_details"       ? kPromptDetails

@@ -43,7 +43,7 @@
 #   BENCH_FLOOD=0           1: the billed paths' fixed-rate test runs again while two connections
 #                           flood the console's sign-in with bad links (POST /console/api/auth/link
 #                           as fast as they are answered): the billed p99 under an anonymous flood
-#   BENCH_PERF=0            1: after the rounds, profile each Tollgate path with perf for one
+#   BENCH_PERF=0            1: after the rounds, profile each path (nginx's too) with perf for one
 #                           round's time; the top entries go to build/bench/perf-TARGET.txt
 #   BENCH_BASE_BIN=         another build of the gateway (the commit a change started from):
 #                           its open path joins the interleaved rounds as tollgate_base, so the
@@ -1146,9 +1146,8 @@ if ((${#ROUND_PATHS[@]} > 2)); then
     add tollgate health_rps "$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/out.txt")"
   fi
   if ((PERF)); then
-    # A profile of each Tollgate path under the rounds' load (not counted in any figure).
+    # A profile of each path under the rounds' load, nginx's too (not counted in any figure).
     for t in "${ROUND_PATHS[@]}"; do
-      [[ $t == tollgate* ]] || continue
       T_PORT=${RT_PORT[$t]} T_PIDS=${RT_PIDS[$t]} T_BODY=${RT_BODY[$t]}
       if [[ -n ${RT_AUTH[$t]} ]]; then export BENCH_AUTH=${RT_AUTH[$t]}; else unset BENCH_AUTH; fi
       perf record -q -g -F 999 -o "$WORK/perf-$t.data" -p "$(tr ' ' ',' <<<"${T_PIDS% }")" 2>/dev/null &

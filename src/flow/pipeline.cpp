@@ -140,9 +140,16 @@ boost::asio::awaitable<bool> countAgainst(Call& c, const std::vector<limits::Ask
   co_return false;
 }
 
+/// Who a limit counts: a scope's prefix ("key:", "team:", ...) and its id. The limit's name is
+/// written only for a limit that is set: most requests have none, and pay for no string.
+struct LimitScope {
+  std::string_view prefix;
+  std::string_view id;
+};
+
 /// The limits of one scope that apply to a request, those of `kinds` (its own, else the
 /// configured defaults), as asks of `amount` tokens for a tpm limit.
-void addAsks(std::vector<limits::Ask>& asks, const config::Limits& l, const std::string& id,
+void addAsks(std::vector<limits::Ask>& asks, const config::Limits& l, LimitScope scope,
              std::initializer_list<limits::Kind> kinds, std::int64_t tokens,
              std::array<ErrorKind, 3> refusals) {
   for (const limits::Kind kind : kinds) {
@@ -155,8 +162,10 @@ void addAsks(std::vector<limits::Ask>& asks, const config::Limits& l, const std:
     const std::string_view suffix = kind == limits::Kind::Requests ? ":rpm"
                                     : kind == limits::Kind::Tokens ? ":tpm"
                                                                    : ":concurrent";
-    asks.push_back({id + std::string(suffix), kind, *value,
-                    kind == limits::Kind::Tokens ? tokens : 1,
+    std::string name;
+    name.reserve(scope.prefix.size() + scope.id.size() + suffix.size());
+    name.append(scope.prefix).append(scope.id).append(suffix);
+    asks.push_back({std::move(name), kind, *value, kind == limits::Kind::Tokens ? tokens : 1,
                     refusals[static_cast<std::size_t>(kind)]});
   }
 }
@@ -170,12 +179,12 @@ constexpr std::array kModelRefusals{ErrorKind::ModelRpmExceeded, ErrorKind::Mode
 
 /// The id of the caller's key limits: its public id, or in open mode (no key) its source; none
 /// for the console's playground, which counts toward its team's and the model's limits only.
-std::optional<std::string> keyLimitId(const Call& c) {
+std::optional<LimitScope> keyLimitId(const Call& c) {
   if (c.ctx.caller.playground) {
     return std::nullopt;
   }
-  return c.ctx.caller.key_public_id.empty() ? "source:" + std::string(c.req.source)
-                                            : "key:" + c.ctx.caller.key_public_id;
+  return c.ctx.caller.key_public_id.empty() ? LimitScope{"source:", c.req.source}
+                                            : LimitScope{"key:", c.ctx.caller.key_public_id};
 }
 
 /// Each of `own` that is set, else `fallback`'s.
@@ -202,7 +211,7 @@ boost::asio::awaitable<bool> requestLimits(Call& c) {
     addAsks(asks, d.key, *key, {limits::Kind::Requests, limits::Kind::Concurrent}, 0, kKeyRefusals);
   }
   if (!c.team_id.empty()) {
-    addAsks(asks, d.team, "team:" + c.team_id, {limits::Kind::Requests, limits::Kind::Concurrent},
+    addAsks(asks, d.team, {"team:", c.team_id}, {limits::Kind::Requests, limits::Kind::Concurrent},
             0, kTeamRefusals);
   }
   co_return co_await countAgainst(c, asks);
@@ -301,13 +310,13 @@ boost::asio::awaitable<bool> tokenLimits(Call& c, std::optional<ClaimGuard>& cla
       addAsks(asks, d.key, *key, tpm, tokens, kKeyRefusals);
     }
     if (!c.team_id.empty()) {
-      addAsks(asks, d.team, "team:" + c.team_id, tpm, tokens, kTeamRefusals);
+      addAsks(asks, d.team, {"team:", c.team_id}, tpm, tokens, kTeamRefusals);
     }
   }
   const config::Model& model = *c.plan.model;
-  addAsks(asks, model.limits, "model:" + model.id, {limits::Kind::Requests}, 0, kModelRefusals);
+  addAsks(asks, model.limits, {"model:", model.id}, {limits::Kind::Requests}, 0, kModelRefusals);
   if (tokens > 0) {
-    addAsks(asks, model.limits, "model:" + model.id, tpm, tokens, kModelRefusals);
+    addAsks(asks, model.limits, {"model:", model.id}, tpm, tokens, kModelRefusals);
   }
   // The key's budget, held like the balance: its most, the unspent part given back when it
   // settles. Only a billed request spends it.

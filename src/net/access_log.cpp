@@ -1,5 +1,6 @@
 #include "net/access_log.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -13,6 +14,20 @@
 namespace tollgate::net {
 namespace {
 
+/// The longest member name a line may have.
+constexpr std::size_t kMaxKeyBytes = 40;
+
+/// A member's name: one of our string literals, its length checked when compiled, so that a
+/// name and a number always fit one Line::Piece.
+struct Key {
+  template <std::size_t N>
+  consteval Key(const char (&literal)[N])  // NOLINT(google-explicit-constructor): literals only.
+      : text(literal, N - 1) {
+    static_assert(N - 1 <= kMaxKeyBytes, "an access log key is longer than kMaxKeyBytes");
+  }
+  std::string_view text;
+};
+
 /// One JSON object written straight into the pending text. Its keys are ours, plain ASCII,
 /// copied as they are; its string values are quoted. A json::Writer spent a third of the line's
 /// cost on keeping its own structure.
@@ -22,34 +37,50 @@ class Line {
   Line(const Line&) = delete;
   Line& operator=(const Line&) = delete;
 
-  void text(std::string_view key, std::string_view value) {
-    name(key);
+  void text(Key key, std::string_view value) {
+    named(key);
     json::appendQuoted(value, out_);
   }
-  void number(std::string_view key, std::int64_t value) {
-    name(key);
-    std::array<char, 24> digits{};
-    const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
-    out_.append(digits.data(), end);
+  void number(Key key, std::int64_t value) {
+    Piece piece;
+    char* p = name(key, piece.data());
+    p = std::to_chars(p, piece.data() + piece.size(), value).ptr;
+    out_.append(piece.data(), p);
   }
   /// A value already written as JSON: a number's exact text, or a nested object's.
-  void raw(std::string_view key, std::string_view json) {
-    name(key);
+  void raw(Key key, std::string_view json) {
+    named(key);
     out_.append(json);
   }
-  void millis(std::string_view key, std::chrono::microseconds d) { raw(key, text::millisText(d)); }
+  void millis(Key key, std::chrono::microseconds d) { raw(key, text::millisText(d)); }
   /// Opens an array under `key`: its elements are written into out(), and close(']') ends it.
-  void array(std::string_view key) {
-    name(key);
+  void array(Key key) {
+    named(key);
     out_.push_back('[');
   }
   std::string& out() { return out_; }
   void close(char c) { out_.push_back(c); }
 
  private:
-  void name(std::string_view key) {
-    out_.append(first_ ? "\"" : ",\"").append(key).append("\":");
+  /// Room for a member's name and a number.
+  using Piece = std::array<char, kMaxKeyBytes + 32>;
+
+  /// Writes `"key":`, after a comma but for the first member, at `p`; returns its end.
+  char* name(Key key, char* p) {
+    if (!first_) {
+      *p++ = ',';
+    }
     first_ = false;
+    *p++ = '"';
+    p = std::copy(key.text.begin(), key.text.end(), p);
+    *p++ = '"';
+    *p++ = ':';
+    return p;
+  }
+  /// Appends `"key":` in one piece.
+  void named(Key key) {
+    Piece piece;
+    out_.append(piece.data(), name(key, piece.data()));
   }
 
   std::string& out_;
@@ -88,13 +119,16 @@ std::string_view keyName(exchange::KeyOutcome k) {
 
 /// The token kinds beyond the two totals, those that are not zero.
 void tokenKinds(Line& line, const exchange::TokenUsage& u) {
-  const std::pair<std::string_view, std::int64_t> kinds[] = {
-      {"cached_tokens", u.cached_tokens},
-      {"cache_write_tokens", u.cache_write_tokens},
-      {"cache_write_1h_tokens", u.cache_write_1h_tokens},
-      {"audio_prompt_tokens", u.audio_prompt_tokens},
-      {"reasoning_tokens", u.reasoning_tokens},
-      {"audio_completion_tokens", u.audio_completion_tokens}};
+  struct Kind {
+    Key name;
+    std::int64_t count;
+  };
+  const Kind kinds[] = {{"cached_tokens", u.cached_tokens},
+                        {"cache_write_tokens", u.cache_write_tokens},
+                        {"cache_write_1h_tokens", u.cache_write_1h_tokens},
+                        {"audio_prompt_tokens", u.audio_prompt_tokens},
+                        {"reasoning_tokens", u.reasoning_tokens},
+                        {"audio_completion_tokens", u.audio_completion_tokens}};
   for (const auto& [name, count] : kinds) {
     if (count != 0) {
       line.number(name, count);

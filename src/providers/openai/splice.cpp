@@ -376,9 +376,15 @@ std::string modelOf(std::string_view text, const Scan& s) {
   if (s.model.type != Type::String) {
     return {};
   }
+  const std::string_view quoted = text.substr(s.model.begin, s.model.end - s.model.begin);
+  // Without an escape, the bytes between the quotes are the value: the scan read them as a
+  // string, so they are valid UTF-8 with no raw control character. Only an escape needs decoding.
+  const std::string_view inner = quoted.substr(1, quoted.size() - 2);
+  if (inner.find('\\') == std::string_view::npos) {
+    return std::string(text::utf8Prefix(inner, openai::kMaxUpstreamModelBytes));
+  }
   rapidjson::Document literal;
-  if (json::parse(literal, std::string(text.substr(s.model.begin, s.model.end - s.model.begin))) ||
-      !literal.IsString()) {
+  if (json::parse(literal, std::string(quoted)) || !literal.IsString()) {
     return {};
   }
   return std::string(text::utf8Prefix(json::view(literal), openai::kMaxUpstreamModelBytes));

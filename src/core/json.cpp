@@ -87,8 +87,17 @@ constexpr SizeType kPairwiseKeyCheck = 16;
 template <class Stream>
 class DepthLimited {
  public:
-  DepthLimited(rapidjson::Document& doc, Stream& stream, std::vector<Span>* values)
-      : doc_(doc), stream_(stream), values_(values) {}
+  /// With Keys::Unique, each object's keys are compared as they are read, by a digest of each:
+  /// maybeRepeated() is then false when no object can repeat a key, and the walk after the
+  /// parse (which names a repeated key and its path) is needed only when it is true.
+  DepthLimited(rapidjson::Document& doc, Stream& stream, std::vector<Span>* values, Keys keys)
+      : doc_(doc), stream_(stream), values_(values), track_keys_(keys == Keys::Unique) {
+    if (track_keys_) {
+      constexpr std::size_t kUsualKeys = 32;
+      keys_.reserve(kUsualKeys);
+      objects_.reserve(kMaxDepth);
+    }
+  }
 
   bool Null() { return doc_.Null() && ended(); }
   bool Bool(bool b) { return doc_.Bool(b) && ended(); }
@@ -105,14 +114,23 @@ class DepthLimited {
     if (depth_ == 1) {
       key_end_ = stream_.Tell();
     }
+    if (track_keys_) {
+      keys_.push_back(digest({s, n}));
+    }
     return doc_.Key(s, n, copy);
   }
   bool StartObject() {
     root_object_ = root_object_ || depth_ == 0;
+    if (track_keys_) {
+      objects_.push_back(keys_.size());
+    }
     return enter() && doc_.StartObject();
   }
   bool EndObject(SizeType members) {
     --depth_;
+    if (track_keys_) {
+      compareKeys();
+    }
     return doc_.EndObject(members) && ended();
   }
   bool StartArray() { return enter() && doc_.StartArray(); }
@@ -122,8 +140,38 @@ class DepthLimited {
   }
 
   bool tooDeep() const { return too_deep_; }
+  bool maybeRepeated() const { return maybe_repeated_; }
 
  private:
+  /// A key's length and FNV-1a hash: equal keys have equal digests.
+  static std::uint64_t digest(std::string_view key) {
+    constexpr std::uint64_t kOffset = 14695981039346656037ULL;
+    constexpr std::uint64_t kPrime = 1099511628211ULL;
+    constexpr unsigned kLengthShift = 48;
+    std::uint64_t h = kOffset;
+    for (const char c : key) {
+      h = (h ^ static_cast<unsigned char>(c)) * kPrime;
+    }
+    return h ^ (static_cast<std::uint64_t>(key.size()) << kLengthShift);
+  }
+
+  /// The object just closed: its keys' digests are compared, then dropped.
+  void compareKeys() {
+    const std::size_t first = objects_.back();
+    objects_.pop_back();
+    const auto begin = keys_.begin() + static_cast<std::ptrdiff_t>(first);
+    const auto end = keys_.end();
+    if (static_cast<std::size_t>(end - begin) <= kPairwiseKeyCheck) {
+      for (auto i = begin; i != end && !maybe_repeated_; ++i) {
+        maybe_repeated_ = std::find(begin, i, *i) != i;
+      }
+    } else {
+      std::sort(begin, end);
+      maybe_repeated_ = maybe_repeated_ || std::adjacent_find(begin, end) != end;
+    }
+    keys_.erase(begin, end);
+  }
+
   bool enter() {
     if (depth_ == kMaxDepth) {
       too_deep_ = true;
@@ -149,6 +197,10 @@ class DepthLimited {
   std::size_t key_end_ = 0;  ///< Where the root object's last key ended.
   bool root_object_ = false;
   bool too_deep_ = false;
+  const bool track_keys_;
+  std::vector<std::uint64_t> keys_;   ///< The digests of the open objects' keys.
+  std::vector<std::size_t> objects_;  ///< Where each open object's keys begin in keys_.
+  bool maybe_repeated_ = false;       ///< Two keys of an object had the same digest.
 };
 
 /// RapidJSON stops at the first NUL, so text after an embedded one would be silently ignored.
@@ -292,11 +344,13 @@ std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream
                                         Utf8 utf8, std::vector<Span>* values = nullptr) {
   rapidjson::ParseResult result;
   bool too_deep = false;
+  bool maybe_repeated = false;
   auto generate = [&](rapidjson::Document& target) {
-    DepthLimited<Stream> handler(target, stream, values);
+    DepthLimited<Stream> handler(target, stream, values, keys);
     rapidjson::Reader reader;
     result = reader.Parse<kFlags>(stream, handler);
     too_deep = handler.tooDeep();
+    maybe_repeated = handler.maybeRepeated();
     return !result.IsError();
   };
   doc.SetNull();
@@ -308,7 +362,7 @@ std::optional<ParseFailure> parseStream(rapidjson::Document& doc, Stream& stream
   } else if (result.IsError()) {
     problem = ParseFailure{
         syntaxError(result, stream) + " at offset " + std::to_string(result.Offset()), ""};
-  } else {
+  } else if (utf8 == Utf8::Check || maybe_repeated) {
     problem = findTextProblem(doc, keys, utf8);
   }
   if (problem) {

@@ -66,59 +66,50 @@ std::int64_t leaseMs(const inference::Plan& plan, bool stream) {
 }
 
 // The stages, in the order call() runs them. A stage that answers the client says so (false, or
-// an empty result), and the call ends there.
+// an empty result), and the call ends there. A check that needs no I/O says what it refuses, if
+// anything, without being a coroutine of its own: most requests pass every one, and a coroutine
+// costs a frame and a resumption even when it never waits.
 
 /// Dryrun rules, behind the fence: a fenced gateway serves nothing; a dryrun is taken only when
 /// the gateway and the caller's team take them.
-boost::asio::awaitable<bool> dryrunRules(Call& c) {
+std::optional<Error> dryrunRefusal(Call& c) {
   if (fenced(c.s, c.ctx)) {
-    co_await refuse(c.ctx, fencedError(), c.out);
-    co_return false;
+    return fencedError();
   }
-  std::optional<Error> refused;
   if (c.admission.dryrun && !c.ctx.config.gateway.allow_dryrun) {
-    refused = Error{ErrorKind::DryrunNotAllowed,
-                    "this gateway does not take tollgate::dryrun requests; send the request "
-                    "without it (it is then billed)",
-                    "tollgate::dryrun"};
-  } else if (c.admission.dryrun && !c.ctx.caller.team_allows_dryrun) {
-    refused = Error{ErrorKind::DryrunNotAllowed,
-                    "the API key's team does not take tollgate::dryrun requests (tollgate admin "
-                    "teams dryrun TEAM allow); send the request without it (it is then billed)",
-                    "tollgate::dryrun"};
+    return Error{ErrorKind::DryrunNotAllowed,
+                 "this gateway does not take tollgate::dryrun requests; send the request "
+                 "without it (it is then billed)",
+                 "tollgate::dryrun"};
   }
-  if (refused) {
-    co_await refuse(c.ctx, *refused, c.out);
-    co_return false;
+  if (c.admission.dryrun && !c.ctx.caller.team_allows_dryrun) {
+    return Error{ErrorKind::DryrunNotAllowed,
+                 "the API key's team does not take tollgate::dryrun requests (tollgate admin "
+                 "teams dryrun TEAM allow); send the request without it (it is then billed)",
+                 "tollgate::dryrun"};
   }
   c.ctx.dryrun = c.admission.dryrun;
-  co_return true;
+  return std::nullopt;
 }
 
 /// The key's own rules: only a model it allows, before anything could answer from the cache
 /// (a cached answer of another model is never served to it) or claim its Idempotency-Key.
-boost::asio::awaitable<bool> keyRules(Call& c) {
+std::optional<Error> keyRefusal(const Call& c) {
   const auto& allowed = c.ctx.caller.allowed_models;
   if (allowed == nullptr || key_rules::modelAllowed(*allowed, c.ctx.model)) {
-    co_return true;
+    return std::nullopt;
   }
-  // Named, not a temporary of the co_await expression, which GCC 12 may free twice.
-  const Error refused{ErrorKind::ModelNotAllowed,
-                      "This API key may not use the model '" + c.ctx.model +
-                          "'. GET /v1/models lists the models it may use.",
-                      "model"};
-  co_await refuse(c.ctx, refused, c.out);
-  co_return false;
+  return Error{ErrorKind::ModelNotAllowed,
+               "This API key may not use the model '" + c.ctx.model +
+                   "'. GET /v1/models lists the models it may use.",
+               "model"};
 }
 
-/// Counts the request against `asks`: refused (429, or 503 when the store cannot grant a share)
-/// when one does not fit, nothing then taken. Every answer carries the x-ratelimit headers of
-/// the limits asked so far.
+/// Counts the request against `asks` (not empty): refused (429, or 503 when the store cannot
+/// grant a share) when one does not fit, nothing then taken. Every answer carries the
+/// x-ratelimit headers of the limits asked so far.
 boost::asio::awaitable<bool> countAgainst(Call& c, const std::vector<limits::Ask>& asks,
                                           std::optional<ClaimGuard>* claim = nullptr) {
-  if (asks.empty()) {
-    co_return true;
-  }
   limits::Admission admitted = co_await c.s.limiter->admit(asks);
   c.standings.insert(c.standings.end(), admitted.standings.begin(), admitted.standings.end());
   for (auto& [name, value] : limits::rateLimitHeaders(c.standings, admitted.refused.has_value())) {
@@ -200,13 +191,13 @@ config::LimitDefaults callerLimits(const Call& c) {
 }
 
 /// Request limits: a key's and a team's requests and concurrency, counted for every request,
-/// cache hits and replays included.
-boost::asio::awaitable<bool> requestLimits(Call& c) {
+/// cache hits and replays included. What countAgainst() is to count; none without a limiter.
+std::vector<limits::Ask> requestAsks(const Call& c) {
+  std::vector<limits::Ask> asks;
   if (c.s.limiter == nullptr) {
-    co_return true;
+    return asks;
   }
   const config::LimitDefaults d = callerLimits(c);
-  std::vector<limits::Ask> asks;
   if (const auto key = keyLimitId(c)) {
     addAsks(asks, d.key, *key, {limits::Kind::Requests, limits::Kind::Concurrent}, 0, kKeyRefusals);
   }
@@ -214,45 +205,24 @@ boost::asio::awaitable<bool> requestLimits(Call& c) {
     addAsks(asks, d.team, {"team:", c.team_id}, {limits::Kind::Requests, limits::Kind::Concurrent},
             0, kTeamRefusals);
   }
-  co_return co_await countAgainst(c, asks);
+  return asks;
 }
 
-/// What the claim stage hands on: the claim, when the request carries an Idempotency-Key.
-struct Claimed {
-  bool answered = false;  ///< A replay, or a refusal: the call ends.
-  std::optional<ClaimGuard> claim;
-};
-
-/// The claim: only a billed request's key is claimed, as the key is about being charged once (a
-/// dryrun keeps nothing).
-boost::asio::awaitable<Claimed> claimKey(Call& c) {
+/// The Idempotency-Key to claim, if any (or why it is refused): only a billed request's key is
+/// claimed, as the key is about being charged once (a dryrun keeps nothing).
+Result<std::optional<std::string>> keyToClaim(const Call& c) {
   auto key = idempotencyKey(c.req);
-  if (!key) {
-    co_await refuse(c.ctx, key.error(), c.out);
-    co_return Claimed{true, std::nullopt};
+  if (key && *key && (c.s.ledger == nullptr || c.team_id.empty() || c.ctx.dryrun)) {
+    return std::optional<std::string>();
   }
-  if (!*key || c.s.ledger == nullptr || c.team_id.empty() || c.ctx.dryrun) {
-    co_return Claimed{};
-  }
-  const ClaimScope scope{c.team_id, c.s.gateway_id,
-                         c.ctx.config.cache.idempotency_window_seconds * kMsPerSecond,
-                         leaseMs(c.plan, c.stream)};
-  auto claim =
-      co_await claimOrAnswer(*c.s.writer, c.ctx, scope, **key, c.admission.digest(), c.out);
-  co_return Claimed{!claim, std::move(claim)};
+  return key;
 }
 
-/// The cache read: a hit answers the request (charged nothing, its spend row marked a hit, the
-/// claim released so that a retry is a hit again); a partial read narrows it to what was not
-/// found. True when it answered.
+/// The cache read, when the request's cache plan reads: a hit answers the request (charged nothing,
+/// its spend row marked a hit, the claim released so that a retry is a hit again); a partial read
+/// narrows it to what was not found. True when it answered.
 boost::asio::awaitable<bool> cacheRead(Call& c, std::optional<ClaimGuard>& claim) {
   std::optional<cache::CachePlan>& cache = c.admission.cache;
-  if (cache && !mayKeepAnswers(*c.plan.routes.front().model)) {
-    cache.reset();
-  }
-  if (!cache || !cache->options.reads()) {
-    co_return false;
-  }
   auto entries = co_await c.s.cache.find(c.team_id, cache->codec->lookup(cache->key),
                                          cache->options.notBefore(store::nowMs()));
   const std::optional<cache::Hit> hit = cache->codec->found(std::move(entries));
@@ -296,15 +266,15 @@ std::int64_t tokenBound(const billing::TokenBound& b) {
 /// Token and model limits, counted only for work that goes upstream: a key's and a team's tokens
 /// (the request's bound, the unused part returned when it settles), the model's requests and
 /// tokens, fleet-wide, and the key's budget (its hold; 403 key_budget_exhausted). A cache hit
-/// is counted against none of them.
-boost::asio::awaitable<bool> tokenLimits(Call& c, std::optional<ClaimGuard>& claim) {
+/// is counted against none of them. What countAgainst() is to count; none without a limiter.
+std::vector<limits::Ask> tokenAsks(Call& c) {
+  std::vector<limits::Ask> asks;
   if (c.s.limiter == nullptr) {
-    co_return true;
+    return asks;
   }
   const config::LimitDefaults d = callerLimits(c);
   const std::int64_t tokens = tokenBound(c.admission.facts.bound);
   const std::initializer_list<limits::Kind> tpm{limits::Kind::Tokens};
-  std::vector<limits::Ask> asks;
   if (tokens > 0) {
     if (const auto key = keyLimitId(c)) {
       addAsks(asks, d.key, *key, tpm, tokens, kKeyRefusals);
@@ -329,7 +299,7 @@ boost::asio::awaitable<bool> tokenLimits(Call& c, std::optional<ClaimGuard>& cla
                     limits::Kind::Spend, budget->pico_usd, *c.admission.max_cost,
                     ErrorKind::KeyBudgetExhausted, limits::Window{start, ends}});
   }
-  co_return co_await countAgainst(c, asks, &claim);
+  return asks;
 }
 
 /// The hold: the request's most on the team's balance (a dryrun's too, then charged nothing),
@@ -484,20 +454,53 @@ boost::asio::awaitable<void> call(const Services& s, exchange::RequestContext& c
     Call& c;
     ~SettleLimits() { settleLimits(c); }
   } settle_limits{c};
-  if (!co_await dryrunRules(c) || !co_await keyRules(c) || !co_await requestLimits(c)) {
+  std::optional<Error> refused = dryrunRefusal(c);
+  if (!refused) {
+    refused = keyRefusal(c);
+  }
+  if (refused) {
+    co_await refuse(c.ctx, *refused, c.out);
     co_return;
   }
-  Claimed claimed = co_await claimKey(c);
-  if (claimed.answered || co_await cacheRead(c, claimed.claim) ||
-      !co_await tokenLimits(c, claimed.claim)) {
+  const std::vector<limits::Ask> request_asks = requestAsks(c);
+  if (!request_asks.empty() && !co_await countAgainst(c, request_asks)) {
     co_return;
   }
-  const std::unique_ptr<billing::Charge> charge = co_await hold(c, claimed.claim);
+  const auto key = keyToClaim(c);
+  if (!key) {
+    co_await refuse(c.ctx, key.error(), c.out);
+    co_return;
+  }
+  // The claim, when the request carries an Idempotency-Key; a replay or a refusal answers it.
+  std::optional<ClaimGuard> claim;
+  if (*key) {
+    const ClaimScope scope{c.team_id, c.s.gateway_id,
+                           c.ctx.config.cache.idempotency_window_seconds * kMsPerSecond,
+                           leaseMs(c.plan, c.stream)};
+    auto claimed =
+        co_await claimOrAnswer(*c.s.writer, c.ctx, scope, **key, c.admission.digest(), c.out);
+    if (!claimed) {
+      co_return;
+    }
+    claim.emplace(std::move(*claimed));
+  }
+  std::optional<cache::CachePlan>& cache = c.admission.cache;
+  if (cache && !mayKeepAnswers(*c.plan.routes.front().model)) {
+    cache.reset();
+  }
+  if (cache && cache->options.reads() && co_await cacheRead(c, claim)) {
+    co_return;
+  }
+  const std::vector<limits::Ask> token_asks = tokenAsks(c);
+  if (!token_asks.empty() && !co_await countAgainst(c, token_asks, &claim)) {
+    co_return;
+  }
+  const std::unique_ptr<billing::Charge> charge = co_await hold(c, claim);
   if (!charge) {
     co_return;
   }
   exchange::Transcript sent;
-  co_await execute(c, *charge, claimed.claim, sent);
+  co_await execute(c, *charge, claim, sent);
   keep(c, sent);
 }
 

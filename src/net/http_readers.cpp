@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
+#include <boost/beast/http/status.hpp>
 #include <cstring>
 #include <string>
 
@@ -82,7 +83,7 @@ RequestReader::Step RequestReader::parse(beast::flat_buffer& buffer) {
     }
     if (parser_.is_header_done() && !head_reported_) {
       head_reported_ = true;
-      if (auto e = checkRequestFraming(parser_.get().base())) {
+      if (auto e = checkRequestFraming(parser_.fields(), parser_.version())) {
         return fail(std::move(*e));
       }
       parser_.eager(true);
@@ -101,18 +102,18 @@ RequestReader::Step RequestReader::parse(beast::flat_buffer& buffer) {
   return Step::Complete;
 }
 
-std::optional<Error> checkRequestFraming(const http::request_header<>& head) {
-  // One pass over the fields, by their codes: count() searches the fields' tree by name, with a
-  // case-insensitive compare, for each name asked.
+std::optional<Error> checkRequestFraming(const HeadFields& fields, unsigned version) {
+  // One pass over the fields, by their codes.
   std::size_t codings = 0;
   std::size_t lengths = 0;
   std::size_t hosts = 0;
   std::size_t authorizations = 0;
   std::string_view coding;
-  for (const auto& f : head) {
-    switch (f.name()) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const HeadFields::Entry f = fields[i];
+    switch (f.code) {
       case http::field::transfer_encoding:
-        coding = codings++ == 0 ? std::string_view(f.value()) : coding;
+        coding = codings++ == 0 ? f.value : coding;
         break;
       case http::field::content_length:
         ++lengths;
@@ -127,7 +128,7 @@ std::optional<Error> checkRequestFraming(const http::request_header<>& head) {
         break;
     }
   }
-  const bool http11 = head.version() >= 11;
+  const bool http11 = version >= 11;
   if (codings > 0) {
     if (!http11) {
       return malformed("Transfer-Encoding is not allowed in an HTTP/1.0 request");
@@ -155,28 +156,72 @@ std::optional<Error> checkRequestFraming(const http::request_header<>& head) {
   return std::nullopt;
 }
 
-std::string_view AnswerParser::field(std::string_view name) const {
-  const std::string_view all = fields_;
-  for (const Field& f : index_) {
-    if (beast::iequals(all.substr(f.at, f.name_size), name)) {
-      return all.substr(f.at + f.name_size, f.value_size);
-    }
-  }
-  return {};
-}
-
-void AnswerParser::on_field_impl(http::field, string_view name, string_view value, error_code&) {
+void HeadFields::add(http::field code, std::string_view name, std::string_view value) {
   // The head is bounded (header_limit), so every offset fits. Room for a usual head at once.
   constexpr std::size_t kUsualFields = 16;
   constexpr std::size_t kUsualBytes = 512;
   if (index_.empty()) {
     index_.reserve(kUsualFields);
-    fields_.reserve(kUsualBytes);
+    text_.reserve(kUsualBytes);
   }
-  index_.push_back(Field{static_cast<std::uint32_t>(fields_.size()),
+  index_.push_back(Place{static_cast<std::uint32_t>(text_.size()),
                          static_cast<std::uint32_t>(name.size()),
-                         static_cast<std::uint32_t>(value.size())});
-  fields_.append(name.data(), name.size()).append(value.data(), value.size());
+                         static_cast<std::uint32_t>(value.size()), code});
+  text_.append(name).append(value);
+}
+
+HeadFields::Entry HeadFields::operator[](std::size_t i) const {
+  const Place& p = index_[i];
+  const std::string_view all = text_;
+  return Entry{p.code, all.substr(p.at, p.name_size), all.substr(p.at + p.name_size, p.value_size)};
+}
+
+std::string_view HeadFields::find(std::string_view name) const {
+  for (std::size_t i = 0; i < size(); ++i) {  // In order: the first of repeated fields.
+    const Entry f = (*this)[i];
+    if (beast::iequals(f.name, name)) {
+      return f.value;
+    }
+  }
+  return {};
+}
+
+std::string_view HeadFields::find(http::field code) const {
+  for (const Place& p : index_) {
+    if (p.code == code) {
+      return std::string_view(text_).substr(p.at + p.name_size, p.value_size);
+    }
+  }
+  return {};
+}
+
+std::string HeadFields::joined(std::string_view name) const {
+  std::string all;
+  for (std::size_t i = 0; i < size(); ++i) {
+    const Entry f = (*this)[i];
+    if (beast::iequals(f.name, name)) {
+      all.append(all.empty() ? "" : ",").append(f.value);
+    }
+  }
+  return all;
+}
+
+void RequestParser::on_request_impl(http::verb, string_view method, string_view target, int version,
+                                    error_code& ec) {
+  line_.reserve(method.size() + target.size());
+  line_.assign(method.data(), method.size()).append(target.data(), target.size());
+  method_size_ = method.size();
+  version_ = static_cast<unsigned>(version);
+  ec = {};
+}
+
+std::size_t RequestParser::store(string_view body, error_code& ec) {
+  if (!body_.append(body)) {
+    ec = boost::system::errc::make_error_code(boost::system::errc::no_space_on_device);
+    return 0;
+  }
+  ec = {};
+  return body.size();
 }
 
 std::size_t AnswerParser::store(string_view body, error_code& ec) {
@@ -275,10 +320,12 @@ ResponseReader::Step ResponseReader::finishAtEof() {
   return Step::Complete;
 }
 
-std::string_view ResponseReader::contentType() const { return parser_->field("Content-Type"); }
+std::string_view ResponseReader::contentType() const {
+  return parser_->fields().find(http::field::content_type);
+}
 
 std::string_view ResponseReader::header(std::string_view name) const {
-  return parser_->field(name);
+  return parser_->fields().find(name);
 }
 
 bool ResponseReader::reusable(const beast::flat_buffer& buffer) const {

@@ -6,7 +6,7 @@
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/basic_parser.hpp>
-#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/field.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -16,21 +16,56 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "net/spool_body.hpp"
+#include "core/spool.hpp"
 
 namespace tollgate::net {
 
 /// How much a read may add to `buffer` without passing `limit` bytes buffered; 0 when full.
 std::size_t readRoom(const boost::beast::flat_buffer& buffer, std::size_t limit);
 
+/// The fields of a message head, every one in one buffer (Beast's fields give each its own
+/// allocation in a tree of names), in the order they came.
+class HeadFields {
+ public:
+  /// One field: Beast's code for its name (field::unknown for a name it has none for), its name
+  /// as sent and its value.
+  struct Entry {
+    boost::beast::http::field code;
+    std::string_view name;
+    std::string_view value;
+  };
+
+  void add(boost::beast::http::field code, std::string_view name, std::string_view value);
+  std::size_t size() const { return index_.size(); }
+  Entry operator[](std::size_t i) const;
+  /// The first value of the field `name` (any case), or "".
+  std::string_view find(std::string_view name) const;
+  /// The first value of the field Beast names `code` (not field::unknown), or "".
+  std::string_view find(boost::beast::http::field code) const;
+  /// Every value of the field `name` (any case), in order, joined by commas: one list, however
+  /// many lines it came in.
+  std::string joined(std::string_view name) const;
+
+ private:
+  /// Where one field is in text_: its name, then its value.
+  struct Place {
+    std::uint32_t at;
+    std::uint32_t name_size;
+    std::uint32_t value_size;
+    boost::beast::http::field code;
+  };
+
+  std::string text_;
+  std::vector<Place> index_;
+};
+
 /// Beast's parser of an upstream's answer, keeping what a response_parser would, in less: the
-/// status, every field in one buffer (a response_parser gives each its own allocation in a tree
-/// of names), and the body written where the caller says, as buffer_body does.
+/// status, the fields (HeadFields), and the body written where the caller says, as buffer_body
+/// does.
 class AnswerParser final : public boost::beast::http::basic_parser<false> {
  public:
   int status() const { return status_; }
-  /// The first value of the field `name` (any case), or "".
-  std::string_view field(std::string_view name) const;
+  const HeadFields& fields() const { return fields_; }
   /// Where body bytes go next, and how many fit; with no room the parser stops (need_buffer).
   void bodyInto(char* out, std::size_t room) {
     out_ = out;
@@ -42,18 +77,13 @@ class AnswerParser final : public boost::beast::http::basic_parser<false> {
   using string_view = boost::beast::string_view;
   using error_code = boost::beast::error_code;
 
-  /// Where one field is in fields_: its name, then its value.
-  struct Field {
-    std::uint32_t at;
-    std::uint32_t name_size;
-    std::uint32_t value_size;
-  };
-
   void on_request_impl(boost::beast::http::verb, string_view, string_view, int,
                        error_code&) override {}
   void on_response_impl(int code, string_view, int, error_code&) override { status_ = code; }
-  void on_field_impl(boost::beast::http::field, string_view name, string_view value,
-                     error_code&) override;
+  void on_field_impl(boost::beast::http::field code, string_view name, string_view value,
+                     error_code&) override {
+    fields_.add(code, name, value);
+  }
   void on_header_impl(error_code& ec) override { ec = {}; }
   void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code& ec) override {
     ec = {};
@@ -67,10 +97,51 @@ class AnswerParser final : public boost::beast::http::basic_parser<false> {
   std::size_t store(string_view body, error_code& ec);
 
   int status_ = 0;
-  std::string fields_;
-  std::vector<Field> index_;
+  HeadFields fields_;
   char* out_ = nullptr;
   std::size_t room_ = 0;
+};
+
+/// Beast's parser of a request, keeping what the gateway reads of it: the method, the target,
+/// the version, the fields (HeadFields) and the body, in a Spool (memory up to the route's
+/// limit, a temporary file past it).
+class RequestParser final : public boost::beast::http::basic_parser<true> {
+ public:
+  std::string_view method() const { return std::string_view(line_).substr(0, method_size_); }
+  std::string_view target() const { return std::string_view(line_).substr(method_size_); }
+  /// 10 for HTTP/1.0, 11 for HTTP/1.1.
+  unsigned version() const { return version_; }
+  const HeadFields& fields() const { return fields_; }
+  Spool& body() { return body_; }
+
+ private:
+  using string_view = boost::beast::string_view;
+  using error_code = boost::beast::error_code;
+
+  void on_request_impl(boost::beast::http::verb, string_view method, string_view target,
+                       int version, error_code& ec) override;
+  void on_response_impl(int, string_view, int, error_code&) override {}
+  void on_field_impl(boost::beast::http::field code, string_view name, string_view value,
+                     error_code&) override {
+    fields_.add(code, name, value);
+  }
+  void on_header_impl(error_code& ec) override { ec = {}; }
+  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code& ec) override {
+    ec = {};
+  }
+  std::size_t on_body_impl(string_view body, error_code& ec) override { return store(body, ec); }
+  void on_chunk_header_impl(std::uint64_t, string_view, error_code& ec) override { ec = {}; }
+  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
+    return store(body, ec);
+  }
+  void on_finish_impl(error_code& ec) override { ec = {}; }
+  std::size_t store(string_view body, error_code& ec);
+
+  std::string line_;  ///< The method, then the target.
+  std::size_t method_size_ = 0;
+  unsigned version_ = 0;
+  HeadFields fields_;
+  Spool body_;
 };
 
 /// Reads one request. The buffer the session reads into is bounded (bufferLimit()), so a
@@ -101,13 +172,14 @@ class RequestReader {
 
   bool headDone() const { return parser_.is_header_done(); }
   const Error& error() const { return *error_; }
-  boost::beast::http::request<SpoolBody>& message() { return parser_.get(); }
+  /// The request read so far: its head once headDone(), its body once Complete.
+  RequestParser& request() { return parser_; }
 
  private:
   Step fail(Error e);
   Error tooLarge() const;
 
-  boost::beast::http::request_parser<SpoolBody> parser_;
+  RequestParser parser_;
   std::size_t max_header_bytes_;
   std::size_t max_body_bytes_;
   std::size_t buffer_limit_;
@@ -118,7 +190,7 @@ class RequestReader {
 /// The framing rules of RFC 9112 the gateway enforces on a request head, beyond Beast's own:
 /// Transfer-Encoding only as one `chunked` on HTTP/1.1 and never with Content-Length; exactly
 /// one Host on HTTP/1.1 and at most one on HTTP/1.0. nullopt when the head is acceptable.
-std::optional<Error> checkRequestFraming(const boost::beast::http::request_header<>& head);
+std::optional<Error> checkRequestFraming(const HeadFields& fields, unsigned version);
 
 /// Reads one upstream response: skips interim 1xx answers, then yields the body piece by piece,
 /// and says whether the connection may be reused.

@@ -37,69 +37,37 @@ constexpr unsigned kHttp11 = 11;
 constexpr int kClientClosedRequest = 499;
 constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
-/// The first value of the field `name`, or "". A request has a few fields: going through them
-/// in order costs less than the fields' tree, whose every step compares names ignoring case.
-std::string_view firstValue(const bhttp::fields& fields, bhttp::field name) {
-  for (const auto& f : fields) {
-    if (f.name() == name) {
-      return f.value();
-    }
-  }
-  return {};
-}
-
 /// The request's headers, seen through the handler's interface.
-class BeastHeaders final : public http::Headers {
+class FieldHeaders final : public http::Headers {
  public:
-  explicit BeastHeaders(const bhttp::fields& fields) : fields_(fields) {}
-  std::string_view get(std::string_view name) const override {
-    for (const auto& f : fields_) {  // In order, so the first of repeated fields, as find() gives.
-      if (beast::iequals(f.name_string(), name)) {
-        return f.value();
-      }
-    }
-    return {};
-  }
+  explicit FieldHeaders(const HeadFields& fields) : fields_(fields) {}
+  std::string_view get(std::string_view name) const override { return fields_.find(name); }
 
  private:
-  const bhttp::fields& fields_;
+  const HeadFields& fields_;
 };
-
-/// Every `name` value of `fields`, in order, joined by commas: one list, however many lines it
-/// came in (a proxy may add a line of its own to X-Forwarded-For rather than append to it).
-std::string joinedValues(const bhttp::fields& fields, std::string_view name) {
-  std::string joined;
-  const auto [first, last] = fields.equal_range(name);
-  for (auto f = first; f != last; ++f) {
-    if (!joined.empty()) {
-      joined += ',';
-    }
-    joined.append(f->value().data(), f->value().size());
-  }
-  return joined;
-}
 
 /// The exchange's trace: the caller's when it sent one valid traceparent (two are invalid), its
 /// tracestate lines joined; else a new one, sampled at [traces] sample_ratio. One pass over the
-/// fields: neither name has a code of Beast's, and asking the fields' tree costs more.
-trace::Context startTrace(const bhttp::fields& fields, double sample_ratio) {
+/// fields: neither name has a code of Beast's.
+trace::Context startTrace(const HeadFields& fields, double sample_ratio) {
   std::size_t parents = 0;
   std::string_view parent;
   bool state = false;
-  for (const auto& f : fields) {
-    if (f.name() != bhttp::field::unknown) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const HeadFields::Entry f = fields[i];
+    if (f.code != bhttp::field::unknown) {
       continue;
     }
-    if (beast::iequals(f.name_string(), "traceparent")) {
-      parent = parents++ == 0 ? std::string_view(f.value()) : parent;
-    } else if (beast::iequals(f.name_string(), "tracestate")) {
+    if (beast::iequals(f.name, "traceparent")) {
+      parent = parents++ == 0 ? f.value : parent;
+    } else if (beast::iequals(f.name, "tracestate")) {
       state = true;
     }
   }
   const bool one = parents == 1;
   return trace::begin(one ? parent : std::string_view(),
-                      one && state ? joinedValues(fields, "tracestate") : std::string(),
-                      sample_ratio);
+                      one && state ? fields.joined("tracestate") : std::string(), sample_ratio);
 }
 
 /// Writes responses on the client's connection; counts bytes and remembers a failed write.
@@ -466,12 +434,12 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
     const double sample_ratio = ctx.config.traces.sample_ratio;
     if (!head.ok) {
       if (head.error) {
-        ctx.trace = reader.headDone() ? startTrace(reader.message().base(), sample_ratio)
+        ctx.trace = reader.headDone() ? startTrace(reader.request().fields(), sample_ratio)
                                       : trace::begin({}, {}, sample_ratio);
         ConnectionWriter closing(stream, ctx, shared.observer, kHttp11, false, false);
         if (reader.headDone()) {
-          ctx.method = reader.message().method_string();
-          ctx.path = splitTarget(reader.message().target()).path;
+          ctx.method = reader.request().method();
+          ctx.path = splitTarget(reader.request().target()).path;
         }
         co_await refuse(shared, ctx, closing, http::Response::error(*head.error));
         co_await lingeringClose(stream);
@@ -479,21 +447,22 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
       co_return;
     }
 
-    auto& req = reader.message();
-    ctx.trace = startTrace(req.base(), sample_ratio);
+    RequestParser& req = reader.request();
+    const HeadFields& fields = req.fields();
+    ctx.trace = startTrace(fields, sample_ratio);
     const Target target = splitTarget(req.target());
-    const http::Method method = http::parseMethod(req.method_string());
+    const http::Method method = http::parseMethod(req.method());
     const bool head_only = method == http::Method::Head;
     const bool keep_alive = req.keep_alive() && !shared.draining.load();
-    ctx.method = req.method_string();
+    ctx.method = req.method();
     ctx.path = target.path;
     http::Routing routing =
-        shared.router.route(method, target.path, firstValue(req, bhttp::field::content_type));
+        shared.router.route(method, target.path, fields.find(bhttp::field::content_type));
     if (routing.route != nullptr) {
       ctx.route = routing.route->pattern;
       // Who is calling is settled before the body is read: a stranger cannot make us buffer it.
       if (auto refused = shared.router.admit(
-              *routing.route, firstValue(req, bhttp::field::authorization), ctx.caller)) {
+              *routing.route, fields.find(bhttp::field::authorization), ctx.caller)) {
         ctx.error_code = errorSpec(refused->kind).code;
         routing.route = nullptr;
         routing.refusal = http::Response::error(*refused);
@@ -525,7 +494,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
       continue;
     }
     if (body_pending && req.version() >= kHttp11 &&
-        beast::iequals(req[bhttp::field::expect], "100-continue")) {
+        beast::iequals(fields.find(bhttp::field::expect), "100-continue")) {
       // Only now that the request may go on (RFC 9110 §10.1.1), and never to HTTP/1.0.
       constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       stream.expires_after(kWriteTimeout);
@@ -542,12 +511,11 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
       co_return;
     }
     ctx.bytes_in = req.body().size();
-    const BeastHeaders headers(req.base());
+    const FieldHeaders headers(fields);
     const std::string source =
         g.trusted_proxies.empty()
             ? peer
-            : address::requestSource(peer, joinedValues(req.base(), "X-Forwarded-For"),
-                                     g.trusted_proxies);
+            : address::requestSource(peer, fields.joined("X-Forwarded-For"), g.trusted_proxies);
     http::Request request{method,         target.path, target.query,
                           req.version(),  &headers,    &req.body().memory(),
                           routing.params, &req.body(), source};

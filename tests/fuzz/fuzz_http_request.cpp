@@ -41,11 +41,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return 0;
     }
     if (step == RequestReader::Step::HeadDone) {
-      check(!tollgate::net::checkRequestFraming(reader->message().base()));
+      check(!tollgate::net::checkRequestFraming(reader->request().fields(),
+                                                reader->request().version()));
       continue;
     }
     if (step == RequestReader::Step::Complete) {
-      check(reader->message().body().size() <= kMaxBody);
+      check(reader->request().body().size() <= kMaxBody);
       reader.emplace(kMaxHeader, kMaxBody);  // The next pipelined request.
       if (pos == input.size() && buffer.size() == 0) {
         return 0;

@@ -66,6 +66,13 @@ TEST(JsonParse, NamesTheNestedPathOfADuplicateKey) {
   failure = parse(doc, big, Keys::Unique);
   ASSERT_TRUE(failure);
   EXPECT_EQ(failure->path, "k42");
+  // Keys are compared as they decode, read in place too; the same key in two objects is no repeat.
+  std::string escaped = R"({"k":{"a":{"k":1},"b":{"k":1}},"x":{"\u0061":1,"a":2}})";
+  failure = parseInPlace(doc, escaped, Keys::Unique);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->path, "x.a");
+  std::string siblings = R"({"a":{"k":1,"j":[{"k":1}]},"b":{"k":1},"k":1})";
+  EXPECT_FALSE(parseInPlace(doc, siblings, Keys::Unique));
 }
 
 TEST(JsonParse, RefusesInvalidUtf8AndLoneSurrogates) {

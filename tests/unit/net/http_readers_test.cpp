@@ -32,8 +32,35 @@ TEST(RequestReader, ReadsAHeadThenTheBodyAndLeavesThePipelinedNext) {
   RequestReader reader(1024, 1024);
   EXPECT_EQ(reader.parse(buffer), RStep::HeadDone);
   EXPECT_EQ(reader.parse(buffer), RStep::Complete);
-  EXPECT_EQ(reader.message().body().memory(), "{}");
+  EXPECT_EQ(reader.request().body().memory(), "{}");
   EXPECT_EQ(boost::beast::buffers_to_string(buffer.data()).rfind("GET /health", 0), 0U);
+}
+
+TEST(RequestReader, KeepsTheHeadAsSent) {
+  boost::beast::flat_buffer buffer;
+  append(buffer,
+         "PATCH /a?b=1 HTTP/1.0\r\nX-Forwarded-For: 1.1.1.1\r\nContent-Type: text/plain\r\n"
+         "x-forwarded-for:2.2.2.2 \r\nX-Empty:\r\ncontent-type: application/json\r\n\r\n");
+  RequestReader reader(1024, 1024);
+  ASSERT_EQ(parseBuffered(reader, buffer).second, RStep::Complete);
+  const RequestParser& req = reader.request();
+  EXPECT_EQ(req.method(), "PATCH");
+  EXPECT_EQ(req.target(), "/a?b=1");
+  EXPECT_EQ(req.version(), 10U);
+  const HeadFields& fields = req.fields();
+  ASSERT_EQ(fields.size(), 5U);
+  EXPECT_EQ(fields[2].name, "x-forwarded-for");
+  EXPECT_EQ(fields[2].value, "2.2.2.2");
+  EXPECT_EQ(fields[1].code, boost::beast::http::field::content_type);
+  EXPECT_EQ(fields[3].code, boost::beast::http::field::unknown);
+  EXPECT_EQ(fields[3].value, "");
+  // The first of a repeated field, by its name in any case or by its code; all of them joined.
+  EXPECT_EQ(fields.find("X-FORWARDED-FOR"), "1.1.1.1");
+  EXPECT_EQ(fields.find(boost::beast::http::field::content_type), "text/plain");
+  EXPECT_EQ(fields.joined("X-Forwarded-For"), "1.1.1.1,2.2.2.2");
+  EXPECT_EQ(fields.find("X-Forwarded"), "");
+  EXPECT_EQ(fields.find(boost::beast::http::field::host), "");
+  EXPECT_EQ(fields.joined("Host"), "");
 }
 
 TEST(RequestReader, RefusesAmbiguousFraming) {
@@ -70,7 +97,7 @@ TEST(RequestReader, AcceptsChunkedAndHttp10Requests) {
          "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
   RequestReader chunked(1024, 1024);
   EXPECT_EQ(parseBuffered(chunked, buffer).second, RStep::Complete);
-  EXPECT_EQ(chunked.message().body().memory(), "{}");
+  EXPECT_EQ(chunked.request().body().memory(), "{}");
   append(buffer, "GET /health HTTP/1.0\r\n\r\n");
   RequestReader old(1024, 1024);
   EXPECT_EQ(parseBuffered(old, buffer).second, RStep::Complete);

@@ -173,20 +173,18 @@ std::size_t jsonPlainPrefix(std::string_view s) {
   return i;
 }
 
-std::string millisText(std::chrono::microseconds us) {
+char* writeMillis(std::chrono::microseconds us, char* out) {
   constexpr std::uint64_t kMicrosPerMilli = 1000;
   constexpr std::uint64_t kTen = 10;
   const std::int64_t n = us.count();
   const std::uint64_t magnitude =
       n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
-  // "-", up to 20 digits, "." and 3 more; written in place (a duration of a few digits then
-  // fits in std::string's own buffer, so nothing is allocated).
-  std::array<char, 32> text{};
-  char* p = text.data();
+  // "-", up to 16 digits (2^63 us is 9.2e15 ms), "." and 3 more.
+  char* p = out;
   if (n < 0) {
     *p++ = '-';
   }
-  p = std::to_chars(p, text.data() + text.size(), magnitude / kMicrosPerMilli).ptr;
+  p = std::to_chars(p, out + kMaxMillisBytes, magnitude / kMicrosPerMilli).ptr;
   *p++ = '.';
   const std::uint64_t fraction = magnitude % kMicrosPerMilli;
   const std::array<char, 3> digits{static_cast<char>('0' + fraction / (kTen * kTen)),
@@ -196,8 +194,7 @@ std::string millisText(std::chrono::microseconds us) {
   while (kept > 1 && digits[kept - 1] == '0') {  // Trailing zeros go, one digit stays.
     --kept;
   }
-  p = std::copy_n(digits.begin(), kept, p);
-  return std::string(text.data(), p);
+  return std::copy_n(digits.begin(), kept, p);
 }
 
 bool isMediaType(std::string_view content_type, std::string_view type) {

@@ -40,9 +40,13 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b);
 /// U+009F).
 bool hasControlCharacters(std::string_view s);
 
-/// `us` in milliseconds as a JSON number with at most three decimals, the text RapidJSON writes
-/// for the double us / 1000 ("12.345", "12.3", "12.0", "-0.5"), without formatting a double.
-std::string millisText(std::chrono::microseconds us);
+/// The most bytes writeMillis() writes.
+constexpr std::size_t kMaxMillisBytes = 24;
+
+/// Writes `us` in milliseconds at `out` as a JSON number with at most three decimals, the text
+/// RapidJSON writes for the double us / 1000 ("12.345", "12.3", "12.0", "-0.5"), without
+/// formatting a double; returns the end. `out` has room for kMaxMillisBytes.
+char* writeMillis(std::chrono::microseconds us, char* out);
 
 /// The number of code points of UTF-8 text (its continuation bytes not counted).
 std::size_t codePoints(std::string_view s);

@@ -52,7 +52,10 @@ class Line {
     named(key);
     out_.append(json);
   }
-  void millis(Key key, std::chrono::microseconds d) { raw(key, text::millisText(d)); }
+  void millis(Key key, std::chrono::microseconds d) {
+    Piece piece;
+    out_.append(piece.data(), text::writeMillis(d, name(key, piece.data())));
+  }
   /// Opens an array under `key`: its elements are written into out(), and close(']') ends it.
   void array(Key key) {
     named(key);
@@ -62,8 +65,10 @@ class Line {
   void close(char c) { out_.push_back(c); }
 
  private:
-  /// Room for a member's name and a number.
-  using Piece = std::array<char, kMaxKeyBytes + 32>;
+  /// Room for a member's name (a comma, quotes and a colon around it) and a number.
+  static constexpr std::size_t kMaxNumberBytes = 20;  // An int64, its sign included.
+  using Piece =
+      std::array<char, kMaxKeyBytes + 4 + std::max(kMaxNumberBytes, text::kMaxMillisBytes)>;
 
   /// Writes `"key":`, after a comma but for the first member, at `p`; returns its end.
   char* name(Key key, char* p) {

@@ -10,15 +10,19 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <chrono>
+#include <optional>
 #include <tuple>
 
 namespace tollgate::net {
 
-/// Writes all of `buffers` to `stream` (whose timeout the caller has set for the asynchronous
-/// part). Returns the error, if any, and the bytes written.
+/// Writes all of `buffers` to `stream`. Returns the error, if any, and the bytes written. The
+/// asynchronous part, if any, is bounded by `timeout` (the stream's timeout is cleared after it),
+/// or without one by the timeout the caller has set on the stream.
 template <class ConstBufferSequence>
 boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> writeNow(
-    boost::beast::tcp_stream& stream, const ConstBufferSequence& buffers) {
+    boost::beast::tcp_stream& stream, const ConstBufferSequence& buffers,
+    std::optional<std::chrono::seconds> timeout = std::nullopt) {
   auto& socket = stream.socket();
   boost::system::error_code ec;
   if (!socket.non_blocking()) {
@@ -34,8 +38,14 @@ boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> write
   }
   boost::beast::buffers_suffix<ConstBufferSequence> rest(buffers);
   rest.consume(done);
+  if (timeout) {
+    stream.expires_after(*timeout);
+  }
   auto [wec, n] = co_await boost::asio::async_write(
       stream, rest, boost::asio::as_tuple(boost::asio::use_awaitable));
+  if (timeout) {
+    stream.expires_never();
+  }
   co_return std::make_tuple(wec, done + n);
 }
 

@@ -126,6 +126,53 @@ describe('body size limit (max_body_bytes = 1 MiB)', () => {
   });
 });
 
+describe('idle keep-alive connections (idle_timeout_ms = 400)', () => {
+  const IDLE_MS = 400;
+  let idleGw;
+  before(async () => {
+    idleGw = await startGateway({
+      config: standardConfig(mock.url, `http://127.0.0.1:${await closedPort()}/v1`, {
+        gateway: { idle_timeout_ms: IDLE_MS },
+      }),
+    });
+  });
+  after(async () => {
+    await idleGw?.stop();
+  });
+
+  test('a connection left idle is closed after the idle timeout, not before', T, async () => {
+    const c = await rawConnect(idleGw.port);
+    try {
+      await c.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.equal((await c.read(3000))?.status, 200);
+      const answered = Date.now();
+      assert.equal(await c.waitClosed(3000), true, 'an idle connection was left open');
+      const after = Date.now() - answered;
+      assert.ok(after >= IDLE_MS - 100, `closed ${after} ms after its answer`);
+      assert.equal(c.buffered.length, 0, 'bytes sent before closing an idle connection');
+    } finally {
+      c.close();
+    }
+  });
+
+  test('a connection used more often than the idle timeout stays open', T, async () => {
+    const c = await rawConnect(idleGw.port);
+    try {
+      const started = Date.now();
+      // Eight requests 150 ms apart: the connection lives three idle timeouts, never idle for one.
+      for (let i = 0; i < 8; i += 1) {
+        await c.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+        assert.equal((await c.read(3000))?.status, 200, `request ${i} after ${Date.now() - started} ms`);
+        await sleep(150);
+      }
+      assert.equal(c.closed, false);
+      assert.equal(await c.waitClosed(3000), true, 'left open once idle');
+    } finally {
+      c.close();
+    }
+  });
+});
+
 describe('slow clients (header_timeout_ms = 300, body_timeout_ms = 500)', () => {
   test('header started but not finished -> 408 request_timeout, then close', T, async () => {
     const { r, conn, waited } = await exchange(['GET /health HTTP/1.1\r\nHost: x\r\n'], 4000);

@@ -16,6 +16,7 @@
 #include "core/ids.hpp"
 #include "core/trace_context.hpp"
 #include "net/http_readers.hpp"
+#include "net/lazy_deadline.hpp"
 #include "net/write_now.hpp"
 
 namespace tollgate::net {
@@ -293,65 +294,6 @@ asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, beast::flat_buff
   }
 }
 
-/// Ends a keep-alive connection left waiting for its next request for the idle timeout. The
-/// timer is armed once and again only when it fires while the connection is waiting and its
-/// wait began later (then for what remains of it), not once per request: a wait on the stream's
-/// own timer and its cancellation cost a request more than the parsing of its head.
-class IdleTimeout {
- public:
-  explicit IdleTimeout(tcp::socket& socket)
-      : timer_(socket.get_executor()), state_(std::make_shared<State>(State{&socket, this})) {}
-  ~IdleTimeout() {
-    state_->owner = nullptr;
-    timer_.cancel();
-  }
-  IdleTimeout(const IdleTimeout&) = delete;
-  IdleTimeout& operator=(const IdleTimeout&) = delete;
-
-  /// A wait for the next request begins: it may last `timeout`.
-  void begin(std::chrono::milliseconds timeout) {
-    state_->deadline = Clock::now() + timeout;
-    state_->waiting = true;
-    if (!state_->armed || timer_.expiry() > state_->deadline) {
-      arm();
-    }
-  }
-  /// The wait ended: a request arrived, or the connection closed.
-  void end() { state_->waiting = false; }
-
- private:
-  struct State {
-    tcp::socket* socket;
-    IdleTimeout* owner;  ///< Null once the connection is gone.
-    Clock::time_point deadline{};
-    bool waiting = false;
-    bool armed = false;
-  };
-
-  void arm() {
-    state_->armed = true;
-    timer_.expires_at(state_->deadline);
-    timer_.async_wait([state = state_](const beast::error_code& ec) {
-      if (state->owner == nullptr || ec == asio::error::operation_aborted) {
-        return;  // Gone, or re-armed (arm() cancelled this wait).
-      }
-      state->armed = false;
-      if (!state->waiting) {
-        return;  // Serving a request: the next wait arms it again.
-      }
-      if (Clock::now() < state->deadline) {
-        state->owner->arm();  // Used since it was armed: wait for what remains.
-        return;
-      }
-      beast::error_code ignored;
-      state->socket->cancel(ignored);  // The wait for a request ends; the session closes.
-    });
-  }
-
-  asio::steady_timer timer_;
-  std::shared_ptr<State> state_;
-};
-
 /// Closes a connection after its last answer. Lingering: a client still sending its body would
 /// get a reset, and could lose our answer, if we closed with unread bytes, so what arrives is
 /// discarded for a bounded time.
@@ -471,7 +413,8 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
   const auto remote = stream.socket().remote_endpoint(no_peer);
   const std::string peer = no_peer ? std::string() : remote.address().to_string();
   beast::flat_buffer buffer;
-  IdleTimeout idle_timeout(stream.socket());
+  // Ends the connection when left waiting for its next request for the idle timeout.
+  LazyDeadline idle_timeout(stream.socket());
   for (;;) {
     if (shared.draining.load()) {
       co_return;
@@ -480,9 +423,9 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
       // Waiting for the next request: only the idle timeout applies, and shutdown may end it.
       const Registered idle(shared.idle, stream.socket());
       stream.expires_never();  // What an earlier write or read may have set.
-      idle_timeout.begin(g.idle_timeout);
+      idle_timeout.set(Clock::now() + g.idle_timeout);
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kFirstReadBytes), kUseTuple);
-      idle_timeout.end();
+      idle_timeout.clear();
       if (ec) {
         co_return;
       }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "net/http_readers.hpp"
+#include "net/lazy_deadline.hpp"
 #include "net/write_now.hpp"
 
 namespace tollgate::net {
@@ -55,6 +56,9 @@ struct Connection {
   std::string key;
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  /// The current call's deadline, once connected (the connection's own are Beast's). Declared
+  /// after the streams: it goes first.
+  std::optional<LazyDeadline> deadline;
   beast::flat_buffer buffer;
   std::array<char, kReadBytes> body;  ///< Pieces of the current answer's body.
   Clock::time_point idle_since;
@@ -68,11 +72,22 @@ struct Connection {
 
   /// Reads what arrives into `buffer`, never past the response reader's bound.
   asio::awaitable<std::tuple<beast::error_code, std::size_t>> readMore() {
+    if (deadline->expired()) {
+      co_return std::make_tuple(beast::error_code(beast::error::timeout), std::size_t{0});
+    }
     const std::size_t room = std::min(kReadBytes, readRoom(buffer, ResponseReader::bufferLimit()));
     auto [ec, n] =
         co_await visit([&](auto& s) { return s.async_read_some(buffer.prepare(room), kUseTuple); });
     buffer.commit(n);
-    co_return std::make_tuple(ec, n);
+    co_return std::make_tuple(timedOut(ec), n);
+  }
+
+  /// An operation the deadline cancelled ended in a timeout, as one of Beast's would say; any
+  /// other cancellation (the client left, shutdown) is what it is.
+  beast::error_code timedOut(const beast::error_code& ec) const {
+    return ec == asio::error::operation_aborted && deadline->expired()
+               ? beast::error_code(beast::error::timeout)
+               : ec;
   }
 
   /// True when nothing arrived while the connection was idle: no byte (which would belong to
@@ -291,7 +306,7 @@ class Pool final : public UpstreamPool {
     });
     idle.erase(idle.begin(), fresh);
     if (idle.size() < kMaxIdlePerUpstream) {
-      conn->tcp().expires_never();
+      conn->deadline->clear();
       conn->idle_since = now;
       idle.push_back(std::move(conn));
     }
@@ -385,7 +400,7 @@ asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
   if (armed_ == Armed::None) {
     // Without a first-bytes limit of its own (a whole answer, most streams), the whole answer's
     // deadline is armed once, not re-armed after the first piece.
-    conn_->tcp().expires_at(first_body_deadline_);
+    conn_->deadline->set(first_body_deadline_);
     armed_ = first_body_deadline_ < deadline_ ? Armed::FirstBytes : Armed::Whole;
   }
   for (;;) {
@@ -393,7 +408,7 @@ asio::awaitable<Result<std::string_view>> HttpCall::readSome() {
     switch (reader_.parseBody(conn_->buffer, conn_->body, written)) {
       case ResponseReader::Step::Body:
         if (armed_ == Armed::FirstBytes) {
-          conn_->tcp().expires_at(deadline_);
+          conn_->deadline->set(deadline_);
           armed_ = Armed::Whole;
         }
         co_return std::string_view(conn_->body.data(), written);
@@ -423,7 +438,7 @@ asio::awaitable<void> HttpCall::finish(std::chrono::milliseconds budget) {
     co_return;
   }
   armed_ = Armed::Whole;
-  conn_->tcp().expires_at(std::min(deadline_, Clock::now() + budget));
+  conn_->deadline->set(std::min(deadline_, Clock::now() + budget));
   for (;;) {
     auto piece = co_await readSome();
     if (!piece || piece->empty()) {
@@ -493,6 +508,8 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(
       co_return unavailable(p, hec);
     }
   }
+  conn->tcp().expires_never();  // Connected: each call's deadline is its own from here.
+  conn->deadline.emplace(conn->tcp().socket());
   co_return std::move(conn);
 }
 
@@ -501,10 +518,10 @@ template <class Buffers>
 asio::awaitable<beast::error_code> send(Connection& conn, const Buffers& buffers) {
   if (conn.plain) {
     auto [ec, n] = co_await writeNow(*conn.plain, buffers);
-    co_return ec;
+    co_return conn.timedOut(ec);
   }
   auto [ec, n] = co_await asio::async_write(*conn.tls, buffers, kUseTuple);
-  co_return ec;
+  co_return conn.timedOut(ec);
 }
 
 /// Writes an upload's byte range piece by piece (never whole in memory), then its trailer.
@@ -557,7 +574,7 @@ asio::awaitable<Result<std::unique_ptr<UpstreamCall>>> Pool::start(const config:
       conn = std::move(fresh).value();
     }
     const UpstreamCall::Connected connected{Clock::now(), reused};
-    conn->tcp().expires_at(std::min(started + p.first_byte_timeout, deadline));
+    conn->deadline->set(std::min(started + p.first_byte_timeout, deadline));
     beast::error_code wec = co_await send(*conn, request);
     if (!wec && r.attachment) {
       wec = co_await sendAttachment(*conn, *r.attachment);

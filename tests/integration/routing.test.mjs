@@ -55,6 +55,9 @@ describe('retries, breakers, failover and deadlines', () => {
           stalled: model(base, ['h mock:stall-first=5000', 'h-ok'], { timeouts: { streaming_first_token_ms: 300 } }),
           midway: model(base, ['i mock:stream-error', 'i-ok']),
           slow: model(base, ['j mock:slow=3000', 'j-ok'], { ...retries(5, 50), timeouts: { non_streaming_total_ms: 500 } }),
+          // The same upstream, so the hasty call reuses the patient one's pooled connection.
+          patient: model(base, ['m-ok'], { timeouts: { non_streaming_total_ms: 20000 } }),
+          hasty: model(base, ['m mock:slow=3000'], { timeouts: { non_streaming_total_ms: 400 } }),
         },
       },
     });
@@ -164,6 +167,18 @@ describe('retries, breakers, failover and deadlines', () => {
     assert.ok(took >= 450 && took < 1500, `took ${took} ms`);
     assert.equal(attempts('j mock:slow=3000').length, 1);
     assert.equal(attempts('j-ok').length, 0);
+  });
+
+  test('a call on a reused connection keeps its own deadline, shorter than the last call\'s', T, async () => {
+    assert.equal((await chat('patient')).status, 200);
+    const t0 = Date.now();
+    assertError(await chat('hasty'), { status: 504, code: 'upstream_timeout' });
+    const took = Date.now() - t0;
+    assert.ok(took >= 350 && took < 1500, `took ${took} ms`);
+    // Both calls went over one connection: the patient call's deadline was armed on it.
+    const [patient, hasty] = [attempts('m-ok')[0], attempts('m mock:slow=3000')[0]];
+    assert.ok(patient && hasty);
+    assert.equal(hasty.remotePort, patient.remotePort, 'the hasty call did not reuse the connection');
   });
 });
 

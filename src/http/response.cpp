@@ -1,9 +1,14 @@
 #include "http/response.hpp"
 
+#include <array>
+#include <charconv>
+#include <string_view>
+
 namespace tollgate::http {
 namespace {
 
 constexpr std::size_t kHeadReserve = 192;
+constexpr std::size_t kNumberBytes = 24;  ///< A std::size_t in decimal, with room to spare.
 
 }  // namespace
 
@@ -33,37 +38,42 @@ Response Response::error(const Error& e) {
 }
 
 std::string responseHead(const Response& r, const HeadOptions& o) {
+  // Literals as views: their lengths are known when compiled, not measured on every append.
+  using namespace std::string_view_literals;
+  std::array<char, kNumberBytes> status{};
+  std::array<char, kNumberBytes> length{};
   std::string head;
   head.reserve(kHeadReserve);
-  head.append(o.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ")
-      .append(std::to_string(r.status))
-      .append(" ")
+  head.append(o.version == 10 ? "HTTP/1.0 "sv : "HTTP/1.1 "sv)
+      .append(status.data(), std::to_chars(status.begin(), status.end(), r.status).ptr)
+      .append(" "sv)
       .append(reasonPhrase(r.status))
-      .append("\r\nContent-Type: ")
+      .append("\r\nContent-Type: "sv)
       .append(r.content_type);
   switch (o.framing) {
     case Framing::Length:
-      head.append("\r\nContent-Length: ").append(std::to_string(o.length));
+      head.append("\r\nContent-Length: "sv)
+          .append(length.data(), std::to_chars(length.begin(), length.end(), o.length).ptr);
       break;
     case Framing::Chunked:
-      head.append("\r\nTransfer-Encoding: chunked");
+      head.append("\r\nTransfer-Encoding: chunked"sv);
       break;
     case Framing::UntilClose:
       break;
   }
   for (const auto& [name, value] : r.headers) {
-    head.append("\r\n").append(name).append(": ").append(value);
+    head.append("\r\n"sv).append(name).append(": "sv).append(value);
   }
   if (!o.request_id.empty()) {
-    head.append("\r\nx-request-id: ").append(o.request_id);
+    head.append("\r\nx-request-id: "sv).append(o.request_id);
   }
   const bool keep_alive = o.keep_alive && o.framing != Framing::UntilClose;
   if (o.version >= 11 && !keep_alive) {
-    head.append("\r\nConnection: close");
+    head.append("\r\nConnection: close"sv);
   } else if (o.version == 10 && keep_alive) {
-    head.append("\r\nConnection: keep-alive");
+    head.append("\r\nConnection: keep-alive"sv);
   }
-  head.append("\r\n\r\n");
+  head.append("\r\n\r\n"sv);
   return head;
 }
 

@@ -13,6 +13,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -37,11 +38,14 @@ namespace beast = boost::beast;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
+// Literals as views: their lengths are known when compiled, not measured on every append.
+using namespace std::string_view_literals;
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kMaxIdlePerUpstream = 128;
 constexpr std::size_t kReadBytes = 16 * 1024;
 constexpr std::size_t kRequestHeadReserve = 256;
+constexpr std::size_t kLengthBytes = 24;  ///< A Content-Length in decimal, with room to spare.
 /// An upload is sent upstream in pieces of this size, read from where it is spooled.
 constexpr std::size_t kAttachmentPieceBytes = 64 * 1024;
 
@@ -176,7 +180,11 @@ class StopWaiting {
 };
 
 std::string poolKey(const config::Provider& p) {
-  return (p.api_base.tls ? "s:" : "p:") + p.api_base.host + ":" + p.api_base.port;
+  const config::UpstreamUrl& url = p.api_base;
+  std::string key;
+  key.reserve(url.host.size() + url.port.size() + 3);
+  key.append(url.tls ? "s:"sv : "p:"sv).append(url.host).append(":"sv).append(url.port);
+  return key;
 }
 
 bool isEof(const beast::error_code& ec) {
@@ -201,9 +209,9 @@ Error shuttingDown() {
 /// unless it is the scheme's default.
 void appendHost(std::string& out, const config::UpstreamUrl& url) {
   const bool ipv6 = url.host.find(':') != std::string::npos;
-  out.append(ipv6 ? "[" : "").append(url.host).append(ipv6 ? "]" : "");
-  if (url.port != (url.tls ? "443" : "80")) {
-    out.append(":").append(url.port);
+  out.append(ipv6 ? "["sv : ""sv).append(url.host).append(ipv6 ? "]"sv : ""sv);
+  if (url.port != (url.tls ? "443"sv : "80"sv)) {
+    out.append(":"sv).append(url.port);
   }
 }
 
@@ -215,18 +223,21 @@ std::string requestHead(const config::Provider& p, const UpstreamRequest& r) {
   for (const auto& [name, value] : r.headers) {
     size += name.size() + value.size() + 4;
   }
+  std::array<char, kLengthBytes> length{};
   std::string head;
   head.reserve(size);
-  head.append(r.method).append(" ").append(r.path).append(" HTTP/1.1\r\nHost: ");
+  head.append(r.method).append(" "sv).append(r.path).append(" HTTP/1.1\r\nHost: "sv);
   appendHost(head, p.api_base);
-  head.append("\r\nUser-Agent: tollgate");
+  head.append("\r\nUser-Agent: tollgate"sv);
   if (!r.content_type.empty()) {
-    head.append("\r\nContent-Type: ").append(r.content_type);
+    head.append("\r\nContent-Type: "sv).append(r.content_type);
   }
   for (const auto& [name, value] : r.headers) {
-    head.append("\r\n").append(name).append(": ").append(value);
+    head.append("\r\n"sv).append(name).append(": "sv).append(value);
   }
-  head.append("\r\nContent-Length: ").append(std::to_string(r.contentLength())).append("\r\n\r\n");
+  head.append("\r\nContent-Length: "sv)
+      .append(length.data(), std::to_chars(length.begin(), length.end(), r.contentLength()).ptr)
+      .append("\r\n\r\n"sv);
   return head;
 }
 

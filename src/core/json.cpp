@@ -479,6 +479,18 @@ void put(rapidjson::StringBuffer& out, std::string_view s) {
 }
 void put(rapidjson::StringBuffer& out, char c) { out.Put(c); }
 
+/// Writing at a pointer, into room the caller has made.
+struct At {
+  char* p;
+};
+void put(At& out, std::string_view s) {
+  if (!s.empty()) {  // An empty view's data may be null, which memcpy may not take.
+    std::memcpy(out.p, s.data(), s.size());
+    out.p += s.size();
+  }
+}
+void put(At& out, char c) { *out.p++ = c; }
+
 /// Room for `n` more bytes at the end of `out`, and where they start.
 char* room(std::string& out, std::size_t n) {
   const std::size_t at = out.size();
@@ -486,6 +498,11 @@ char* room(std::string& out, std::size_t n) {
   return out.data() + at;
 }
 char* room(rapidjson::StringBuffer& out, std::size_t n) { return out.Push(n); }
+char* room(At& out, std::size_t n) {
+  char* at = out.p;
+  out.p += n;
+  return at;
+}
 
 /// A string with nothing to escape, in its quotes, with one reservation.
 template <class Out>
@@ -551,6 +568,11 @@ void quote(std::string_view s, Out& out) {
 
 void appendQuoted(std::string_view s, std::string& out) { quote(s, out); }
 void appendQuoted(std::string_view s, rapidjson::StringBuffer& out) { quote(s, out); }
+char* writeQuoted(std::string_view s, char* out) {
+  At at{out};
+  quote(s, at);
+  return at.p;
+}
 
 void Writer::value(const rapidjson::Value& v) {
   switch (v.GetType()) {

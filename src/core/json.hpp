@@ -166,6 +166,13 @@ std::optional<std::int64_t> countMember(const rapidjson::Value& object, std::str
 /// Its output never changes: the inference cache's keys are written with it.
 void appendQuoted(std::string_view s, std::string& out);
 
+/// The most bytes `s` of `n` bytes takes quoted: every byte as `\u00XX`, and the quotes.
+constexpr std::size_t maxQuotedSize(std::size_t n) { return 6 * n + 2; }
+
+/// Writes `s` at `out` as appendQuoted would append it; `out` has room for maxQuotedSize(). Returns
+/// the end of what was written.
+char* writeQuoted(std::string_view s, char* out);
+
 /// A view of a string value.
 inline std::string_view view(const rapidjson::Value& v) {
   return {v.GetString(), v.GetStringLength()};

@@ -17,8 +17,8 @@ namespace {
 /// The longest member name a line may have.
 constexpr std::size_t kMaxKeyBytes = 40;
 
-/// A member's name: one of our string literals, its length checked when compiled, so that a
-/// name and a number always fit one Line::Piece.
+/// A member's name: one of our string literals, its length checked when compiled, so that the
+/// room asked for a member always holds its name.
 struct Key {
   template <std::size_t N>
   consteval Key(const char (&literal)[N])  // NOLINT(google-explicit-constructor): literals only.
@@ -28,47 +28,77 @@ struct Key {
   std::string_view text;
 };
 
+/// The end of the pending text, written through a pointer: each piece asks for the most room
+/// it can take, and the text grows only when that is more than is left. Appending each piece to
+/// the string cost a capacity check and a length update per piece, most of the line's cost.
+class Cursor {
+ public:
+  explicit Cursor(std::string& out) : out_(out), used_(out.size()) { grow(kLineRoom); }
+  ~Cursor() { out_.resize(used_); }
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
+
+  /// Where the next `n` bytes (at most) go; done() says where they ended.
+  char* room(std::size_t n) {
+    if (out_.size() - used_ < n) {
+      grow(n);
+    }
+    return out_.data() + used_;
+  }
+  void done(const char* end) { used_ = static_cast<std::size_t>(end - out_.data()); }
+  void put(char c) {
+    char* p = room(1);
+    *p = c;
+    done(p + 1);
+  }
+
+ private:
+  static constexpr std::size_t kLineRoom = 1024;  ///< A usual line's length, and more.
+
+  void grow(std::size_t n) { out_.resize(std::max(used_ + n, out_.size() * 2)); }
+
+  std::string& out_;
+  std::size_t used_;  ///< The text's length; past it, room not yet written.
+};
+
 /// One JSON object written straight into the pending text. Its keys are ours, plain ASCII,
 /// copied as they are; its string values are quoted. A json::Writer spent a third of the line's
 /// cost on keeping its own structure.
 class Line {
  public:
-  explicit Line(std::string& out) : out_(out) { out_.push_back('{'); }
+  explicit Line(Cursor& out) : out_(out) { close('{'); }
   Line(const Line&) = delete;
   Line& operator=(const Line&) = delete;
 
   void text(Key key, std::string_view value) {
-    named(key);
-    json::appendQuoted(value, out_);
+    char* p = name(key, out_.room(kMaxNameBytes + json::maxQuotedSize(value.size())));
+    out_.done(json::writeQuoted(value, p));
   }
   void number(Key key, std::int64_t value) {
-    Piece piece;
-    char* p = name(key, piece.data());
-    p = std::to_chars(p, piece.data() + piece.size(), value).ptr;
-    out_.append(piece.data(), p);
+    char* p = name(key, out_.room(kMaxNameBytes + kMaxNumberBytes));
+    out_.done(std::to_chars(p, p + kMaxNumberBytes, value).ptr);
   }
   /// A value already written as JSON: a number's exact text, or a nested object's.
   void raw(Key key, std::string_view json) {
-    named(key);
-    out_.append(json);
+    char* p = name(key, out_.room(kMaxNameBytes + json.size()));
+    out_.done(std::copy(json.begin(), json.end(), p));
   }
   void millis(Key key, std::chrono::microseconds d) {
-    Piece piece;
-    out_.append(piece.data(), text::writeMillis(d, name(key, piece.data())));
+    out_.done(text::writeMillis(d, name(key, out_.room(kMaxNameBytes + text::kMaxMillisBytes))));
   }
-  /// Opens an array under `key`: its elements are written into out(), and close(']') ends it.
+  /// Opens an array under `key`: its elements are written with cursor(), and close(']') ends it.
   void array(Key key) {
-    named(key);
-    out_.push_back('[');
+    char* p = name(key, out_.room(kMaxNameBytes + 1));
+    *p++ = '[';
+    out_.done(p);
   }
-  std::string& out() { return out_; }
-  void close(char c) { out_.push_back(c); }
+  Cursor& cursor() { return out_; }
+  void close(char c) { out_.put(c); }
 
  private:
-  /// Room for a member's name (a comma, quotes and a colon around it) and a number.
+  /// A member's name, with a comma, its quotes and a colon.
+  static constexpr std::size_t kMaxNameBytes = kMaxKeyBytes + 4;
   static constexpr std::size_t kMaxNumberBytes = 20;  // An int64, its sign included.
-  using Piece =
-      std::array<char, kMaxKeyBytes + 4 + std::max(kMaxNumberBytes, text::kMaxMillisBytes)>;
 
   /// Writes `"key":`, after a comma but for the first member, at `p`; returns its end.
   char* name(Key key, char* p) {
@@ -82,13 +112,8 @@ class Line {
     *p++ = ':';
     return p;
   }
-  /// Appends `"key":` in one piece.
-  void named(Key key) {
-    Piece piece;
-    out_.append(piece.data(), name(key, piece.data()));
-  }
 
-  std::string& out_;
+  Cursor& out_;
   bool first_ = true;
 };
 
@@ -151,7 +176,7 @@ void upstreamAttempts(Line& line, const std::vector<exchange::AttemptRecord>& lo
       line.close(',');
     }
     first = false;
-    Line attempt(line.out());
+    Line attempt(line.cursor());
     attempt.text("provider", a.provider);
     if (a.status != 0) {
       attempt.number("status", a.status);
@@ -169,12 +194,12 @@ void upstreamAttempts(Line& line, const std::vector<exchange::AttemptRecord>& lo
   line.close(']');
 }
 
-}  // namespace
-
-void AccessLog::ended(const exchange::RequestContext& e) {
+/// Appends the line of one finished exchange to `out`.
+void writeLine(std::string& out, const exchange::RequestContext& e) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch());
-  Line line(pending_);
+  Cursor cursor(out);
+  Line line(cursor);
   line.number("ts_ms", static_cast<std::int64_t>(now.count()));
   line.text("request_id", e.request_id);
   std::array<char, 2 * sizeof(trace::TraceId)> trace_id;
@@ -224,7 +249,13 @@ void AccessLog::ended(const exchange::RequestContext& e) {
     upstreamAttempts(line, e.attempt_log);
   }
   line.close('}');
-  pending_.push_back('\n');
+  cursor.put('\n');
+}
+
+}  // namespace
+
+void AccessLog::ended(const exchange::RequestContext& e) {
+  writeLine(pending_, e);
   if (pending_.size() >= kFlushBytes) {
     flush();
   } else if (!timer_armed_) {

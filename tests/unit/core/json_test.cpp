@@ -152,6 +152,27 @@ TEST(JsonParse, InPlaceTellsWhereEachMemberOfARootObjectWas) {
   EXPECT_TRUE(values.empty());
 }
 
+TEST(JsonWriter, WritesAtAPointerWhatItAppends) {
+  // Every byte alone, an escape at every end, a run of escapes: the most room is never passed.
+  std::vector<std::string> texts = {"", "plain", std::string(40, '\x01'), "a\"b\\c\n"};
+  for (int b = 0; b < 256; ++b) {
+    texts.push_back(std::string(1, static_cast<char>(b)));
+    texts.push_back("x" + std::string(1, static_cast<char>(b)) + "y");
+  }
+  for (const std::string& text : texts) {
+    std::string appended;
+    appendQuoted(text, appended);
+    std::string room(maxQuotedSize(text.size()), '\0');
+    const char* end = writeQuoted(text, room.data());
+    EXPECT_EQ(std::string_view(room.data(), static_cast<std::size_t>(end - room.data())),
+              appended);
+    EXPECT_LE(static_cast<std::size_t>(end - room.data()), maxQuotedSize(text.size()));
+  }
+  std::string all(40, '\x01');
+  std::string room(maxQuotedSize(all.size()), '\0');
+  EXPECT_EQ(static_cast<std::size_t>(writeQuoted(all, room.data()) - room.data()), room.size());
+}
+
 TEST(JsonWriter, WritesWhatRapidJsonsWriterWrites) {
   // Every byte value in keys and strings, long plain runs, numbers of every kind, nesting.
   std::string every_byte;

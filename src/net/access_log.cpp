@@ -33,7 +33,7 @@ struct Key {
 /// the string cost a capacity check and a length update per piece, most of the line's cost.
 class Cursor {
  public:
-  explicit Cursor(std::string& out) : out_(out), used_(out.size()) { grow(kLineRoom); }
+  explicit Cursor(std::string& out) : out_(out), used_(out.size()) { grow(0); }
   ~Cursor() { out_.resize(used_); }
   Cursor(const Cursor&) = delete;
   Cursor& operator=(const Cursor&) = delete;
@@ -55,7 +55,9 @@ class Cursor {
  private:
   static constexpr std::size_t kLineRoom = 1024;  ///< A usual line's length, and more.
 
-  void grow(std::size_t n) { out_.resize(std::max(used_ + n, out_.size() * 2)); }
+  /// Room for `n` bytes past the text, and a usual line at least: zeroed (std::string has no
+  /// other way to grow), so no more than that.
+  void grow(std::size_t n) { out_.resize(used_ + std::max(n, kLineRoom)); }
 
   std::string& out_;
   std::size_t used_;  ///< The text's length; past it, room not yet written.

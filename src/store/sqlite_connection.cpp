@@ -24,6 +24,8 @@ constexpr std::chrono::milliseconds kPollInterval{20};
 /// Prepared statements kept per connection (the store's writer runs the ledger's same few
 /// thousands of times a second); statements past this many are prepared for one use.
 constexpr std::size_t kMaxCachedStatements = 64;
+/// The one write lock a transaction takes, at its start (readers go on, in WAL mode).
+constexpr std::string_view kBegin = "BEGIN IMMEDIATE";
 
 /// Whether this process has opened the database at `path` before (and notes that it has now):
 /// if it is missing then, it was deleted under us, and creating an empty one would hide that.
@@ -106,20 +108,21 @@ class SqliteConnection final : public Connection {
   Engine engine() const override { return Engine::Sqlite; }
 
   Rows query(std::string_view sql, std::span<const Param> params) override {
-    std::string text = sqliteParams(sql);
     sqlite3_stmt* stmt = nullptr;
     bool cached = false;
-    if (const auto it = cache_.find(text); it != cache_.end()) {
+    // Found by the statement as the caller wrote it: no copy, no conversion on a hit.
+    if (const auto it = cache_.find(sql); it != cache_.end()) {
       stmt = it->second;
       cached = true;
     } else {
+      const std::string text = sqliteParams(sql);
       if (sqlite3_prepare_v2(db_, text.c_str(), static_cast<int>(text.size()), &stmt, nullptr) !=
           SQLITE_OK) {
         fail();
       }
       // A PRAGMA may be evaluated when prepared (data_version would never move again).
       if (cache_.size() < kMaxCachedStatements && !text.starts_with("PRAGMA")) {
-        cache_.emplace(std::move(text), stmt);
+        cache_.emplace(std::string(sql), stmt);
         cached = true;
       }
     }
@@ -166,6 +169,10 @@ class SqliteConnection final : public Connection {
   }
 
   void script(std::string_view sql) override {
+    if (sql == "COMMIT" || sql == "ROLLBACK" || sql == kBegin) {
+      query(sql, {});  // Prepared once: sqlite3_exec would parse them for every transaction.
+      return;
+    }
     const std::string text(sql);
     if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
       fail();
@@ -176,7 +183,7 @@ class SqliteConnection final : public Connection {
     if (fileIdentity(path_) != identity_) {
       throw fileGone(path_);
     }
-    script("BEGIN IMMEDIATE");
+    script(kBegin);
   }
   void lockSchema() override {}  // BEGIN IMMEDIATE already holds the only write lock.
 
@@ -240,7 +247,14 @@ class SqliteConnection final : public Connection {
   std::optional<std::pair<dev_t, ino_t>> identity_;  ///< The file opened, checked at each begin.
   sqlite3* db_ = nullptr;
   std::int64_t data_version_ = 0;
-  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  /// Statements by their text, looked up by a view of it.
+  struct TextHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const {
+      return std::hash<std::string_view>{}(text);
+    }
+  };
+  std::unordered_map<std::string, sqlite3_stmt*, TextHash, std::equal_to<>> cache_;
 };
 
 }  // namespace

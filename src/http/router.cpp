@@ -1,5 +1,6 @@
 #include "http/router.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/text.hpp"
@@ -91,6 +92,16 @@ Router::Router(std::vector<Route> routes, const Authenticator* authenticator)
     e.route = std::move(r);
     entries_.push_back(std::move(e));
   }
+  // Each literal path's candidates, in table order: its own entries, and those with a parameter
+  // whose literal start it shares (no other entry can match it).
+  for (auto& [path, candidates] : by_literal_) {
+    for (const std::size_t i : with_params_) {
+      if (std::string_view(path).starts_with(entries_[i].prefix)) {
+        candidates.push_back(i);
+      }
+    }
+    std::sort(candidates.begin(), candidates.end());
+  }
 }
 
 bool Router::matches(const Entry& e, std::string_view path, PathParams& params) {
@@ -128,17 +139,13 @@ Routing Router::route(Method method, std::string_view path, std::string_view con
   Routing out;
   std::string allow;
   PathParams params;  // One for every entry tried: not made again (and zeroed) for each.
-  // The candidates in table order: the entries of this literal path merged with those with a
-  // parameter (the others cannot match), as a scan of the whole table would meet them.
-  static const std::vector<std::size_t> kNone;
+  // The candidates in table order, as a scan of the whole table would meet them: a literal
+  // path's own (see the constructor), else every entry with a parameter.
   const auto literal = by_literal_.find(path);
-  const std::vector<std::size_t>& exact = literal == by_literal_.end() ? kNone : literal->second;
-  auto next_exact = exact.begin();
-  auto next_param = with_params_.begin();
-  while (next_exact != exact.end() || next_param != with_params_.end()) {
-    const bool take_exact = next_param == with_params_.end() ||
-                            (next_exact != exact.end() && *next_exact < *next_param);
-    const Entry& e = entries_[take_exact ? *next_exact++ : *next_param++];
+  const std::vector<std::size_t>& candidates =
+      literal == by_literal_.end() ? with_params_ : literal->second;
+  for (const std::size_t candidate : candidates) {
+    const Entry& e = entries_[candidate];
     if (!path.starts_with(e.prefix)) {
       continue;
     }

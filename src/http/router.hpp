@@ -90,8 +90,9 @@ class Router {
   static bool matches(const Entry& e, std::string_view path, PathParams& params);
 
   std::vector<Entry> entries_;
-  /// The entries that may match a path, in table order: those whose pattern is that literal
-  /// path, and those with a parameter. A literal pattern matches only the same text.
+  /// The entries that may match a literal pattern's path, in table order: those whose pattern
+  /// is that path (a literal pattern matches only the same text), and those with a parameter
+  /// whose literal start it shares.
   StringMap<std::vector<std::size_t>> by_literal_;
   std::vector<std::size_t> with_params_;
   const Authenticator* authenticator_;

@@ -125,16 +125,17 @@ std::optional<Error> checkMessages(const rapidjson::Value& v) {
     return invalidValue("messages", "messages must contain at least 1 item");
   }
   for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-    const std::string where = "messages[" + std::to_string(i) + "]";
+    // Named only for a refusal: most requests have none.
+    const auto where = [i] { return "messages[" + std::to_string(i) + "]"; };
     if (!v[i].IsObject()) {
-      return invalidType(where, "an object");
+      return invalidType(where(), "an object");
     }
     const rapidjson::Value* role = json::member(v[i], "role");
     if (role == nullptr) {
-      return Error{ErrorKind::MissingParameter, where + ".role is required", where + ".role"};
+      return Error{ErrorKind::MissingParameter, where() + ".role is required", where() + ".role"};
     }
     if (!role->IsString()) {
-      return invalidType(where + ".role", "a string");
+      return invalidType(where() + ".role", "a string");
     }
   }
   return std::nullopt;

@@ -158,20 +158,23 @@ std::optional<Error> checkRequestFraming(const HeadFields& fields, unsigned vers
 
 void HeadFields::add(http::field code, std::string_view name, std::string_view value) {
   // The head is bounded (header_limit), so every offset fits. Room for a usual head at once.
-  constexpr std::size_t kUsualFields = 16;
   constexpr std::size_t kUsualBytes = 512;
-  if (index_.empty()) {
-    index_.reserve(kUsualFields);
+  if (size_ == 0) {
     text_.reserve(kUsualBytes);
   }
-  index_.push_back(Place{static_cast<std::uint32_t>(text_.size()),
-                         static_cast<std::uint32_t>(name.size()),
-                         static_cast<std::uint32_t>(value.size()), code});
+  const Place p{static_cast<std::uint32_t>(text_.size()), static_cast<std::uint32_t>(name.size()),
+                static_cast<std::uint32_t>(value.size()), code};
+  if (size_ < kInPlace) {
+    in_place_[size_] = p;
+  } else {
+    more_.push_back(p);
+  }
+  ++size_;
   text_.append(name).append(value);
 }
 
 HeadFields::Entry HeadFields::operator[](std::size_t i) const {
-  const Place& p = index_[i];
+  const Place& p = place(i);
   const std::string_view all = text_;
   return Entry{p.code, all.substr(p.at, p.name_size), all.substr(p.at + p.name_size, p.value_size)};
 }
@@ -187,7 +190,8 @@ std::string_view HeadFields::find(std::string_view name) const {
 }
 
 std::string_view HeadFields::find(http::field code) const {
-  for (const Place& p : index_) {
+  for (std::size_t i = 0; i < size_; ++i) {
+    const Place& p = place(i);
     if (p.code == code) {
       return std::string_view(text_).substr(p.at + p.name_size, p.value_size);
     }

@@ -4,6 +4,7 @@
 // mean, so they can be tested and fuzzed without sockets (tests/fuzz).
 #pragma once
 
+#include <array>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/field.hpp>
@@ -36,7 +37,7 @@ class HeadFields {
   };
 
   void add(boost::beast::http::field code, std::string_view name, std::string_view value);
-  std::size_t size() const { return index_.size(); }
+  std::size_t size() const { return size_; }
   Entry operator[](std::size_t i) const;
   /// The first value of the field `name` (any case), or "".
   std::string_view find(std::string_view name) const;
@@ -55,8 +56,17 @@ class HeadFields {
     boost::beast::http::field code;
   };
 
+  /// Room for a usual head's fields in place; more go to more_.
+  static constexpr std::size_t kInPlace = 16;
+
+  const Place& place(std::size_t i) const {
+    return i < kInPlace ? in_place_[i] : more_[i - kInPlace];
+  }
+
   std::string text_;
-  std::vector<Place> index_;
+  std::array<Place, kInPlace> in_place_{};
+  std::vector<Place> more_;
+  std::size_t size_ = 0;
 };
 
 /// Beast's parser of an upstream's answer, keeping what a response_parser would, in less: the

@@ -61,6 +61,23 @@ TEST(RequestReader, KeepsTheHeadAsSent) {
   EXPECT_EQ(fields.find("X-Forwarded"), "");
   EXPECT_EQ(fields.find(boost::beast::http::field::host), "");
   EXPECT_EQ(fields.joined("Host"), "");
+
+  // More fields than are kept in place.
+  std::string many = "GET / HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 40; ++i) {
+    many += "X-" + std::to_string(i) + ": v" + std::to_string(i) + "\r\nX-All: " +
+            std::to_string(i) + "\r\n";
+  }
+  append(buffer, many + "\r\n");
+  RequestReader big(4096, 1024);
+  ASSERT_EQ(parseBuffered(big, buffer).second, RStep::Complete);
+  const HeadFields& all = big.request().fields();
+  ASSERT_EQ(all.size(), 81U);
+  EXPECT_EQ(all[79].name, "X-39");
+  EXPECT_EQ(all[80].value, "39");
+  EXPECT_EQ(all.find("x-39"), "v39");
+  EXPECT_EQ(all.find(boost::beast::http::field::host), "x");
+  EXPECT_EQ(all.joined("X-All").size(), 10 + 2 * 30 + 39);  // "0,1,…,39"
 }
 
 TEST(RequestReader, RefusesAmbiguousFraming) {

@@ -60,7 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   billed.pricing = money::Pricing{&kPrices, std::numeric_limits<money::Pico>::max()};
   std::optional<openai::Usage> whole_usage;
   std::string model;
-  if (auto completion = providers::spliceCompletion(input, billed, whole_usage, model)) {
+  if (auto completion =
+          providers::spliceCompletion(std::string(input), billed, whole_usage, model)) {
     checkUsage(whole_usage);
     checkJson(*completion);
     check(model.size() <= 128 && text::isValidUtf8(model));
@@ -74,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string spliced;
     std::optional<openai::Usage> usage;
     providers::ChunkRewriter rewriter(meta);
-    const auto fast = rewriter.rewrite(data, spliced, usage);
+    const auto fast = rewriter.rewrite(std::string(data), spliced, usage);
     checkUsage(usage);
     if (fast && *fast == providers::ChunkRewriter::Kind::Chunk) {
       const std::string prefix = "data: ";

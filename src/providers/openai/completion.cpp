@@ -27,7 +27,7 @@ constexpr std::array<std::string_view, 4> kFaultText = {"", "a choice that is no
 
 }  // namespace
 
-Result<std::string> spliceCompletion(std::string_view body, const openai::ResponseMeta& meta,
+Result<std::string> spliceCompletion(const std::string& body, const openai::ResponseMeta& meta,
                                      std::optional<openai::Usage>& usage, std::string& model) {
   // The reader copies each string onto its stack: room for the longest from the start.
   constexpr std::size_t kMaxStartingStack = 64 * 1024;
@@ -51,7 +51,7 @@ Result<std::string> spliceCompletion(std::string_view body, const openai::Respon
   writer.usage(out, body, *scan, usage, kNoUsage);
   // As the upstream wrote it, whatever it is; none when it sent none, or null.
   const splice::Span& raw = scan->spans[splice::kUsage];
-  const std::string_view raw_usage = body.substr(raw.begin, raw.end - raw.begin);
+  const std::string_view raw_usage = std::string_view(body).substr(raw.begin, raw.end - raw.begin);
   if (raw.type != splice::Type::None && raw_usage != "null") {
     writer.rawUsage(out, raw_usage);
   }

@@ -21,7 +21,7 @@ namespace tollgate::providers {
 /// UpstreamError (502) for a body that is not a JSON object within the depth and UTF-8 rules,
 /// that repeats a member we keep, has no choices, or a choice that is not an object with a
 /// message object, or a tool call without a function object.
-Result<std::string> spliceCompletion(std::string_view body, const openai::ResponseMeta& meta,
+Result<std::string> spliceCompletion(const std::string& body, const openai::ResponseMeta& meta,
                                      std::optional<openai::Usage>& usage, std::string& model);
 
 }  // namespace tollgate::providers

@@ -12,15 +12,17 @@ namespace {
 
 using rapidjson::SizeType;
 
-/// A RapidJSON input stream over a view. Unlike StringStream it is not copied while a token is
-/// read, so its position is exact at every reader event; past the end it reads NUL.
-class ViewStream {
+/// A RapidJSON input stream over a std::string's text. Unlike StringStream it is not copied
+/// while a token is read, so its position is exact at every reader event. The NUL a std::string
+/// always ends in reads as the end of the text, so a read needs no bound check; a NUL inside the
+/// text ends it early, which scan() refuses.
+class TerminatedStream {
  public:
   using Ch = char;
-  explicit ViewStream(std::string_view text)
-      : p_(text.data()), begin_(p_), end_(p_ + text.size()) {}
-  Ch Peek() const { return p_ == end_ ? '\0' : *p_; }
-  Ch Take() { return p_ == end_ ? '\0' : *p_++; }
+  explicit TerminatedStream(const std::string& text)
+      : p_(text.c_str()), begin_(p_), end_(p_ + text.size()) {}
+  Ch Peek() const { return *p_; }
+  Ch Take() { return *p_++; }
   std::size_t Tell() const { return static_cast<std::size_t>(p_ - begin_); }
   /// What is left to read, and a step past `n` bytes of it.
   std::string_view rest() const { return {p_, static_cast<std::size_t>(end_ - p_)}; }
@@ -45,8 +47,8 @@ class ViewStream {
 /// were the scan's largest cost.
 template <>
 template <>
-inline void rapidjson::Reader::ScanCopyUnescapedString(tollgate::providers::splice::ViewStream& is,
-                                                       rapidjson::Reader::StackStream<char>& os) {
+inline void rapidjson::Reader::ScanCopyUnescapedString(
+    tollgate::providers::splice::TerminatedStream& is, rapidjson::Reader::StackStream<char>& os) {
   const std::string_view rest = is.rest();
   const std::size_t n = std::min<std::size_t>(tollgate::text::jsonPlainPrefix(rest),
                                               std::numeric_limits<rapidjson::SizeType>::max());
@@ -140,7 +142,7 @@ class ChoiceRules {
 /// reports.
 class Scanner {
  public:
-  Scanner(std::string_view text, const ViewStream& in, Shape shape)
+  Scanner(std::string_view text, const TerminatedStream& in, Shape shape)
       : text_(text), in_(in), shape_(shape), utf8_known_(json::decodesToValidUtf8(text)) {}
 
   // A null detail is 0, as one left out; a null total is not a count.
@@ -340,7 +342,7 @@ class Scanner {
   }
 
   std::string_view text_;
-  const ViewStream& in_;
+  const TerminatedStream& in_;
   const Shape shape_;
   const bool utf8_known_;  ///< Every string of the text is valid UTF-8 (json::decodesToValidUtf8).
   Scan scan_;
@@ -390,8 +392,8 @@ std::string modelOf(std::string_view text, const Scan& s) {
   return std::string(text::utf8Prefix(json::view(literal), openai::kMaxUpstreamModelBytes));
 }
 
-std::optional<Scan> scan(std::string_view text, Shape shape, rapidjson::Reader& reader) {
-  ViewStream in(text);
+std::optional<Scan> scan(const std::string& text, Shape shape, rapidjson::Reader& reader) {
+  TerminatedStream in(text);
   Scanner scanner(text, in, shape);
   // A NUL inside the text reads as its end: the whole text must have been read.
   if (!reader.Parse(in, scanner) || in.Tell() != text.size()) {

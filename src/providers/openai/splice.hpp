@@ -67,7 +67,7 @@ struct Scan {
 /// Scans `text`; nullopt when it is not one JSON object within the depth and UTF-8 rules, or
 /// repeats a kept member (readers disagree on which copy wins). `reader` is reused between
 /// calls: its stack is allocated once.
-std::optional<Scan> scan(std::string_view text, Shape shape, rapidjson::Reader& reader);
+std::optional<Scan> scan(const std::string& text, Shape shape, rapidjson::Reader& reader);
 
 /// The model `s` found in `text`, decoded and cut to at most openai::kMaxUpstreamModelBytes on
 /// a character's boundary; empty when there was none.

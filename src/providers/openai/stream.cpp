@@ -6,7 +6,7 @@ namespace tollgate::providers {
 
 ChunkRewriter::ChunkRewriter(const openai::ResponseMeta& meta) : meta_(meta), writer_(meta) {}
 
-Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(std::string_view data, std::string& out,
+Result<ChunkRewriter::Kind> ChunkRewriter::rewrite(const std::string& data, std::string& out,
                                                    std::optional<openai::Usage>& usage) {
   // Line breaks may separate tokens (they join multi-line data): the output must not carry
   // them, so such events take the slow path, which re-encodes.

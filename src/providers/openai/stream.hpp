@@ -33,7 +33,7 @@ class ChunkRewriter {
   /// Fails with UpstreamError for text that is not a JSON object within the depth and UTF-8
   /// rules. `usage` receives the event's usage, when it has one and is the stream's first: a
   /// stream reports its usage once, so the client sees one usage chunk, the one charged.
-  Result<Kind> rewrite(std::string_view data, std::string& out,
+  Result<Kind> rewrite(const std::string& data, std::string& out,
                        std::optional<openai::Usage>& usage);
 
   /// Whether this stream's usage has been read (by rewrite, or by the caller's slow path, which

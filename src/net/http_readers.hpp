@@ -69,13 +69,43 @@ class HeadFields {
   std::size_t size_ = 0;
 };
 
+/// Beast's parser keeping a message's fields (HeadFields) and handing its body, chunked or not,
+/// to `Derived::store`; the start line is the derived class's to keep.
+template <bool isRequest, class Derived>
+class KeepingParser : public boost::beast::http::basic_parser<isRequest> {
+ public:
+  const HeadFields& fields() const { return fields_; }
+
+ protected:
+  using string_view = boost::beast::string_view;
+  using error_code = boost::beast::error_code;
+
+ private:
+  void on_field_impl(boost::beast::http::field code, string_view name, string_view value,
+                     error_code&) override {
+    fields_.add(code, name, value);
+  }
+  void on_header_impl(error_code& ec) override { ec = {}; }
+  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code& ec) override {
+    ec = {};
+  }
+  std::size_t on_body_impl(string_view body, error_code& ec) override {
+    return static_cast<Derived*>(this)->store(body, ec);
+  }
+  void on_chunk_header_impl(std::uint64_t, string_view, error_code& ec) override { ec = {}; }
+  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
+    return static_cast<Derived*>(this)->store(body, ec);
+  }
+  void on_finish_impl(error_code& ec) override { ec = {}; }
+
+  HeadFields fields_;
+};
+
 /// Beast's parser of an upstream's answer, keeping what a response_parser would, in less: the
-/// status, the fields (HeadFields), and the body written where the caller says, as buffer_body
-/// does.
-class AnswerParser final : public boost::beast::http::basic_parser<false> {
+/// status, the fields, and the body written where the caller says, as buffer_body does.
+class AnswerParser final : public KeepingParser<false, AnswerParser> {
  public:
   int status() const { return status_; }
-  const HeadFields& fields() const { return fields_; }
   /// Where body bytes go next, and how many fit; with no room the parser stops (need_buffer).
   void bodyInto(char* out, std::size_t room) {
     out_ = out;
@@ -84,73 +114,40 @@ class AnswerParser final : public boost::beast::http::basic_parser<false> {
   std::size_t room() const { return room_; }
 
  private:
-  using string_view = boost::beast::string_view;
-  using error_code = boost::beast::error_code;
+  friend class KeepingParser<false, AnswerParser>;
 
   void on_request_impl(boost::beast::http::verb, string_view, string_view, int,
                        error_code&) override {}
   void on_response_impl(int code, string_view, int, error_code&) override { status_ = code; }
-  void on_field_impl(boost::beast::http::field code, string_view name, string_view value,
-                     error_code&) override {
-    fields_.add(code, name, value);
-  }
-  void on_header_impl(error_code& ec) override { ec = {}; }
-  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code& ec) override {
-    ec = {};
-  }
-  std::size_t on_body_impl(string_view body, error_code& ec) override { return store(body, ec); }
-  void on_chunk_header_impl(std::uint64_t, string_view, error_code& ec) override { ec = {}; }
-  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
-    return store(body, ec);
-  }
-  void on_finish_impl(error_code& ec) override { ec = {}; }
   std::size_t store(string_view body, error_code& ec);
 
   int status_ = 0;
-  HeadFields fields_;
   char* out_ = nullptr;
   std::size_t room_ = 0;
 };
 
 /// Beast's parser of a request, keeping what the gateway reads of it: the method, the target,
-/// the version, the fields (HeadFields) and the body, in a Spool (memory up to the route's
-/// limit, a temporary file past it).
-class RequestParser final : public boost::beast::http::basic_parser<true> {
+/// the version, the fields and the body, in a Spool (memory up to the route's limit, a
+/// temporary file past it).
+class RequestParser final : public KeepingParser<true, RequestParser> {
  public:
   std::string_view method() const { return std::string_view(line_).substr(0, method_size_); }
   std::string_view target() const { return std::string_view(line_).substr(method_size_); }
   /// 10 for HTTP/1.0, 11 for HTTP/1.1.
   unsigned version() const { return version_; }
-  const HeadFields& fields() const { return fields_; }
   Spool& body() { return body_; }
 
  private:
-  using string_view = boost::beast::string_view;
-  using error_code = boost::beast::error_code;
+  friend class KeepingParser<true, RequestParser>;
 
   void on_request_impl(boost::beast::http::verb, string_view method, string_view target,
                        int version, error_code& ec) override;
   void on_response_impl(int, string_view, int, error_code&) override {}
-  void on_field_impl(boost::beast::http::field code, string_view name, string_view value,
-                     error_code&) override {
-    fields_.add(code, name, value);
-  }
-  void on_header_impl(error_code& ec) override { ec = {}; }
-  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code& ec) override {
-    ec = {};
-  }
-  std::size_t on_body_impl(string_view body, error_code& ec) override { return store(body, ec); }
-  void on_chunk_header_impl(std::uint64_t, string_view, error_code& ec) override { ec = {}; }
-  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
-    return store(body, ec);
-  }
-  void on_finish_impl(error_code& ec) override { ec = {}; }
   std::size_t store(string_view body, error_code& ec);
 
   std::string line_;  ///< The method, then the target.
   std::size_t method_size_ = 0;
   unsigned version_ = 0;
-  HeadFields fields_;
   Spool body_;
 };
 

@@ -741,8 +741,10 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   wrk_kind "$target" "${4:-chat}"
   phase_begin "$target"
   if [[ $W_METRIC == sys_ ]]; then
-    # The proxy's own system calls over the run (every process of it, nothing else).
-    perf stat -x, -e raw_syscalls:sys_enter -o "$WORK/syscalls.txt" -p "$(tr ' ' ',' <<<"${T_PIDS% }")" &
+    # The proxy's own system calls over the run (every process of it, nothing else), and the
+    # tasks it woke (the client or the mock, on the load CPU: each an interrupt when it slept).
+    perf stat -x, -e raw_syscalls:sys_enter,sched:sched_wakeup -o "$WORK/syscalls.txt" \
+      -p "$(tr ' ' ',' <<<"${T_PIDS% }")" &
     perf_pid=$!
     remember "$perf_pid"
     sleep 0.2
@@ -784,6 +786,8 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
     # perf counted from before the first request to after the last: a few idle calls more.
     m=$(awk -F, '/raw_syscalls:sys_enter/ { print $1 }' "$WORK/syscalls.txt" 2>/dev/null)
     [[ $m =~ ^[0-9]+$ ]] && add "$target" "${W_METRIC}syscalls$c" "$(calc "$m / $reqs" 2)"
+    m=$(awk -F, '/sched:sched_wakeup/ { print $1 }' "$WORK/syscalls.txt" 2>/dev/null)
+    [[ $m =~ ^[0-9]+$ ]] && add "$target" "${W_METRIC}wakeups$c" "$(calc "$m / $reqs" 2)"
   fi
   add "$target" "${W_METRIC}util$c" "$(calc "($ticks1 - $ticks0) * 1e6 / $tck / $dur * 100" 0)"
   # How busy the load CPU was (the client, the mock, and tollgate_pg's PostgreSQL): past about
@@ -1352,17 +1356,20 @@ REPORT="$OUT/results.md"
     done
     echo
     echo "Where each path's CPU goes: user and system time per request (median of the kept rounds), and"
-    echo "system calls per request, counted in one more round of each path with"
-    echo "\`perf stat -e raw_syscalls:sys_enter -p <the proxy's processes>\` (apart from the rounds: counting"
-    echo "raises the CPU it counts). Host speed: nginx ${best_cpu} us CPU/req at its best round; GET /health"
-    echo "on the open path: $(med tollgate health_rps) req/s at 64 connections."
+    echo "system calls and wake-ups of other tasks per request, counted in one more round of each path"
+    echo "with \`perf stat -e raw_syscalls:sys_enter,sched:sched_wakeup -p <the proxy's processes>\`"
+    echo "(apart from the rounds: counting raises the CPU it counts). A wake-up of a task whose CPU"
+    echo "sleeps is an interprocessor interrupt, priced by the host. Host speed: nginx ${best_cpu} us"
+    echo "CPU/req at its best round; GET /health on the open path: $(med tollgate health_rps) req/s at"
+    echo "64 connections."
     echo
-    echo "| path          | user us/req | sys us/req | system calls/req |"
-    echo "|---------------|------------:|-----------:|-----------------:|"
+    echo "| path          | user us/req | sys us/req | system calls/req | wake-ups/req |"
+    echo "|---------------|------------:|-----------:|-----------------:|-------------:|"
     for t in "${ROUND_PATHS[@]}"; do
       read -r umed _ _ <<<"$(stats "$(series "$t" round_ucpu64)")"
       read -r smed _ _ <<<"$(stats "$(series "$t" round_scpu64)")"
-      printf '| %-13s | %11s | %10s | %16s |\n' "$t" "$umed" "$smed" "$(med "$t" sys_syscalls64)"
+      printf '| %-13s | %11s | %10s | %16s | %12s |\n' "$t" "$umed" "$smed" \
+        "$(med "$t" sys_syscalls64)" "$(med "$t" sys_wakeups64)"
     done
     echo
     if has tollgate_pg; then

@@ -164,8 +164,7 @@ TEST(JsonWriter, WritesAtAPointerWhatItAppends) {
     appendQuoted(text, appended);
     std::string room(maxQuotedSize(text.size()), '\0');
     const char* end = writeQuoted(text, room.data());
-    EXPECT_EQ(std::string_view(room.data(), static_cast<std::size_t>(end - room.data())),
-              appended);
+    EXPECT_EQ(std::string_view(room.data(), static_cast<std::size_t>(end - room.data())), appended);
     EXPECT_LE(static_cast<std::size_t>(end - room.data()), maxQuotedSize(text.size()));
   }
   std::string all(40, '\x01');

@@ -65,8 +65,8 @@ TEST(RequestReader, KeepsTheHeadAsSent) {
   // More fields than are kept in place.
   std::string many = "GET / HTTP/1.1\r\nHost: x\r\n";
   for (int i = 0; i < 40; ++i) {
-    many += "X-" + std::to_string(i) + ": v" + std::to_string(i) + "\r\nX-All: " +
-            std::to_string(i) + "\r\n";
+    many += "X-" + std::to_string(i) + ": v" + std::to_string(i) +
+            "\r\nX-All: " + std::to_string(i) + "\r\n";
   }
   append(buffer, many + "\r\n");
   RequestReader big(4096, 1024);

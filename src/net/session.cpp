@@ -5,9 +5,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <optional>
@@ -215,40 +213,6 @@ Target splitTarget(std::string_view target) {
   return t;
 }
 
-/// Cancels the stream's pending reads when it fires. Unlike the stream's own timeout, which
-/// closes the socket, this leaves the connection open so the client can be told 408.
-class ReadDeadline {
- public:
-  ReadDeadline(beast::tcp_stream& stream, std::chrono::milliseconds timeout)
-      : timer_(stream.get_executor()), state_(std::make_shared<State>()) {
-    stream.expires_never();
-    timer_.expires_after(timeout);
-    timer_.async_wait([state = state_, &stream](const beast::error_code& ec) {
-      if (!ec && !state->done) {
-        state->fired = true;
-        beast::error_code ignored;
-        stream.socket().cancel(ignored);
-      }
-    });
-  }
-  ~ReadDeadline() {
-    state_->done = true;
-    timer_.cancel();
-  }
-  ReadDeadline(const ReadDeadline&) = delete;
-  ReadDeadline& operator=(const ReadDeadline&) = delete;
-
-  bool fired() const { return state_->fired; }
-
- private:
-  struct State {
-    bool fired = false;
-    bool done = false;  ///< Set when the guarded read is over; the handler must not touch it.
-  };
-  asio::steady_timer timer_;
-  std::shared_ptr<State> state_;
-};
-
 /// How reading part of a request ended: read, an error to answer before closing, or the client
 /// went away (nothing to answer).
 struct ReadResult {
@@ -257,12 +221,18 @@ struct ReadResult {
 };
 
 /// Parses and reads until `reader` has the head (`want` HeadDone) or the whole request, within
-/// `timeout` of the first read it needs. Usually everything arrived with the first read: then no
-/// timer is armed and no I/O is done.
-asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                     RequestReader& reader, RequestReader::Step want,
-                                     std::chrono::milliseconds timeout, std::string_view part) {
-  std::optional<ReadDeadline> deadline;
+/// `timeout` of the first read it needs, on the connection's `deadline` (which cancels the read
+/// and leaves the connection open, so that the client can be told 408). Usually everything
+/// arrived with the first read: then no deadline is set and no I/O is done.
+asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, LazyDeadline& deadline,
+                                     beast::flat_buffer& buffer, RequestReader& reader,
+                                     RequestReader::Step want, std::chrono::milliseconds timeout,
+                                     std::string_view part) {
+  struct Ended {
+    LazyDeadline& deadline;
+    ~Ended() { deadline.clear(); }
+  } ended{deadline};
+  bool set = false;
   for (;;) {
     const RequestReader::Step step = reader.parse(buffer);
     if (step == RequestReader::Step::Failed) {
@@ -274,8 +244,9 @@ asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, beast::flat_buff
     if (step == RequestReader::Step::HeadDone) {
       continue;  // Reading the whole request: go on with the body.
     }
-    if (!deadline) {
-      deadline.emplace(stream, timeout);
+    if (!set) {
+      deadline.set(Clock::now() + timeout);
+      set = true;
     }
     // A body is read in pieces as large as the bound allows (the parser consumes each whole):
     // an upload then costs half the system calls it would in pieces of kReadBytes.
@@ -283,7 +254,7 @@ asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, beast::flat_buff
     const std::size_t room = reader.headDone() ? bound : std::min(kReadBytes, bound);
     auto [ec, n] = co_await stream.async_read_some(buffer.prepare(room), kUseTuple);
     buffer.commit(n);
-    if (deadline->fired()) {
+    if (deadline.expired()) {
       co_return ReadResult{false,
                            Error{ErrorKind::RequestTimeout,
                                  "request " + std::string(part) + " not received in time", ""}};
@@ -413,8 +384,9 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
   const auto remote = stream.socket().remote_endpoint(no_peer);
   const std::string peer = no_peer ? std::string() : remote.address().to_string();
   beast::flat_buffer buffer;
-  // Ends the connection when left waiting for its next request for the idle timeout.
-  LazyDeadline idle_timeout(stream.socket());
+  // The deadline of each wait for the client: for its next request (the idle timeout, which ends
+  // the connection), for the rest of a head, for a body.
+  LazyDeadline deadline(stream.socket());
   for (;;) {
     if (shared.draining.load()) {
       co_return;
@@ -422,10 +394,9 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
     if (buffer.size() == 0) {
       // Waiting for the next request: only the idle timeout applies, and shutdown may end it.
       const Registered idle(shared.idle, stream.socket());
-      stream.expires_never();  // What an earlier write or read may have set.
-      idle_timeout.set(Clock::now() + g.idle_timeout);
+      deadline.set(Clock::now() + g.idle_timeout);
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kFirstReadBytes), kUseTuple);
-      idle_timeout.clear();
+      deadline.clear();
       if (ec) {
         co_return;
       }
@@ -433,8 +404,9 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
     }
     exchange::RequestContext ctx(shared.live.pin(), ids::uuidV7());
     RequestReader reader(g.max_header_bytes, shared.router.maxBodyLimit());
-    const ReadResult head = co_await readPart(stream, buffer, reader, RequestReader::Step::HeadDone,
-                                              g.header_timeout, "headers");
+    const ReadResult head =
+        co_await readPart(stream, deadline, buffer, reader, RequestReader::Step::HeadDone,
+                          g.header_timeout, "headers");
     const double sample_ratio = ctx.config.traces.sample_ratio;
     if (!head.ok) {
       if (head.error) {
@@ -501,11 +473,10 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
         beast::iequals(fields.find(bhttp::field::expect), "100-continue")) {
       // Only now that the request may go on (RFC 9110 §10.1.1), and never to HTTP/1.0.
       constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      stream.expires_after(kWriteTimeout);
-      co_await asio::async_write(stream, asio::buffer(kContinue), kUseTuple);
+      co_await writeNow(stream, asio::buffer(kContinue), kWriteTimeout);
     }
-    const ReadResult body = co_await readPart(stream, buffer, reader, RequestReader::Step::Complete,
-                                              g.body_timeout, "body");
+    const ReadResult body = co_await readPart(
+        stream, deadline, buffer, reader, RequestReader::Step::Complete, g.body_timeout, "body");
     if (!body.ok) {
       if (body.error) {
         ConnectionWriter closing(stream, ctx, shared.observer, req.version(), false, head_only);

@@ -98,8 +98,8 @@ class Connection {
   /// so two writers never deadlock on upgrading a read lock; PostgreSQL sends its BEGIN with the
   /// transaction's first statement (one round trip fewer), and ends an empty one without a word.
   virtual void begin() = 0;
-  void commit() { script("COMMIT"); }
-  void rollback() { script("ROLLBACK"); }
+  virtual void commit() { script("COMMIT"); }
+  virtual void rollback() { script("ROLLBACK"); }
 
   /// Serialises schema migrations between processes for the current transaction.
   virtual void lockSchema() = 0;

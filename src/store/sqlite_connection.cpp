@@ -24,8 +24,6 @@ constexpr std::chrono::milliseconds kPollInterval{20};
 /// Prepared statements kept per connection (the store's writer runs the ledger's same few
 /// thousands of times a second); statements past this many are prepared for one use.
 constexpr std::size_t kMaxCachedStatements = 64;
-/// The one write lock a transaction takes, at its start (readers go on, in WAL mode).
-constexpr std::string_view kBegin = "BEGIN IMMEDIATE";
 
 /// Whether this process has opened the database at `path` before (and notes that it has now):
 /// if it is missing then, it was deleted under us, and creating an empty one would hide that.
@@ -169,10 +167,6 @@ class SqliteConnection final : public Connection {
   }
 
   void script(std::string_view sql) override {
-    if (sql == "COMMIT" || sql == "ROLLBACK" || sql == kBegin) {
-      query(sql, {});  // Prepared once: sqlite3_exec would parse them for every transaction.
-      return;
-    }
     const std::string text(sql);
     if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
       fail();
@@ -183,8 +177,12 @@ class SqliteConnection final : public Connection {
     if (fileIdentity(path_) != identity_) {
       throw fileGone(path_);
     }
-    script(kBegin);
+    query("BEGIN IMMEDIATE", {});
   }
+  // The transaction's statements are prepared once and kept with the others: sqlite3_exec
+  // would parse them for every transaction.
+  void commit() override { query("COMMIT", {}); }
+  void rollback() override { query("ROLLBACK", {}); }
   void lockSchema() override {}  // BEGIN IMMEDIATE already holds the only write lock.
 
   bool waitForChange(std::chrono::milliseconds timeout) override {

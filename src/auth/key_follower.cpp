@@ -46,8 +46,7 @@ KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string 
       gateway_id_(std::move(gateway_id)),
       key_roles_(std::move(key_roles)),
       lease_(lease) {
-  db_ = std::make_unique<store::Store>(store::connect(where_));
-  db_->endTransactionsIdleFor(lease_.length());
+  connect();
   db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
   registerGateway();
   db_->forgetGatewaysUnseenFor(kForgetAfterMs);
@@ -68,6 +67,15 @@ KeyFollower::~KeyFollower() {
   } catch (const std::exception& e) {
     log::line(log::Level::Warn, std::string("could not unregister from the store: ") + e.what());
   }
+}
+
+void KeyFollower::connect() {
+  db_ = std::make_unique<store::Store>(store::connect(where_));
+  // A heartbeat need not reach the disk before it returns: a power cut that loses it stops this
+  // gateway too. Waiting for the flush would hold the write lock, and the ledger's charges
+  // behind it, for milliseconds twice a second.
+  db_->connection().relaxDurability();
+  db_->endTransactionsIdleFor(lease_.length());
 }
 
 void KeyFollower::registerGateway() {
@@ -106,8 +114,7 @@ void KeyFollower::flush() {
 
 void KeyFollower::reconnect() {
   db_.reset();
-  db_ = std::make_unique<store::Store>(store::connect(where_));
-  db_->endTransactionsIdleFor(lease_.length());
+  connect();
   db_->connection().waitForChange(std::chrono::milliseconds(0));
   applied_ = -1;  // Changes may have been missed: the next heartbeat reloads the table.
 }

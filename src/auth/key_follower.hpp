@@ -48,6 +48,8 @@ class KeyFollower {
   void heartbeat();
   void registerGateway();
   void flush();
+  /// Opens db_ afresh.
+  void connect();
   void reconnect();
 
   store::Location where_;

@@ -12,7 +12,12 @@ constexpr std::chrono::milliseconds kCheckpointEvery{200};
 
 }  // namespace
 
-Checkpointer::Checkpointer(Location where) : where_(std::move(where)), thread_([this] { run(); }) {}
+Checkpointer::Checkpointer(Location where, std::function<void()> writer_checkpoint,
+                           std::int64_t longest_log_bytes)
+    : where_(std::move(where)),
+      writer_checkpoint_(std::move(writer_checkpoint)),
+      longest_log_bytes_(longest_log_bytes),
+      thread_([this] { run(); }) {}
 
 Checkpointer::~Checkpointer() {
   {
@@ -33,7 +38,11 @@ void Checkpointer::run() {
       if (!c) {
         c = connect(where_);
       }
-      c->checkpoint();
+      const Connection::LogState log = c->checkpoint();
+      // Not when a reader held part of the log back: the writer's checkpoint would stop there too.
+      if (log.bytes > longest_log_bytes_ && log.taken_in) {
+        writer_checkpoint_();
+      }
     } catch (const std::exception& e) {
       log::line(log::Level::Warn,
                 std::string("checkpointing the store failed (will retry): ") + e.what());
@@ -43,8 +52,13 @@ void Checkpointer::run() {
   }
 }
 
-std::unique_ptr<Checkpointer> checkpointerFor(const Location& where) {
-  return where.engine == Engine::Sqlite ? std::make_unique<Checkpointer>(where) : nullptr;
+std::unique_ptr<Checkpointer> checkpointerFor(const Location& where,
+                                              std::function<void()> writer_checkpoint,
+                                              std::int64_t longest_log_bytes) {
+  return where.engine == Engine::Sqlite
+             ? std::make_unique<Checkpointer>(where, std::move(writer_checkpoint),
+                                              longest_log_bytes)
+             : nullptr;
 }
 
 }  // namespace tollgate::store

@@ -123,9 +123,15 @@ class Connection {
   /// flush on the request path.
   virtual void relaxDurability() {}
 
+  /// What a checkpoint left: the write-ahead log's length, and whether all of it is now in the
+  /// database (no reader of an older state held part of it back).
+  struct LogState {
+    std::int64_t bytes = 0;
+    bool taken_in = true;
+  };
   /// Copies what the write-ahead log holds into the database where the engine needs it done
   /// (SQLite, without waiting for readers or writers); nothing elsewhere.
-  virtual void checkpoint() {}
+  virtual LogState checkpoint() { return {}; }
 };
 
 /// Bytes the store keeps as base64 text (a body an upstream sent may be any bytes), decoded;

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -19,7 +21,13 @@
 namespace tollgate::store {
 namespace {
 
-constexpr int kBusyTimeoutMs = 10'000;
+/// How long a connection waits for another's write lock before its statement fails as busy.
+constexpr std::chrono::milliseconds kBusyTimeout{10'000};
+/// Its first pause, doubled at each look up to the longest. SQLite's own handler sleeps 1, 2, 5,
+/// 10 ms and on, so a charge behind a heartbeat that held the lock for a tenth of a millisecond
+/// waited three milliseconds or more.
+constexpr std::chrono::microseconds kFirstBusyPause{25};
+constexpr std::chrono::microseconds kLongestBusyPause{2'000};
 constexpr std::chrono::milliseconds kPollInterval{20};
 /// Prepared statements kept per connection (the store's writer runs the ledger's same few
 /// thousands of times a second); statements past this many are prepared for one use.
@@ -85,7 +93,7 @@ class SqliteConnection final : public Connection {
       throw StoreError(StoreError::Kind::Unavailable, "cannot open " + path + ": " + why);
     }
     try {
-      sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+      sqlite3_busy_handler(db_, &SqliteConnection::busy, this);
       script("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;");
       data_version_ = dataVersion();
       identity_ = fileIdentity(path);
@@ -209,10 +217,27 @@ class SqliteConnection final : public Connection {
   void announceChange() override {}  // Every other connection sees its data version move.
 
   void relaxDurability() override {
+    // No journal_size_limit: the log file keeps its longest length when the log starts over, as
+    // cutting it back cost more than a checkpoint (a truncation is a discard of its blocks).
     script("PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0");
   }
 
-  void checkpoint() override { script("PRAGMA wal_checkpoint(PASSIVE)"); }
+  LogState checkpoint() override {
+    int frames = 0;
+    int taken_in = 0;
+    const int rc =
+        sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &taken_in);
+    if (rc == SQLITE_BUSY) {
+      return {0, false};  // Another connection's checkpoint is running.
+    }
+    if (rc != SQLITE_OK) {
+      fail();
+    }
+    if (page_bytes_ == 0) {
+      page_bytes_ = query("PRAGMA page_size", {}).at(0).integer(0);
+    }
+    return {std::int64_t{frames} * page_bytes_, taken_in == frames};
+  }
 
  private:
   /// After a query: a cached statement is reset for its next use, another one finalized.
@@ -241,10 +266,27 @@ class SqliteConnection final : public Connection {
 
   std::int64_t dataVersion() { return query("PRAGMA data_version", {}).at(0).integer(0); }
 
+  /// SQLite's busy handler: nonzero to look again after a pause, 0 to give up. `looks` counts
+  /// this wait's earlier calls.
+  static int busy(void* self, int looks) {
+    auto& since = static_cast<SqliteConnection*>(self)->busy_since_;
+    const auto now = std::chrono::steady_clock::now();
+    if (looks == 0) {
+      since = now;
+    } else if (now - since >= kBusyTimeout) {
+      return 0;
+    }
+    std::this_thread::sleep_for(std::min(kFirstBusyPause * (1 << std::min(looks, 16)),
+                                         std::chrono::microseconds(kLongestBusyPause)));
+    return 1;
+  }
+
   std::string path_;
   std::optional<std::pair<dev_t, ino_t>> identity_;  ///< The file opened, checked at each begin.
   sqlite3* db_ = nullptr;
   std::int64_t data_version_ = 0;
+  std::int64_t page_bytes_ = 0;  ///< The database's page size, once a checkpoint has asked.
+  std::chrono::steady_clock::time_point busy_since_;  ///< When the current busy wait began.
   /// Statements by their text, looked up by a view of it.
   struct TextHash {
     using is_transparent = void;

@@ -30,21 +30,22 @@ constexpr std::int64_t kMsPerDay = 86'400'000;
 
 }  // namespace
 
-Writer::Writer(Location where, Retention retention)
+Writer::Writer(Location where, Retention retention, std::int64_t longest_log_bytes)
     : where_(std::move(where)), retention_(retention) {
   connection();
   thread_ = std::thread([this] { loop(); });
-  checkpointer_ = checkpointerFor(where_);
+  checkpointer_ = checkpointerFor(
+      where_, [this] { call([this] { connection().checkpoint(); }); }, longest_log_bytes);
 }
 
 Writer::~Writer() {
+  checkpointer_.reset();  // First: it may be waiting for this thread to run its checkpoint.
   {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
   wake_.notify_one();
   thread_.join();
-  checkpointer_.reset();
 }
 
 Connection& Writer::connection() {
@@ -160,7 +161,7 @@ void Writer::runPosted() {
     {
       std::lock_guard lock(mu_);
       if (urgentLocked()) {
-        return;  // Charges, and what is awaited, first.
+        return;  // Charges, what is awaited and calls first.
       }
       while (!posted_.empty() && tasks.size() < kPostedPerCommit) {
         tasks.push_back(std::move(posted_.front()));
@@ -209,9 +210,7 @@ void Writer::loop() {
     bool stopping = false;
     {
       std::unique_lock lock(mu_);
-      wake_.wait_for(lock, kTick, [&] {
-        return stop_ || urgentLocked() || !posted_.empty() || !calls_.empty();
-      });
+      wake_.wait_for(lock, kTick, [&] { return stop_ || urgentLocked() || !posted_.empty(); });
     }
     // Where the I/O threads share a CPU with this one, let them run first: they queue what their
     // ready connections hold, and one commit takes it all (else each commit would hold one).
@@ -233,7 +232,7 @@ void Writer::loop() {
     runPosted();
     if (stopping) {
       std::lock_guard lock(mu_);
-      if (!urgentLocked() && posted_.empty() && calls_.empty()) {
+      if (!urgentLocked() && posted_.empty()) {
         break;
       }
       continue;

@@ -43,7 +43,8 @@ class Writer final : public StoreWork {
   };
 
   /// Connects (throws StoreError when the store cannot be reached), then starts the thread.
-  Writer(Location where, Retention retention);
+  /// `longest_log_bytes`: see Checkpointer (SQLite).
+  Writer(Location where, Retention retention, std::int64_t longest_log_bytes = kLongestLogBytes);
   /// Runs what is queued and posted, then stops. Every journal must have been detached.
   ~Writer() override;
   Writer(const Writer&) = delete;
@@ -83,7 +84,7 @@ class Writer final : public StoreWork {
   /// Runs the posted tasks while nothing else is queued, a bounded number per transaction.
   void runPosted();
   /// Whether anything is queued before posted work (under mu_).
-  bool urgentLocked() const { return woken_ || !awaited_.empty(); }
+  bool urgentLocked() const { return woken_ || !awaited_.empty() || !calls_.empty(); }
   /// Forgets rows past their retention.
   void prune();
 

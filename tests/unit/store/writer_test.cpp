@@ -1,15 +1,19 @@
 // The store's writer on a SQLite store: a journal's batch runs before awaited tasks, and those
 // before posted ones; an awaited task the store refuses fails alone, not the tasks committed with
-// it; a journal detached has its queue committed and gives everything back.
+// it; a journal detached has its queue committed and gives everything back; under steady writes
+// the write-ahead log stays near its bound.
 #include "store/writer.hpp"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_future.hpp>
+#include <chrono>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <string>
@@ -140,6 +144,30 @@ TEST_F(WriterTest, AttachThrowsWhatOpeningThrew) {
                                  throw StoreError(StoreError::Kind::Unavailable, "unreachable");
                                }),
                StoreError);
+}
+
+// The checkpointer alone never lets the log start over while the writer commits every fraction
+// of a millisecond (a commit lands during each of its checkpoints), so the log file would grow by
+// all that is written.
+TEST_F(WriterTest, TheLogStaysNearItsBoundUnderSteadyWrites) {
+  const Location where{Engine::Sqlite, dir_.file("log.db")};
+  connect(where)->script("CREATE TABLE filler (b BLOB NOT NULL)");
+  constexpr std::int64_t kBound = 1 << 20;
+  constexpr std::int64_t kRowBytes = 8192;
+  Writer writer(where, Writer::Retention{}, kBound);
+  std::atomic<std::int64_t> written{0};
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < until) {
+    writer.post([&](Connection& c) {
+      c.query("INSERT INTO filler (b) VALUES (zeroblob(" + std::to_string(kRowBytes) + "))");
+      written += kRowBytes;
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(400));
+  }
+  const auto log = static_cast<std::int64_t>(std::filesystem::file_size(where.target + "-wal"));
+  ASSERT_GT(written.load(), 16 * kBound) << "too little was written to tell";
+  EXPECT_LT(log, written.load() / 4)
+      << "the log grew with what was written: " << log << " bytes of " << written.load();
 }
 
 }  // namespace

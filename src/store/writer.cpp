@@ -30,12 +30,12 @@ constexpr std::int64_t kMsPerDay = 86'400'000;
 
 }  // namespace
 
-Writer::Writer(Location where, Retention retention, std::int64_t longest_log_bytes)
-    : where_(std::move(where)), retention_(retention) {
+Writer::Writer(Location where, Retention retention, WriterPacing pacing)
+    : where_(std::move(where)), retention_(retention), pacing_(pacing) {
   connection();
   thread_ = std::thread([this] { loop(); });
   checkpointer_ = checkpointerFor(
-      where_, [this] { call([this] { connection().checkpoint(); }); }, longest_log_bytes);
+      where_, [this] { call([this] { connection().checkpoint(); }); }, pacing_.longest_log_bytes);
 }
 
 Writer::~Writer() {
@@ -204,6 +204,7 @@ void Writer::prune() {
 void Writer::loop() {
   nameThisThread("tg-writer");
   auto last_prune = Clock::now() - kPruneEvery;
+  auto round_began = Clock::now() - pacing_.round_spacing;
   for (;;) {
     std::deque<std::function<void()>> calls;
     std::vector<Awaited> awaited;
@@ -212,9 +213,14 @@ void Writer::loop() {
       std::unique_lock lock(mu_);
       wake_.wait_for(lock, kTick, [&] { return stop_ || urgentLocked() || !posted_.empty(); });
     }
-    // Where the I/O threads share a CPU with this one, let them run first: they queue what their
-    // ready connections hold, and one commit takes it all (else each commit would hold one).
-    std::this_thread::yield();
+    if (const auto due = round_began + pacing_.round_spacing; Clock::now() < due) {
+      std::this_thread::sleep_until(due);  // What is queued meanwhile joins this round.
+    } else {
+      // Where the I/O threads share a CPU with this one, let them run first: they queue what
+      // their ready connections hold, and one commit takes it all.
+      std::this_thread::yield();
+    }
+    round_began = Clock::now();
     {
       std::lock_guard lock(mu_);
       woken_ = false;

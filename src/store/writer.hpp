@@ -31,6 +31,17 @@
 
 namespace tollgate::store {
 
+/// How the store's writer paces its work.
+struct WriterPacing {
+  /// A round (what is queued, committed) begins no sooner than this after the previous one
+  /// began: at moderate rates one commit then takes what several wake-ups would have had one
+  /// each (a commit costs tens of system calls whatever it holds), and an idle writer begins
+  /// at once. Each charge waits for its round's commit as before.
+  std::chrono::microseconds round_spacing{250};
+  /// See Checkpointer (SQLite).
+  std::int64_t longest_log_bytes = kLongestLogBytes;
+};
+
 class Writer final : public StoreWork {
  public:
   /// How long rows are kept before they are pruned; 0: for ever.
@@ -43,8 +54,7 @@ class Writer final : public StoreWork {
   };
 
   /// Connects (throws StoreError when the store cannot be reached), then starts the thread.
-  /// `longest_log_bytes`: see Checkpointer (SQLite).
-  Writer(Location where, Retention retention, std::int64_t longest_log_bytes = kLongestLogBytes);
+  Writer(Location where, Retention retention, WriterPacing pacing = {});
   /// Runs what is queued and posted, then stops. Every journal must have been detached.
   ~Writer() override;
   Writer(const Writer&) = delete;
@@ -90,6 +100,7 @@ class Writer final : public StoreWork {
 
   Location where_;
   Retention retention_;
+  WriterPacing pacing_;
   std::unique_ptr<Connection> c_;   ///< The writer thread's (and, before it starts, the maker's).
   std::vector<Journal*> journals_;  ///< Writer thread only.
   std::mutex mu_;

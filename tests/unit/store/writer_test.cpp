@@ -1,7 +1,8 @@
 // The store's writer on a SQLite store: a journal's batch runs before awaited tasks, and those
 // before posted ones; an awaited task the store refuses fails alone, not the tasks committed with
 // it; a journal detached has its queue committed and gives everything back; under steady writes
-// the write-ahead log stays near its bound.
+// the write-ahead log stays near its bound; a round begins no sooner than its spacing after the
+// previous one.
 #include "store/writer.hpp"
 
 #include <gtest/gtest.h>
@@ -146,6 +147,21 @@ TEST_F(WriterTest, AttachThrowsWhatOpeningThrew) {
                StoreError);
 }
 
+TEST_F(WriterTest, ARoundBeginsNoSoonerThanItsSpacingAfterThePreviousOne) {
+  using std::chrono::steady_clock;
+  const Location where{Engine::Sqlite, dir_.file("paced.db")};
+  connect(where);
+  Writer writer(where, Writer::Retention{}, {.round_spacing = std::chrono::milliseconds(300)});
+  const auto ranAt = [&writer] {
+    std::promise<steady_clock::time_point> ran;
+    writer.post([&ran](Connection&) { ran.set_value(steady_clock::now()); });
+    return ran.get_future().get();
+  };
+  const auto first = ranAt();
+  const auto second = ranAt();  // Queued at once: its round waits for the spacing.
+  EXPECT_GE(second - first, std::chrono::milliseconds(200));
+}
+
 // The checkpointer alone never lets the log start over while the writer commits every fraction
 // of a millisecond (a commit lands during each of its checkpoints), so the log file would grow by
 // all that is written.
@@ -154,7 +170,7 @@ TEST_F(WriterTest, TheLogStaysNearItsBoundUnderSteadyWrites) {
   connect(where)->script("CREATE TABLE filler (b BLOB NOT NULL)");
   constexpr std::int64_t kBound = 1 << 20;
   constexpr std::int64_t kRowBytes = 8192;
-  Writer writer(where, Writer::Retention{}, kBound);
+  Writer writer(where, Writer::Retention{}, {.longest_log_bytes = kBound});
   std::atomic<std::int64_t> written{0};
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
   while (std::chrono::steady_clock::now() < until) {

@@ -10,6 +10,10 @@
 #   BENCH_RATE=5000         fixed offered rate (req/s) for the latency test
 #   BENCH_RATE_DURATION=8   measured seconds of the fixed-rate test (after 1 s warm-up)
 #   BENCH_RATE_CONNS=32     keep-alive connections of the fixed-rate test
+#   BENCH_SAME_RATE=20000   a rate near the open path's most, offered to nginx and the open path
+#                           alike over 64 connections: their CPU per request at the same rate
+#                           (at each one's own most, the slower leaves the load CPU idle, and
+#                           waking it costs the proxy kernel time); 0 disables
 #   BENCH_TTFB_COUNT=2000   sequential streaming requests per TTFB measurement
 #   BENCH_STREAM_RATE=500   fixed offered rate (streams/s) of the streaming test
 #   BENCH_STREAM_DURATION=8 measured seconds of the streaming test (after 1 s warm-up)
@@ -59,6 +63,7 @@ DUR=${BENCH_DURATION:-5}
 RATE=${BENCH_RATE:-5000}
 RATE_DUR=${BENCH_RATE_DURATION:-8}
 RATE_CONNS=${BENCH_RATE_CONNS:-32}
+SAME_RATE=${BENCH_SAME_RATE:-20000}
 TTFB_N=${BENCH_TTFB_COUNT:-2000}
 STREAM_RATE=${BENCH_STREAM_RATE:-500}
 STREAM_DUR=${BENCH_STREAM_DURATION:-8}
@@ -854,6 +859,29 @@ run_rate() { # run_rate TARGET RUN [flood]
   log "  $target @${RATE}/s: p50 $(kv p50_us "$out") us, p99 $(kv p99_us "$out") us, $(kv cpu_us_per_req "$out") us CPU/req, achieved $(kv achieved_rps "$out") req/s"
 }
 
+run_same_rate() { # run_same_rate TARGET RUN: CPU per request at SAME_RATE, split user/system
+  local target=$1 run=$2 out bad before after n
+  before=$(cpu_ticks_split $T_PIDS)
+  phase_begin "$target"
+  run_capture "$WORK/out.txt" timeout $((RATE_DUR + 30)) taskset -c "$LOAD_CPU" "$LOADGEN" rate --port "$T_PORT" \
+    --body "$T_BODY" --rate "$SAME_RATE" --conns 64 --duration "$RATE_DUR" --warmup 1 --drain 2 \
+    --expect "$T_EXPECT" --watch "$(tr ' ' ',' <<<"$T_PIDS")"
+  phase_end "$target" "run $run at ${SAME_RATE}/s"
+  after=$(cpu_ticks_split $T_PIDS)
+  out=$(cat "$WORK/out.txt")
+  [[ $out == RESULT* ]] || { WARN+=("$target run $run: the same-rate test produced no result"); return 0; }
+  bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))
+  if ((bad != 0)); then
+    WARN+=("$target run $run: could not keep ${SAME_RATE}/s ($bad failed/unsent; achieved $(kv achieved_rps "$out") req/s): no same-rate figure")
+    return 0
+  fi
+  n=$(kv ok "$out")
+  add "$target" cpusame "$(kv cpu_us_per_req "$out")"
+  add "$target" usersame "$(awk -v a="${before% *}" -v b="${after% *}" -v n="$n" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / t * 1e6 / n }')"
+  add "$target" syssame "$(awk -v a="${before#* }" -v b="${after#* }" -v n="$n" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / t * 1e6 / n }')"
+  log "  $target @${SAME_RATE}/s: $(kv cpu_us_per_req "$out") us CPU/req, achieved $(kv achieved_rps "$out") req/s"
+}
+
 run_ttfb() { # run_ttfb TARGET RUN
   local target=$1 run=$2 out bad
   phase_begin "$target"
@@ -1009,6 +1037,7 @@ measure_unit() { # measure_unit TARGET RUN: one run of every phase for one path
   run_wrk "$t" 16 "$run"
   run_wrk "$t" 64 "$run"
   run_rate "$t" "$run"
+  ((SAME_RATE > 0)) && [[ $t == nginx || $t == tollgate ]] && run_same_rate "$t" "$run"
   ((FLOOD)) && [[ $t == tollgate_auth || $t == tollgate_pg ]] && run_rate "$t" "$run" flood
   # The provider paths (Tollgate only: nginx cannot translate, and direct has nothing to):
   # the same request to a model whose provider speaks another wire.
@@ -1234,6 +1263,9 @@ REPORT="$OUT/results.md"
   row "CPU busy @64 conns (%)" util64 ratio %.0f
   row "CPU us/req @64 conns" cpu64 ratio %.1f
   row "CPU us/req @${RATE} req/s" cpurate ratio %.1f
+  ((SAME_RATE > 0)) && row "CPU us/req @${SAME_RATE} req/s" cpusame ratio %.1f
+  ((SAME_RATE > 0)) && row "  user us/req @${SAME_RATE} req/s" usersame ratio %.2f
+  ((SAME_RATE > 0)) && row "  sys us/req @${SAME_RATE} req/s" syssame ratio %.2f
   row "latency p50 @${RATE} req/s (ms)" p50 delta %.3f
   row "latency p99 @${RATE} req/s (ms)" p99 delta %.3f
   ((FLOOD)) && row "p99 @${RATE}/s, sign-in flood (ms)" floodp99 none %.3f
@@ -1443,6 +1475,7 @@ REPORT="$OUT/results.md"
   target_line "req/s @64 conns >= 0.55x nginx" "$(verdict 'g >= 0.55 * n' rps64) ($(ratio rps64)x)"
   target_line "CPU us/req <= 1.8x nginx (@${RATE} req/s)" "$(verdict 'g <= 1.8 * n' cpurate) ($(ratio cpurate)x)"
   target_line "CPU us/req <= 1.8x nginx (@64 conns)" "$(verdict 'g <= 1.8 * n' cpu64) ($(ratio cpu64)x)"
+  ((SAME_RATE > 0)) && target_line "CPU us/req <= 1.5x nginx at the same rate (@${SAME_RATE})" "$(verdict 'g <= 1.5 * n' cpusame) ($(ratio cpusame)x)"
   target_line "p99 @${RATE} req/s within 0.3 ms of nginx" "$(verdict 'g - n <= 0.3' p99) ($(delta p99))"
   target_line "stream TTFB p50 within 0.2 ms of nginx" "$(verdict 'g - n <= 0.2' ttfb50) ($(delta ttfb50))"
   target_line "stream TTFB p99 within 0.2 ms of nginx" "$(verdict 'g - n <= 0.2' ttfb99) ($(delta ttfb99))"

@@ -268,6 +268,7 @@ int serve(const config::LiveConfig& live, const RouterFactory& make_router,
           s->cancel(ignored);
         }
       }
+      worker->upstream->drain();
     });
   }
   auto waitFor = [&](auto timeout) {

@@ -303,10 +303,15 @@ class Pool final : public UpstreamPool {
     }
   }
 
+  void drain() override {
+    draining_ = true;
+    idle_.clear();
+  }
+
   bool closed() const { return closed_; }
 
   void giveBack(std::unique_ptr<Connection> conn, Clock::duration idle_timeout) {
-    if (closed_) {
+    if (closed_ || draining_) {
       return;
     }
     auto& idle = idle_[conn->key];
@@ -365,6 +370,7 @@ class Pool final : public UpstreamPool {
   std::unordered_set<Connection*> live_;  ///< Every connection, idle or in use.
   std::unordered_map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
   bool closed_ = false;
+  bool draining_ = false;  ///< Shutting down: no connection is kept for another call.
 };
 
 HttpCall::~HttpCall() {

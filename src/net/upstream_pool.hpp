@@ -15,6 +15,10 @@ class UpstreamPool : public providers::Transport {
   /// Closes every connection, idle or in use: calls in progress and later ones fail with
   /// ServiceUnavailable. For shutdown; call on the pool's own thread.
   virtual void close() = 0;
+  /// Closes the idle connections, and each one in use once its call ends, instead of keeping
+  /// it: calls in progress go on. For the start of a shutdown (an idle connection's deadline
+  /// timer would keep the event loop running); call on the pool's own thread.
+  virtual void drain() = 0;
 };
 
 /// The pool for a worker's io_context. It must outlive every call it started.

@@ -64,6 +64,33 @@ describe('graceful shutdown', () => {
     }
   });
 
+  test('SIGTERM after a proxied answer (its upstream connection kept for reuse) -> exits 0 promptly', T, async () => {
+    // A pooled upstream connection keeps its last call's deadline timer armed (here for a
+    // minute); shutdown must not wait for it.
+    const config = standardConfig(mock.url, dead, { gateway: { shutdown_timeout_ms: 8000 } });
+    Object.assign(config.models.mock_model.providers.primary,
+      { first_byte_timeout_ms: 60_000, total_timeout_ms: 60_000 });
+    const gw = await startGateway({ config });
+    try {
+      const res = await fetch(gw.baseURL + CHAT, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify(chatBody('hello')),
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      const t0 = Date.now();
+      gw.terminate('SIGTERM');
+      const exit = await Promise.race([gw.exited, sleep(3000).then(() => null)]);
+      assert.ok(exit, 'process still running 3 s after SIGTERM with nothing in flight');
+      assert.equal(exit.signal, null, `killed by ${exit.signal}`);
+      assert.equal(exit.code, 0);
+      assert.ok(Date.now() - t0 < 3000);
+    } finally {
+      await gw.kill();
+    }
+  });
+
   test('SIGTERM during a stream: the stream completes, new connections are refused, exit 0', T, async () => {
     const gw = await startGateway({ config: standardConfig(mock.url, dead) });
     try {

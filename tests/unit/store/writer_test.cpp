@@ -1,8 +1,8 @@
 // The store's writer on a SQLite store: a journal's batch runs before awaited tasks, and those
 // before posted ones; an awaited task the store refuses fails alone, not the tasks committed with
-// it; a journal detached has its queue committed and gives everything back; under steady writes
-// the write-ahead log stays near its bound; a round begins no sooner than its spacing after the
-// previous one.
+// it; a journal detached has its queue committed and gives everything back; a call goes before
+// posted work; under steady writes the write-ahead log stays near its bound; a round begins no
+// sooner than its spacing after the previous one.
 #include "store/writer.hpp"
 
 #include <gtest/gtest.h>
@@ -111,14 +111,43 @@ TEST_F(WriterTest, AJournalsBatchRunsFirstThenAwaitedTasksThenPostedOnes) {
   // Hold the writer in a posted task while each kind of work is queued.
   std::promise<void> queued;
   holdWriter(queued);
-  writer_->post([&](Connection&) { order.push_back("posted"); });
+  std::promise<void> posted;
+  writer_->post([&](Connection&) {
+    order.push_back("posted");
+    posted.set_value();
+  });
   std::future<bool> awaited = run([&](Connection&) { order.push_back("awaited"); });
   journal.queue();
   queued.set_value();
   EXPECT_TRUE(awaited.get());
+  posted.get_future().wait();  // A call (detach) would go before posted work still queued.
   writer_->detach(journal);
-  writer_.reset();  // Runs what is posted, then stops.
   EXPECT_EQ(order, (std::vector<std::string>{"journal", "awaited", "posted", "closed"}));
+}
+
+// Posted work that never runs out must not hold back a call (attach, detach, the log's
+// checkpoint): calls go before posted work still queued.
+TEST_F(WriterTest, ACallIsNotHeldBackByPostedWorkThatKeepsComing) {
+  std::vector<std::string> order;
+  Recorder journal(*writer_, order);
+  writer_->attach(journal, [](Connection&) {});
+  constexpr int kChain = 200'000;
+  std::atomic<int> ran{0};
+  std::atomic<bool> stop{false};
+  std::function<void(Connection&)> next = [&](Connection&) {
+    if (++ran < kChain && !stop) {
+      writer_->post(next);
+    }
+  };
+  writer_->post(next);
+  while (ran.load() < 1000) {  // The writer is in the midst of the posted work.
+    std::this_thread::yield();
+  }
+  writer_->detach(journal);  // A call: returns once the writer has run it.
+  const int when_detached = ran.load();
+  stop = true;
+  writer_.reset();  // Runs what is still posted (which posts nothing more), then stops.
+  EXPECT_LT(when_detached, kChain) << "the call waited for all the posted work";
 }
 
 TEST_F(WriterTest, AnAwaitedTaskTheStoreRefusesFailsAlone) {

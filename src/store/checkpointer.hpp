@@ -1,6 +1,6 @@
 // The SQLite engine's checkpoints, on a thread of their own: the writers' connections leave them
 // out (relaxDurability), so a commit never waits for the database file to be written; this thread
-// moves the write-ahead log into it every 200 ms. PostgreSQL keeps its own, so it needs none.
+// moves the write-ahead log into it every 50 ms. PostgreSQL keeps its own, so it needs none.
 //
 // Under steady writes that alone lets the log grow without end: it starts over only when a
 // transaction begins with the whole log in the database, and a commit lands while each checkpoint

@@ -824,6 +824,10 @@ run_upload() { # run_upload TARGET RUN: 8 uploads at a time; the peak RSS they a
   log "  $target uploads: RSS ${before} KiB before, peak ${peak} KiB"
 }
 
+rate_failures() { # rate_failures RESULT-LINE: requests of a loadgen rate run that failed or never went
+  echo $(($(kv bad_status "$1") + $(kv bad_body "$1") + $(kv io_errors "$1") + $(kv unsent "$1") + $(kv inflight_at_end "$1")))
+}
+
 run_rate() { # run_rate TARGET RUN [flood]
   local target=$1 run=$2 out bad flood_pid="" m=""
   if [[ ${3:-} == flood ]]; then
@@ -845,7 +849,7 @@ run_rate() { # run_rate TARGET RUN [flood]
   [[ -z $flood_pid ]] || wait "$flood_pid" || true
   out=$(cat "$WORK/out.txt")
   [[ $out == RESULT* ]] || { WARN+=("$target run $run: fixed-rate test produced no result"); return 0; }
-  bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))
+  bad=$(rate_failures "$out")
   ((bad == 0)) || WARN+=("$target run $run: fixed-rate test had $bad failed/unsent requests (achieved $(kv achieved_rps "$out") req/s)")
   if [[ -n $m ]]; then
     add "$target" floodp99 "$(calc "$(kv p99_us "$out") / 1000" 3)"
@@ -870,7 +874,7 @@ run_same_rate() { # run_same_rate TARGET RUN: CPU per request at SAME_RATE, spli
   after=$(cpu_ticks_split $T_PIDS)
   out=$(cat "$WORK/out.txt")
   [[ $out == RESULT* ]] || { WARN+=("$target run $run: the same-rate test produced no result"); return 0; }
-  bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))
+  bad=$(rate_failures "$out")
   if ((bad != 0)); then
     WARN+=("$target run $run: could not keep ${SAME_RATE}/s ($bad failed/unsent; achieved $(kv achieved_rps "$out") req/s): no same-rate figure")
     return 0
@@ -920,7 +924,7 @@ run_stream_rate() { # run_stream_rate TARGET RUN [KIND]: streams at a fixed rate
   phase_end "$target" "run $run $S_NAME at a fixed rate"
   out=$(cat "$WORK/out.txt")
   [[ $out == RESULT* ]] || { WARN+=("$target run $run: $S_NAME fixed-rate test produced no result"); return 0; }
-  bad=$(($(kv bad_status "$out") + $(kv bad_body "$out") + $(kv io_errors "$out") + $(kv unsent "$out") + $(kv inflight_at_end "$out")))
+  bad=$(rate_failures "$out")
   ((bad == 0)) || WARN+=("$target run $run: $S_NAME fixed-rate test had $bad failed/unsent streams (achieved $(kv achieved_rps "$out")/s)")
   add "$target" "${S_LAT}50" "$(calc "$(kv p50_us "$out") / 1000" 3)"
   add "$target" "${S_LAT}99" "$(calc "$(kv p99_us "$out") / 1000" 3)"

@@ -47,7 +47,6 @@ KeyFollower::KeyFollower(store::Location where, KeyDirectory& keys, std::string 
       key_roles_(std::move(key_roles)),
       lease_(lease) {
   connect();
-  db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
   registerGateway();
   db_->forgetGatewaysUnseenFor(kForgetAfterMs);
   forgetDeadLocalGateways(*db_);
@@ -76,6 +75,7 @@ void KeyFollower::connect() {
   // behind it, for milliseconds twice a second.
   db_->connection().relaxDurability();
   db_->endTransactionsIdleFor(lease_.length());
+  db_->connection().waitForChange(std::chrono::milliseconds(0));  // Start listening first.
 }
 
 void KeyFollower::registerGateway() {
@@ -115,7 +115,6 @@ void KeyFollower::flush() {
 void KeyFollower::reconnect() {
   db_.reset();
   connect();
-  db_->connection().waitForChange(std::chrono::milliseconds(0));
   applied_ = -1;  // Changes may have been missed: the next heartbeat reloads the table.
 }
 

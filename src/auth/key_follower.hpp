@@ -48,7 +48,7 @@ class KeyFollower {
   void heartbeat();
   void registerGateway();
   void flush();
-  /// Opens db_ afresh.
+  /// Opens db_ afresh, listening for changes from then on.
   void connect();
   void reconnect();
 

@@ -49,6 +49,10 @@
 #                           as fast as they are answered): the billed p99 under an anonymous flood
 #   BENCH_PERF=0            1: after the rounds, profile each path (nginx's too) with perf for one
 #                           round's time; the top entries go to build/bench/perf-TARGET.txt
+#   BENCH_FLOOR=8000        with tollgate_auth: bench/commit_floor.cpp on the proxy's CPU, this
+#                           many requests a line: what SQLite alone costs for the billed path's
+#                           transaction at each batch size, the floor under the writer's CPU
+#                           (about 20 s); 0 disables
 #   BENCH_BASE_BIN=         another build of the gateway (the commit a change started from):
 #                           its open path joins the interleaved rounds as tollgate_base, so the
 #                           change's ratio to it is taken in the same rounds
@@ -85,6 +89,7 @@ ROUNDS=${BENCH_ROUNDS:-10}
 ROUND_DUR=${BENCH_ROUND_SECONDS:-4}
 LOAD_MAX=${BENCH_LOAD_MAX:-90}
 PERF=${BENCH_PERF:-0}
+FLOOR=${BENCH_FLOOR:-8000}
 BASE_BIN=${BENCH_BASE_BIN:-}
 [[ -z $BASE_BIN || -x $BASE_BIN ]] || { echo "BENCH_BASE_BIN: no executable at $BASE_BIN" >&2; exit 2; }
 FLOOD=${BENCH_FLOOD:-0}
@@ -1224,6 +1229,18 @@ if ((SOAK > 0)); then
   done
 fi
 
+# ------------------------------------------------------------------ the store's floor
+
+FLOOR_TXT=""
+if ((FLOOR > 0)) && has tollgate_auth; then
+  log "the store's floor: bench/commit_floor.cpp on CPU $PROXY_CPU, $FLOOR requests a line"
+  g++ -O2 -std=c++20 -Wall -Wextra -o "$OUT/commit_floor" "$BENCH/commit_floor.cpp" -lsqlite3 ||
+    die "commit_floor build failed"
+  mkdir -p "$WORK/floor"
+  FLOOR_TXT=$(taskset -c "$PROXY_CPU" "$OUT/commit_floor" "$WORK/floor" "$FLOOR") ||
+    WARN+=("commit_floor failed")
+fi
+
 # ------------------------------------------------------------------ report
 
 ELAPSED=$(($(date +%s) - START_TS))
@@ -1557,6 +1574,15 @@ REPORT="$OUT/results.md"
     echo
     echo "Warnings:"
     for w in "${WARN[@]}"; do echo "  - $w"; done
+  fi
+  if [[ -n $FLOOR_TXT ]]; then
+    echo
+    echo "The store's floor (bench/commit_floor.cpp on the proxy's CPU): SQLite alone running the"
+    echo "billed path's transaction, CPU us per request at each batch size (requests a commit):"
+    echo
+    echo '```'
+    echo "$FLOOR_TXT"
+    echo '```'
   fi
   echo
   echo "Elapsed: ${ELAPSED}s"

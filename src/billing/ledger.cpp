@@ -139,18 +139,37 @@ void Ledger::drawFromEscrows(std::span<Op> ops) {
   }
 }
 
-void Ledger::applyTeam(store::BillingStore& db, std::span<const Op> ops, std::span<Reply> replies) {
+void Ledger::applyTeam(store::BillingStore& db, std::span<Op> ops, std::span<Reply> replies) {
   std::vector<store::Settlement> settling;
   std::vector<std::size_t> settled_at;
+  // The settlements' rows and claims are lent to the store, not copied, and given back whatever
+  // happens, with the costs as they were: a batch that fails is tried again one by one.
+  struct GiveBack {
+    std::span<Op> ops;
+    std::vector<store::Settlement>& settling;
+    std::vector<std::size_t>& at;
+    ~GiveBack() {
+      for (std::size_t k = 0; k < settling.size(); ++k) {
+        Op& op = ops[at[k]];
+        const std::int64_t cost = op.row.cost;  // A move leaves numbers as they were.
+        const std::int64_t uncollected = op.row.uncollected;
+        op.row = std::move(settling[k].row);
+        op.row.cost = cost;
+        op.row.uncollected = uncollected;
+        op.idempotency = std::move(settling[k].idempotency);
+      }
+    }
+  } give_back{ops, settling, settled_at};
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const Op& op = ops[i];
+    Op& op = ops[i];
     if (op.kind == Kind::Hold) {
       replies[i].hold = db.hold({op.hold.id, op.hold.team_id, op.hold.amount - op.draw.lent},
                                 gateway_id_, times(kEscrowRequests, op.hold.amount),
                                 times(kEscrowPlentyRequests, op.hold.amount), op.draw.existing);
     } else {
-      settling.push_back({op.hold.id, op.row, op.withholdable, op.idempotency, op.key_spend});
       settled_at.push_back(i);
+      settling.push_back({op.hold.id, std::move(op.row), op.withholdable, std::move(op.idempotency),
+                          op.key_spend});
     }
   }
   if (settling.empty()) {
@@ -161,9 +180,7 @@ void Ledger::applyTeam(store::BillingStore& db, std::span<const Op> ops, std::sp
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     Reply& r = replies[settled_at[k]];
     r.settled = outcomes[k];
-    if (listener_ != nullptr && outcomes[k] != store::SettleOutcome::Withheld) {
-      r.written = std::move(settling[k].row);
-    }
+    r.written = {settling[k].row.cost, settling[k].row.uncollected};
   }
 }
 
@@ -184,16 +201,18 @@ bool Ledger::apply(std::span<Op> ops, std::span<Reply> replies) {
         }
       });
   if (!committed) {
-    for (Reply& r : replies) {
-      r.written.reset();
-    }
     return false;
   }
-  for (Reply& r : replies) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    Reply& r = replies[i];
     r.committed = true;
-    if (r.written) {
-      listener_->spent(*r.written);
-      r.written.reset();
+    if (ops[i].kind == Kind::Settle && r.settled != store::SettleOutcome::Withheld) {
+      // The row as written, which nothing tries again now.
+      ops[i].row.cost = r.written.cost;
+      ops[i].row.uncollected = r.written.uncollected;
+      if (listener_ != nullptr) {
+        listener_->spent(ops[i].row);
+      }
     }
   }
   if (listener_ != nullptr) {
@@ -286,7 +305,7 @@ bool Ledger::commit() {
     }
     r.granted = ops[i].hold;
     if (ops[i].done) {
-      ops[i].done(r);
+      ops[i].done(std::move(r));
     }
   }
   if (!again.empty()) {

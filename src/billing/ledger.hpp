@@ -120,8 +120,12 @@ class Ledger final : public store::Journal {
     store::HoldOutcome hold;
     store::SettleOutcome settled = store::SettleOutcome::Kept;
     store::Hold granted;  ///< Hold: the escrow row, the team and the amount.
-    /// Settle, unless withheld: its spend row as written, once the batch committed.
-    std::optional<store::SpendRow> written;
+    /// Settle: what its spend row was written with (debited, and what the balance could not
+    /// cover), once the batch committed.
+    struct Written {
+      money::Pico cost = 0;
+      money::Pico uncollected = 0;
+    } written;
   };
   enum class Kind { Hold, Settle };
   struct Op {
@@ -143,7 +147,7 @@ class Ledger final : public store::Journal {
   bool apply(std::span<Op> ops, std::span<Reply> replies);
   /// One team's operations of a batch: its holds in order, then its settlements together (one
   /// update per hold, team and aggregate row for all of them).
-  void applyTeam(store::BillingStore& db, std::span<const Op> ops, std::span<Reply> replies);
+  void applyTeam(store::BillingStore& db, std::span<Op> ops, std::span<Reply> replies);
   /// Takes from the escrow at hand what it can of each hold's amount, before the store is asked
   /// for the rest.
   void drawFromEscrows(std::span<Op> ops);

@@ -28,7 +28,10 @@ std::string spendColumns() {
 }
 constexpr std::size_t kKindsColumn = 22;
 
-/// The statement that writes one spend row: its 20 columns, then the kinds.
+constexpr std::size_t kSpendColumns = 20;
+constexpr std::int64_t kMsPerDay = 86'400'000;
+
+/// The statement that writes one spend row: its kSpendColumns columns, then the kinds.
 std::string insertSpend() {
   return "INSERT INTO spend (request_id, created_at, team_id, key_public_id, endpoint, model, "
          "provider, variant, episode_id, prompt_tokens, completion_tokens, cost, tags, status, "
@@ -128,10 +131,14 @@ std::string aggregateSql(std::string_view table, std::string_view columns,
          std::string(columns) + ") DO UPDATE SET " + sums;
 }
 
-/// One upsert of `sql` (aggregateSql's) for each key of `rows`.
-void addToAggregates(const std::string& sql, const std::map<std::vector<std::string>, Sums>& rows,
-                     std::vector<Statement>& out) {
-  for (const auto& [key, sum] : rows) {
+/// A batch's sums for one daily aggregate, by its key's values (views into the batch's rows).
+template <std::size_t N>
+using Groups = std::map<std::array<std::string_view, N>, Sums>;
+
+/// One upsert of `sql` (aggregateSql's) for each key of `groups`.
+template <std::size_t N>
+void addToAggregates(const std::string& sql, const Groups<N>& groups, std::vector<Statement>& out) {
+  for (const auto& [key, sum] : groups) {
     std::vector<Param> params(key.begin(), key.end());
     params.insert(params.end(), {sum.requests, sum.prompt_tokens, sum.completion_tokens, sum.cost});
     appendKinds(sum.kinds, params);
@@ -342,35 +349,47 @@ std::vector<SettleOutcome> BillingStore::settle(std::span<Settlement> batch,
 }
 
 void BillingStore::spendWrites(std::span<const SpendRow* const> rows, std::vector<Statement>& out) {
-  std::map<std::vector<std::string>, Sums> daily;  // team, day, model, key
-  std::map<std::vector<std::string>, Sums> tags;   // team, day, tag, value
-  std::map<std::vector<std::string>, Sums> users;  // team, day, user
+  // The rows' text is borrowed, not copied: the caller runs `out` while it has them.
+  Groups<4> daily;                // team, day, model, key
+  Groups<4> tags;                 // team, day, tag, value
+  Groups<3> users;                // team, day, user
+  std::vector<std::string> days;  // UTC days, one per day the batch's rows fall on
+  days.reserve(rows.size());      // Never moved: the groups' keys point into them.
+  std::int64_t last_day = std::numeric_limits<std::int64_t>::min();
   static const std::string insert = insertSpend();
   for (const SpendRow* row : rows) {
     const SpendRow& s = *row;
-    std::vector<Param> params{s.request_id,
-                              s.created_at,
-                              s.team_id,
-                              s.key_public_id,
-                              s.endpoint,
-                              s.model,
-                              s.provider,
-                              s.variant,
-                              s.episode_id,
-                              s.prompt_tokens,
-                              s.completion_tokens,
-                              s.cost,
-                              s.tags_json,
-                              s.status,
-                              s.upstream_ms,
-                              std::int64_t{s.streamed},
-                              std::int64_t{s.estimated},
-                              std::int64_t{s.cache_hit},
-                              s.uncollected,
-                              s.user_id};
+    std::vector<Param> params;
+    params.reserve(kSpendColumns + kTokenKinds.size());
+    params.insert(params.end(), {Param::borrowed(s.request_id),
+                                 s.created_at,
+                                 Param::borrowed(s.team_id),
+                                 Param::borrowed(s.key_public_id),
+                                 Param::borrowed(s.endpoint),
+                                 Param::borrowed(s.model),
+                                 Param::borrowed(s.provider),
+                                 Param::borrowed(s.variant),
+                                 Param::borrowed(s.episode_id),
+                                 s.prompt_tokens,
+                                 s.completion_tokens,
+                                 s.cost,
+                                 Param::borrowed(s.tags_json),
+                                 s.status,
+                                 s.upstream_ms,
+                                 std::int64_t{s.streamed},
+                                 std::int64_t{s.estimated},
+                                 std::int64_t{s.cache_hit},
+                                 s.uncollected,
+                                 Param::borrowed(s.user_id)});
     appendKinds(s.kinds, params);
     out.push_back({insert, std::move(params)});
-    const std::string day = text::utcTimestamp(s.created_at).substr(0, 10);  // UTC day
+    const std::int64_t day_number =
+        s.created_at / kMsPerDay - (s.created_at % kMsPerDay < 0 ? 1 : 0);
+    if (day_number != last_day) {
+      days.push_back(text::utcTimestamp(s.created_at).substr(0, 10));  // UTC day
+      last_day = day_number;
+    }
+    const std::string_view day = days.back();
     for (const auto& [tag, value] : s.tags) {
       tags[{s.team_id, day, tag, value}].add(s);
     }

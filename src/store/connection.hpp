@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace tollgate::store {
@@ -33,22 +34,46 @@ class StoreError : public std::runtime_error {
   Kind kind_;
 };
 
-/// A statement parameter: text, a whole number, or null.
+/// A statement parameter: text, a whole number, or null. A number stays one (SQLite binds it as
+/// such; PostgreSQL's text format writes it when the statement is sent).
 class Param {
  public:
-  Param() = default;                                                   // null
-  Param(std::string_view text) : text_(std::string(text)) {}           // NOLINT: implicit by design
-  Param(const char* text) : text_(std::string(text)) {}                // NOLINT
-  Param(const std::string& text) : text_(text) {}                      // NOLINT
-  Param(std::int64_t n) : text_(std::to_string(n)), integer_(true) {}  // NOLINT
-  Param(std::optional<std::string> text) : text_(std::move(text)) {}   // NOLINT
+  Param() = default;                                           // null
+  Param(std::string_view text) : value_(std::string(text)) {}  // NOLINT: implicit by design
+  Param(const char* text) : value_(std::string(text)) {}       // NOLINT
+  Param(const std::string& text) : value_(text) {}             // NOLINT
+  Param(std::string&& text) : value_(std::move(text)) {}       // NOLINT
+  Param(std::int64_t n) : value_(n) {}                         // NOLINT
+  Param(std::optional<std::string> text) {                     // NOLINT
+    if (text) {
+      value_ = std::move(*text);
+    }
+  }
 
-  const std::optional<std::string>& text() const { return text_; }
-  bool isInteger() const { return integer_; }
+  /// Text the caller keeps as it is until the statement has run: not copied.
+  static Param borrowed(std::string_view text) {
+    Param p;
+    p.value_ = text;
+    return p;
+  }
+
+  bool isNull() const { return std::holds_alternative<std::monostate>(value_); }
+  bool isInteger() const { return std::holds_alternative<std::int64_t>(value_); }
+  /// The number; only when isInteger().
+  std::int64_t integer() const { return std::get<std::int64_t>(value_); }
+  /// The text; only when neither null nor a number.
+  std::string_view text() const {
+    const auto* owned = std::get_if<std::string>(&value_);
+    return owned != nullptr ? std::string_view(*owned) : std::get<std::string_view>(value_);
+  }
+  /// The text NUL-terminated, when the param holds its own copy (not borrowed); else null.
+  const char* terminated() const {
+    const auto* owned = std::get_if<std::string>(&value_);
+    return owned != nullptr ? owned->c_str() : nullptr;
+  }
 
  private:
-  std::optional<std::string> text_;
-  bool integer_ = false;
+  std::variant<std::monostate, std::string, std::int64_t, std::string_view> value_;
 };
 
 /// One result row; columns in the statement's order.

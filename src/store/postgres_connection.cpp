@@ -74,7 +74,8 @@ class PostgresConnection final : public Connection {
       sent.push_back({});
     }
     for (const Statement& s : statements) {
-      const std::vector<const char*> values = texts(s.params);
+      const Texts params = texts(s.params);
+      const std::vector<const char*>& values = params.values;
       const int n = static_cast<int>(values.size());
       auto known = prepared_.find(s.sql);
       if (known == prepared_.end() && prepared_.size() < kMaxPrepared) {
@@ -140,14 +141,30 @@ class PostgresConnection final : public Connection {
     return out;
   }
 
-  /// The parameters as libpq takes them: text, or null.
-  static std::vector<const char*> texts(std::span<const Param> params) {
+  /// The parameters as libpq takes them, NUL-terminated text or null: `values` points into the
+  /// params' own text and into `texts` (numbers and borrowed text written out; reserved whole, so
+  /// never moved), which libpq copies when the statement is sent.
+  struct Texts {
+    std::vector<std::string> texts;
     std::vector<const char*> values;
-    values.reserve(params.size());
+  };
+  static Texts texts(std::span<const Param> params) {
+    Texts t;
+    t.texts.reserve(params.size());
+    t.values.reserve(params.size());
     for (const Param& p : params) {
-      values.push_back(p.text() ? p.text()->c_str() : nullptr);
+      if (p.isNull()) {
+        t.values.push_back(nullptr);
+      } else if (const char* own = p.terminated()) {
+        t.values.push_back(own);
+      } else {
+        t.values.push_back(
+            t.texts
+                .emplace_back(p.isInteger() ? std::to_string(p.integer()) : std::string(p.text()))
+                .c_str());
+      }
     }
-    return values;
+    return t;
   }
 
   static Rows rowsOf(PGresult* res) {

@@ -135,15 +135,16 @@ class SqliteConnection final : public Connection {
     const Release guard{stmt, !cached};
     for (std::size_t i = 0; i < params.size(); ++i) {
       const int at = static_cast<int>(i + 1);
-      const auto& value = params[i].text();
+      const Param& value = params[i];
       int rc = SQLITE_OK;
-      if (!value) {
+      if (value.isNull()) {
         rc = sqlite3_bind_null(stmt, at);
-      } else if (params[i].isInteger()) {
-        rc = sqlite3_bind_int64(stmt, at, std::stoll(*value));
+      } else if (value.isInteger()) {
+        rc = sqlite3_bind_int64(stmt, at, value.integer());
       } else {
-        rc = sqlite3_bind_text(stmt, at, value->data(), static_cast<int>(value->size()),
-                               SQLITE_TRANSIENT);
+        // Not copied: the bindings are cleared (Release) before `params` can go.
+        const std::string_view text = value.text();
+        rc = sqlite3_bind_text(stmt, at, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
       }
       if (rc != SQLITE_OK) {
         fail();

@@ -129,6 +129,14 @@ TEST_F(LedgerTest, AnOperationTheStoreRefusesFailsAloneNotItsBatch) {
   // in the balance; the other hold (5) is still reserved.
   ledger_.reset();
   EXPECT_EQ(balanceAndReserved(), std::make_pair(std::int64_t{98}, std::int64_t{5}));
+  // Tried again alone, a settlement of the failed batch wrote its own row whole.
+  const store::Rows spend =
+      db_->connection().query("SELECT request_id, team_id, cost FROM spend ORDER BY request_id");
+  ASSERT_EQ(spend.size(), 2U);
+  EXPECT_EQ(spend[0].text(0), "req-0");
+  EXPECT_EQ(spend[1].text(0), "req-1");
+  EXPECT_EQ(spend[1].text(1), team_);
+  EXPECT_EQ(spend[1].integer(2), 1);
 }
 
 TEST_F(LedgerTest, SettlementsCommittedTogetherAreAggregatedExactly) {

@@ -176,6 +176,22 @@ TEST(SqliteConnection, FileIsPrivateAndParametersAreVerbatim) {
   EXPECT_EQ(rows[0].text(0), hostile);
 }
 
+TEST(SqliteConnection, NumbersAreBoundAsNumbersAndBorrowedTextAsIs) {
+  const test::TempDir dir("tollgate-store-test");
+  auto c = connect({Engine::Sqlite, dir.file("t.db")});
+  const std::string text = "borrowed, not copied: 'quoted' $1";
+  const std::int64_t beyond_a_double = (std::int64_t{1} << 53) + 1;  // Exact as a number only.
+  const Rows rows =
+      c->query("SELECT typeof($1), $1 + 1, typeof($2), $2, $3 IS NULL",
+               {beyond_a_double, Param::borrowed(std::string_view(text).substr(0, 8)), Param()});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].text(0), "integer");
+  EXPECT_EQ(rows[0].integer(1), beyond_a_double + 1);
+  EXPECT_EQ(rows[0].text(2), "text");
+  EXPECT_EQ(rows[0].text(3), "borrowed") << "a view's own length, not up to a NUL";
+  EXPECT_EQ(rows[0].integer(4), 1);
+}
+
 }  // namespace
 }  // namespace tollgate::store
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <numeric>
 #include <span>
 #include <vector>
 
@@ -120,7 +121,7 @@ Ledger::InFlight Ledger::inFlight() const {
   return in_flight_;
 }
 
-void Ledger::enqueue(Op op) {
+void Ledger::enqueue(Op&& op) {
   {
     std::lock_guard lock(mu_);
     queue_.push_back(std::move(op));
@@ -273,10 +274,18 @@ bool Ledger::commit() {
     return false;
   }
   // One order of team rows for every batch of every gateway: two gateways' transactions never
-  // wait for each other's locks in a cycle.
-  std::stable_sort(batch.begin(), batch.end(),
-                   [](const Op& a, const Op& b) { return a.hold.team_id < b.hold.team_id; });
-  std::vector<Op> ops(std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
+  // wait for each other's locks in a cycle. The order is sorted, not the operations (they are
+  // large): each is moved once.
+  std::vector<std::size_t> order(batch.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return batch[a].hold.team_id < batch[b].hold.team_id;
+  });
+  std::vector<Op> ops;
+  ops.reserve(batch.size());
+  for (const std::size_t i : order) {
+    ops.push_back(std::move(batch[i]));
+  }
   drawFromEscrows(ops);
   const std::uint64_t epoch = lease_.epoch();
   std::vector<Reply> replies(ops.size());

@@ -141,7 +141,7 @@ class Ledger final : public store::Journal {
   };
 
   boost::asio::awaitable<Reply> submit(Op op);
-  void enqueue(Op op);
+  void enqueue(Op&& op);
   /// Commits `ops` in one transaction, their replies marked committed; false when it failed
   /// (the connection is dropped when the store itself failed).
   bool apply(std::span<Op> ops, std::span<Reply> replies);

@@ -13,7 +13,7 @@
 //   balance    the team's and the hold's updates alone
 //   commit     an empty-handed commit (BEGIN IMMEDIATE; one number's update in a one-row table)
 //   fsync      the gateway's with synchronous=FULL: the log synced at every commit, which a power
-//              cut would need (the gateway does not; docs/storage.md)
+//              cut would need (the gateway does not: docs/billing.md)
 // Then the commit's own latency: the gateway's shape, two requests a commit, paced at 2500
 // commits a second (5000 requests a second) for 4 s, with and without the checkpointer: the
 // time from BEGIN to COMMIT's return, which a charge waits for at the least.

@@ -143,6 +143,8 @@ void Ledger::drawFromEscrows(std::span<Op> ops) {
 void Ledger::applyTeam(store::BillingStore& db, std::span<Op> ops, std::span<Reply> replies) {
   std::vector<store::Settlement> settling;
   std::vector<std::size_t> settled_at;
+  settling.reserve(ops.size());  // No reallocation once a row has been lent.
+  settled_at.reserve(ops.size());
   // The settlements' rows and claims are lent to the store, not copied, and given back whatever
   // happens, with the costs as they were: a batch that fails is tried again one by one.
   struct GiveBack {

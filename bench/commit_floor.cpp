@@ -216,6 +216,11 @@ int main(int argc, char** argv) {
   }
   const std::string path = std::string(argv[1]) + "/floor.db";
   const int requests = argc > 2 ? std::atoi(argv[2]) : 20000;
+  if (requests < 48) {
+    std::fprintf(stderr,
+                 "commit_floor: REQUESTS must be at least 48 (one commit of the largest)\n");
+    return 2;
+  }
   std::remove(path.c_str());
   std::remove((path + "-wal").c_str());
   std::remove((path + "-shm").c_str());

@@ -15,7 +15,6 @@ constexpr std::int64_t kDefaultPage = 100;
 constexpr std::int64_t kMaxPage = 500;
 /// A CSV export holds at most this many rows (narrow the dates for more).
 constexpr std::int64_t kMaxCsvRows = 100'000;
-constexpr std::int64_t kDayMs = 24LL * 3600 * 1000;
 constexpr std::int64_t kDefaultDays = 30;
 /// A request id filter is at most this long (the gateway's ids are far shorter).
 constexpr std::size_t kMaxRequestId = 128;
@@ -97,9 +96,9 @@ Result<SpendQuery> spendQuery(const http::Request& req, const std::string& team_
   if (!until) {
     return until.error();
   }
-  q.filter.since_ms = since->value_or(store::nowMs() - kDefaultDays * kDayMs);
+  q.filter.since_ms = since->value_or(store::nowMs() - kDefaultDays * store::kMsPerDay);
   if (*until) {
-    q.filter.until_ms = **until + kDayMs;  // The whole day named.
+    q.filter.until_ms = **until + store::kMsPerDay;  // The whole day named.
   }
   for (const auto& [name, field] :
        std::array<std::pair<std::string_view, std::optional<std::string> store::SpendFilter::*>, 3>{
@@ -175,7 +174,8 @@ Awaitable<void> spendSummary(const ConsoleServices& s, exchange::RequestContext&
                             "by must be day, model, key, tag or user", "by");
   }
   const std::string since_day =
-      text::utcTimestamp(since->value_or(store::nowMs() - kDefaultDays * kDayMs)).substr(0, 10);
+      text::utcTimestamp(since->value_or(store::nowMs() - kDefaultDays * store::kMsPerDay))
+          .substr(0, 10);
   const auto totals =
       co_await s.accounts.summarizeSpend(m.member.team.id, group->second, since_day);
   json::Writer w;

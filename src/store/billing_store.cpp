@@ -29,7 +29,6 @@ std::string spendColumns() {
 constexpr std::size_t kKindsColumn = 22;
 
 constexpr std::size_t kSpendColumns = 20;
-constexpr std::int64_t kMsPerDay = 86'400'000;
 
 /// The statement that writes one spend row: its kSpendColumns columns, then the kinds.
 std::string insertSpend() {

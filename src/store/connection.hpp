@@ -21,6 +21,8 @@ enum class Engine { Sqlite, Postgres };
 
 /// Milliseconds since the Unix epoch, the unit of every time in the store.
 std::int64_t nowMs();
+/// Milliseconds in a day, as the store counts days (Unix time has no leap seconds).
+inline constexpr std::int64_t kMsPerDay = 86'400'000;
 
 /// A failed statement or connection. Conflict is a unique or foreign-key violation, the only
 /// kind that callers handle (as "already exists"); the rest end the operation.

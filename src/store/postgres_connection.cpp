@@ -142,15 +142,15 @@ class PostgresConnection final : public Connection {
   }
 
   /// The parameters as libpq takes them, NUL-terminated text or null: `values` points into the
-  /// params' own text and into `texts` (numbers and borrowed text written out; reserved whole, so
-  /// never moved), which libpq copies when the statement is sent.
+  /// params' own text and into `written` (numbers and borrowed text written out; reserved whole,
+  /// so never moved), which libpq copies when the statement is sent.
   struct Texts {
-    std::vector<std::string> texts;
+    std::vector<std::string> written;
     std::vector<const char*> values;
   };
   static Texts texts(std::span<const Param> params) {
     Texts t;
-    t.texts.reserve(params.size());
+    t.written.reserve(params.size());
     t.values.reserve(params.size());
     for (const Param& p : params) {
       if (p.isNull()) {
@@ -159,7 +159,7 @@ class PostgresConnection final : public Connection {
         t.values.push_back(own);
       } else {
         t.values.push_back(
-            t.texts
+            t.written
                 .emplace_back(p.isInteger() ? std::to_string(p.integer()) : std::string(p.text()))
                 .c_str());
       }

@@ -26,7 +26,6 @@ constexpr std::chrono::hours kPruneEvery{1};
 /// Posted tasks run this many to a transaction at most, so that a charge queued meanwhile waits
 /// for little.
 constexpr std::size_t kPostedPerCommit = 32;
-constexpr std::int64_t kMsPerDay = 86'400'000;
 
 }  // namespace
 

@@ -58,8 +58,8 @@ Ledger::~Ledger() {
 }
 
 asio::awaitable<Ledger::Reply> Ledger::submit(Op op) {
-  co_return co_await store::awaitReply<Reply>([this, &op](std::function<void(Reply)> done) {
-    op.done = std::move(done);
+  co_return co_await store::awaitReply<Reply>([this, &op](store::Waiter<Reply> waiter) {
+    op.waiter = std::move(waiter);
     enqueue(std::move(op));
   });
 }
@@ -299,6 +299,7 @@ bool Ledger::commit() {
     }
   }
   std::deque<Op> again;
+  store::Deliveries<Reply> replied;  // Resumed together, after every reply is known.
   for (std::size_t i = 0; i < ops.size(); ++i) {
     Reply& r = replies[i];
     account(ops[i], r, epoch);
@@ -315,10 +316,9 @@ bool Ledger::commit() {
       r.hold.available += ops[i].draw.lent;
     }
     r.granted = ops[i].hold;
-    if (ops[i].done) {
-      ops[i].done(std::move(r));
-    }
+    replied.give(std::move(ops[i].waiter), std::move(r));
   }
+  replied.send();
   if (!again.empty()) {
     {
       std::lock_guard lock(mu_);

@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +33,7 @@
 #include "core/money.hpp"
 #include "store/billing_store.hpp"
 #include "store/journal.hpp"
+#include "store/waiter.hpp"
 
 namespace tollgate::store {
 class Writer;
@@ -136,8 +136,8 @@ class Ledger final : public store::Journal {
     bool withholdable = false;  ///< Settle: the answer can still be refused.
     std::optional<store::Settlement::Completion> idempotency;  ///< Settle: a claim completed.
     std::optional<store::Settlement::KeySpend> key_spend;      ///< Settle: a key's budget.
-    /// Resumes the waiter on its own event loop.
-    std::function<void(Reply)> done;
+    /// Who awaits the reply; none for a row no one waits for.
+    store::Waiter<Reply> waiter;
   };
 
   boost::asio::awaitable<Reply> submit(Op op);

@@ -56,10 +56,10 @@ Connection& Writer::connection() {
 }
 
 asio::awaitable<bool> Writer::run(Task task) {
-  co_return co_await awaitReply<bool>([this, &task](std::function<void(bool)> done) {
+  co_return co_await awaitReply<bool>([this, &task](Waiter<bool> waiter) {
     {
       std::lock_guard lock(mu_);
-      awaited_.push_back({std::move(task), std::move(done)});
+      awaited_.push_back({std::move(task), std::move(waiter)});
     }
     wake_.notify_one();
   });
@@ -137,10 +137,11 @@ void Writer::runAwaited(std::vector<Awaited>& awaited) {
     };
   };
   const std::span<const Awaited> all(awaited);
+  Deliveries<bool> replied;
   if (transact("the store's writer could not commit " + std::to_string(all.size()) + " tasks",
                runAll(all))) {
     for (Awaited& a : awaited) {
-      a.done(true);
+      replied.give(std::move(a.waiter), true);
     }
     return;
   }
@@ -150,7 +151,7 @@ void Writer::runAwaited(std::vector<Awaited>& awaited) {
     const bool committed =
         all.size() > 1 && connected() &&
         transact("a task of the store's writer failed", runAll(all.subspan(i, 1)));
-    awaited[i].done(committed);
+    replied.give(std::move(awaited[i].waiter), committed);
   }
 }
 

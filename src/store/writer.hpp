@@ -28,6 +28,7 @@
 #include "store/connection.hpp"
 #include "store/journal.hpp"
 #include "store/store_work.hpp"
+#include "store/waiter.hpp"
 
 namespace tollgate::store {
 
@@ -82,7 +83,7 @@ class Writer final : public StoreWork {
   using Clock = std::chrono::steady_clock;
   struct Awaited {
     Task task;
-    std::function<void(bool)> done;  ///< Resumes the waiter on its own event loop.
+    Waiter<bool> waiter;
   };
 
   Connection& connection();

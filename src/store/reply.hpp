@@ -54,10 +54,12 @@ class Deliveries {
     if (!waiter) {
       return;
     }
-    auto loop = std::find_if(loops_.begin(), loops_.end(),
-                             [&](const Loop& l) { return l.home == waiter.home_; });
+    // The waiter keeps nothing once given: its loop is kept running by the post from now on.
+    boost::asio::any_io_executor home = std::exchange(waiter.home_, {});
+    auto loop =
+        std::find_if(loops_.begin(), loops_.end(), [&](const Loop& l) { return l.home == home; });
     if (loop == loops_.end()) {
-      loop = loops_.insert(loops_.end(), Loop{std::move(waiter.home_), {}});
+      loop = loops_.insert(loops_.end(), Loop{std::move(home), {}});
     }
     loop->replies.push_back({std::move(waiter.resume_), std::move(value)});
   }

@@ -54,8 +54,9 @@
 #                           transaction at each batch size, the floor under the writer's CPU
 #                           (about 20 s); 0 disables
 #   BENCH_BASE_BIN=         another build of the gateway (the commit a change started from):
-#                           its open path joins the interleaved rounds as tollgate_base, so the
-#                           change's ratio to it is taken in the same rounds
+#                           its open path joins the interleaved rounds as tollgate_base (and its
+#                           billed path as tollgate_auth_base, with tollgate_auth), so the
+#                           change's ratios to it are taken in the same rounds
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -532,10 +533,10 @@ start_target() {
       T_PIDS=$(tree_of "$NG_PID" | tr '\n' ' ')
       [[ $mode == json ]] && T_BODY=$BODY_DIRECT || T_BODY=$BODY_DIRECT_SSE
       ;;
-    tollgate | tollgate_base | tollgate_auth | tollgate_pg | tollgate_dark | tollgate_traced | tollgate_limited)
+    tollgate | tollgate_base | tollgate_auth | tollgate_auth_base | tollgate_pg | tollgate_dark | tollgate_traced | tollgate_limited)
       local dir="$WORK/$target-$mode" pid i line="" auth=open storage telemetry="" limits=""
       local bin=$TOLLGATE_BIN
-      [[ $target == tollgate_base ]] && bin=$BASE_BIN
+      [[ $target == tollgate_base || $target == tollgate_auth_base ]] && bin=$BASE_BIN
       [[ $target != tollgate && $target != tollgate_base ]] && auth=required
       [[ $target == tollgate_dark ]] && telemetry=$'[metrics]\nenabled = false'
       [[ $target == tollgate_traced ]] &&
@@ -1151,6 +1152,7 @@ if ((ROUNDS > 0)) && has nginx; then
     has "$t" && ROUND_PATHS+=("$t")
   done
   [[ -n $BASE_BIN ]] && has tollgate && ROUND_PATHS+=(tollgate_base)
+  [[ -n $BASE_BIN ]] && has tollgate_auth && ROUND_PATHS+=(tollgate_auth_base)
 fi
 if ((${#ROUND_PATHS[@]} > 2)); then
   declare -A RT_PORT=() RT_PIDS=() RT_BODY=() RT_AUTH=()
@@ -1474,15 +1476,18 @@ REPORT="$OUT/results.md"
     if [[ -n ${RB_CPU[tollgate_auth]:-} && -n ${RB_CPU[tollgate_limited]:-} ]]; then
       feature_verdict limits tollgate_limited tollgate_auth 0.05
     fi
-    if [[ -n ${RB_CPU[tollgate_base]:-} ]]; then
-      # The open path against BENCH_BASE_BIN's, round by round: what a change did, in the rounds.
+    # The open and billed paths against BENCH_BASE_BIN's, round by round: what a change did, in
+    # the rounds.
+    for pair in "tollgate tollgate_base open" "tollgate_auth tollgate_auth_base billed"; do
+      read -r path base label <<<"$pair"
+      [[ -n ${RB_CPU[$base]:-} ]] || continue
       for m in cpu ucpu rps; do
-        read -r r r_min r_max <<<"$(stats "$(per_round "$(series tollgate "round_${m}64")" "$(series tollgate_base "round_${m}64")")")"
+        read -r r r_min r_max <<<"$(stats "$(per_round "$(series "$path" "round_${m}64")" "$(series "$base" "round_${m}64")")")"
         printf '  %-52s %.3fx per round, median (%.3f-%.3f): %+.1f %%\n' \
-          "open vs BENCH_BASE_BIN's open, $(case $m in cpu) echo "CPU us/req" ;; ucpu) echo "user us/req" ;; rps) echo "req/s" ;; esac)" \
+          "$label vs BENCH_BASE_BIN's $label, $(case $m in cpu) echo "CPU us/req" ;; ucpu) echo "user us/req" ;; rps) echo "req/s" ;; esac)" \
           "$r" "$r_min" "$r_max" "$(awk -v r="$r" 'BEGIN { print (r - 1) * 100 }')"
       done
-    fi
+    done
     echo
   fi
   echo "Targets (tollgate vs nginx):"

@@ -57,7 +57,7 @@ Ledger::~Ledger() {
   }
 }
 
-asio::awaitable<Ledger::Reply> Ledger::submit(Op op) {
+asio::awaitable<Ledger::Reply> Ledger::submit(Op& op) {
   co_return co_await store::awaitReply<Reply>([this, &op](store::Waiter<Reply> waiter) {
     op.waiter = std::move(waiter);
     enqueue(std::move(op));
@@ -77,7 +77,7 @@ asio::awaitable<Ledger::HoldReply> Ledger::hold(std::string team_id, money::Pico
   Op op;
   op.kind = Kind::Hold;
   op.hold = {"", std::move(team_id), amount};
-  const Reply r = co_await submit(std::move(op));
+  const Reply r = co_await submit(op);
   if (!r.committed) {
     co_return HoldReply{HoldStatus::Unavailable, 0, {}};
   }
@@ -97,7 +97,7 @@ asio::awaitable<bool> Ledger::settle(store::Hold h, store::SpendRow row, bool wi
   op.withholdable = withholdable;
   op.idempotency = std::move(idempotency);
   op.key_spend = key_spend;
-  const Reply r = co_await submit(std::move(op));
+  const Reply r = co_await submit(op);
   co_return r.committed&& r.settled != store::SettleOutcome::Withheld;
 }
 

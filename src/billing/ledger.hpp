@@ -140,7 +140,9 @@ class Ledger final : public store::Journal {
     store::Waiter<Reply> waiter;
   };
 
-  boost::asio::awaitable<Reply> submit(Op op);
+  /// Queues `op` (moved from as it is queued, before the first suspension: the caller's frame
+  /// holds it until then) and awaits its reply.
+  boost::asio::awaitable<Reply> submit(Op& op);
   void enqueue(Op&& op);
   /// Commits `ops` in one transaction, their replies marked committed; false when it failed
   /// (the connection is dropped when the store itself failed).

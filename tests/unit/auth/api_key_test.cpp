@@ -65,7 +65,14 @@ INSTANTIATE_TEST_SUITE_P(
         Shape{"non_ascii", "sk-tollgate-" + kPub + "-" + kSecret.substr(2) + "\xc3\xa9",
               KeyShape::Malformed},
         Shape{"nul", "sk-tollgate-" + kPub + "-" + kSecret.substr(1) + std::string(1, '\0'),
-              KeyShape::Malformed}),
+              KeyShape::Malformed},
+        // The characters just outside the three ranges of base62.
+        Shape{"slash", "sk-tollgate-/" + kPub.substr(1) + "-" + kSecret, KeyShape::Malformed},
+        Shape{"colon", "sk-tollgate-" + kPub + "-" + kSecret.substr(1) + ":", KeyShape::Malformed},
+        Shape{"at", "sk-tollgate-@" + kPub.substr(1) + "-" + kSecret, KeyShape::Malformed},
+        Shape{"bracket", "sk-tollgate-" + kPub + "-[" + kSecret.substr(1), KeyShape::Malformed},
+        Shape{"backtick", "sk-tollgate-" + kPub.substr(1) + "`-" + kSecret, KeyShape::Malformed},
+        Shape{"brace", "sk-tollgate-" + kPub + "-" + kSecret.substr(1) + "{", KeyShape::Malformed}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(KeyedHash, IsHmacSha256) {

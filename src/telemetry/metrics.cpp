@@ -101,15 +101,20 @@ class Series {
  public:
   template <typename... Args>
   T& find(std::mutex& mu, const KeyView<N>& key, Args&&... args) {
-    const auto it = map_.find(key);
-    if (it != map_.end()) {
-      return *it->second;
+    // A request mostly counts in the series the one before it did: its labels are compared with
+    // those before they are hashed (a node of the map stays where it is while the map lives).
+    if (last_ != nullptr && KeyHash::view(last_->first) == key) {
+      return *last_->second;
     }
-    Key<N> owned;
-    std::copy(key.begin(), key.end(), owned.begin());
-    std::lock_guard lock(mu);
-    return *map_.emplace(std::move(owned), std::make_unique<T>(std::forward<Args>(args)...))
-                .first->second;
+    auto it = map_.find(key);
+    if (it == map_.end()) {
+      Key<N> owned;
+      std::copy(key.begin(), key.end(), owned.begin());
+      std::lock_guard lock(mu);
+      it = map_.emplace(std::move(owned), std::make_unique<T>(std::forward<Args>(args)...)).first;
+    }
+    last_ = &*it;
+    return *it->second;
   }
   /// Under the worker's mutex.
   template <typename F>
@@ -120,7 +125,9 @@ class Series {
   }
 
  private:
-  std::unordered_map<Key<N>, std::unique_ptr<T>, KeyHash, KeyEqual> map_;
+  using Map = std::unordered_map<Key<N>, std::unique_ptr<T>, KeyHash, KeyEqual>;
+  Map map_;
+  const typename Map::value_type* last_ = nullptr;  ///< The series found last.
 };
 
 /// By route, model, provider and error code: an exchange's counts and times.

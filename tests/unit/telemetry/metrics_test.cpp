@@ -1,6 +1,6 @@
 // The metrics: money summed as exact integers and turned into the double nearest the exact sum,
 // team labels capped; who may scrape (allowed sources, the bearer token); an exchange's record
-// in the text format, its label values from the configuration only.
+// in the text format, its label values from the configuration only; series in turn apart.
 #include "telemetry/metrics.hpp"
 
 #include <gtest/gtest.h>
@@ -178,6 +178,41 @@ TEST(Metrics, AnExchangeIsCountedUnderItsConfiguredLabels) {
                       "\"closed\"} 1"),
             std::string::npos);
   EXPECT_EQ(text.find("a client's own text"), std::string::npos);
+}
+
+TEST(Metrics, SeriesInTurnAreCountedApart) {
+  const config::Config c = withMetrics("");
+  const routing::Breakers breakers(c);
+  Metrics metrics(c);
+  exchange::Observer& worker = metrics.addWorker();
+  exchange::RequestContext ok(c, "req-ok");
+  ok.route = "/v1/chat/completions";
+  ok.served = c.findModel("echo");
+  ok.provider = "local";
+  ok.status = 200;
+  exchange::RequestContext failed(c, "req-failed");
+  failed.route = "/v1/embeddings";
+  failed.served = ok.served;
+  failed.provider = "local";
+  failed.status = 502;
+  failed.error_code = "upstream_error";
+  for (int i = 0; i < 3; ++i) {
+    worker.ended(ok);
+    if (i < 2) {
+      worker.ended(failed);
+    }
+  }
+  worker.ended(ok);
+
+  const std::string text = metrics.scrape(c, breakers);
+  EXPECT_NE(text.find("tollgate_requests_total{model=\"echo\",provider=\"local\",route=\"/v1/chat/"
+                      "completions\",status_class=\"2xx\"} 4"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tollgate_requests_total{model=\"echo\",provider=\"local\",route=\"/v1/"
+                      "embeddings\",status_class=\"5xx\"} 2"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -121,11 +121,24 @@ TEST(MetricsConfig, IsChecked) {
   EXPECT_EQ(c.metrics.max_teams, 3);
 }
 
-TEST(Metrics, AnExchangeIsCountedUnderItsConfiguredLabels) {
+/// A gateway with metrics on, the `echo` model and one worker's observer.
+class ExchangeMetrics : public ::testing::Test {
+ protected:
   const config::Config c = withMetrics("");
-  const routing::Breakers breakers(c);
-  Metrics metrics(c);
+  const routing::Breakers breakers{c};
+  Metrics metrics{c};
   exchange::Observer& worker = metrics.addWorker();
+};
+
+/// The text format's line of `tollgate_requests_total` for these labels and count.
+std::string requestsLine(std::string_view model, std::string_view provider, std::string_view route,
+                         std::string_view status_class, int count) {
+  return "tollgate_requests_total{model=\"" + std::string(model) + "\",provider=\"" +
+         std::string(provider) + "\",route=\"" + std::string(route) + "\",status_class=\"" +
+         std::string(status_class) + "\"} " + std::to_string(count);
+}
+
+TEST_F(ExchangeMetrics, AnExchangeIsCountedUnderItsConfiguredLabels) {
   exchange::RequestContext ctx(c, "req");
   ctx.route = "/v1/chat/completions";
   ctx.model = "a client's own text";  // Never a label: the configured model that served is.
@@ -156,13 +169,10 @@ TEST(Metrics, AnExchangeIsCountedUnderItsConfiguredLabels) {
   worker.ended(hit);
 
   const std::string text = metrics.scrape(c, breakers);
-  EXPECT_NE(text.find("tollgate_requests_total{model=\"echo\",provider=\"local\",route=\"/v1/chat/"
-                      "completions\",status_class=\"2xx\"} 2"),
+  EXPECT_NE(text.find(requestsLine("echo", "local", "/v1/chat/completions", "2xx", 2)),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("tollgate_requests_total{model=\"unknown\",provider=\"none\",route="
-                      "\"unmatched\",status_class=\"4xx\"} 1"),
-            std::string::npos);
+  EXPECT_NE(text.find(requestsLine("unknown", "none", "unmatched", "4xx", 1)), std::string::npos);
   EXPECT_NE(text.find("gen_ai_client_token_usage_sum{gen_ai_operation_name=\"chat\",gen_ai_"
                       "provider_name=\"local\",gen_ai_request_model=\"echo\",gen_ai_token_type="
                       "\"input\"} 20"),
@@ -180,11 +190,7 @@ TEST(Metrics, AnExchangeIsCountedUnderItsConfiguredLabels) {
   EXPECT_EQ(text.find("a client's own text"), std::string::npos);
 }
 
-TEST(Metrics, SeriesInTurnAreCountedApart) {
-  const config::Config c = withMetrics("");
-  const routing::Breakers breakers(c);
-  Metrics metrics(c);
-  exchange::Observer& worker = metrics.addWorker();
+TEST_F(ExchangeMetrics, SeriesInTurnAreCountedApart) {
   exchange::RequestContext ok(c, "req-ok");
   ok.route = "/v1/chat/completions";
   ok.served = c.findModel("echo");
@@ -205,13 +211,10 @@ TEST(Metrics, SeriesInTurnAreCountedApart) {
   worker.ended(ok);
 
   const std::string text = metrics.scrape(c, breakers);
-  EXPECT_NE(text.find("tollgate_requests_total{model=\"echo\",provider=\"local\",route=\"/v1/chat/"
-                      "completions\",status_class=\"2xx\"} 4"),
+  EXPECT_NE(text.find(requestsLine("echo", "local", "/v1/chat/completions", "2xx", 4)),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("tollgate_requests_total{model=\"echo\",provider=\"local\",route=\"/v1/"
-                      "embeddings\",status_class=\"5xx\"} 2"),
-            std::string::npos)
+  EXPECT_NE(text.find(requestsLine("echo", "local", "/v1/embeddings", "5xx", 2)), std::string::npos)
       << text;
 }
 

@@ -4,6 +4,7 @@
 
 #include "auth/api_key.hpp"
 #include "core/email.hpp"
+#include "core/text.hpp"
 
 namespace tollgate::accounts {
 namespace {
@@ -14,15 +15,11 @@ constexpr std::size_t kLinkSecretLength = 32;
 /// A session's last use is written at most this often (one write a minute, not per request).
 constexpr std::int64_t kTouchEveryMs = 60'000;
 
-bool base62(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  });
-}
-
 }  // namespace
 
-bool isSessionId(std::string_view id) { return id.size() == kSessionIdLength && base62(id); }
+bool isSessionId(std::string_view id) {
+  return id.size() == kSessionIdLength && text::isBase62(id);
+}
 
 Sessions::Sessions(store::Store& s, std::string server_secret, SessionPolicy policy)
     : store_(s), server_secret_(std::move(server_secret)), policy_(policy) {}
@@ -115,7 +112,7 @@ Outcome<NewSession> Sessions::redeemLoginLink(std::string_view token, const std:
   const Refusal refused{RefusalKind::Invalid,
                         "this sign-in link is unknown, used or expired: ask for a new one"};
   if (!token.starts_with(kLinkPrefix) || token.size() != kLinkPrefix.size() + kLinkSecretLength ||
-      !base62(token.substr(kLinkPrefix.size()))) {
+      !text::isBase62(token.substr(kLinkPrefix.size()))) {
     return refused;
   }
   // A read first: a link that is not live takes no write lock and writes nothing.

@@ -8,18 +8,13 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/text.hpp"
+
 namespace tollgate::auth {
 namespace {
 
 constexpr std::string_view kBase62 =
     "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-bool isBase62(std::string_view text) {
-  // Compared by range, not looked up in kBase62: this runs on every request's key.
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-  });
-}
 
 }  // namespace
 
@@ -48,7 +43,9 @@ NewKey generateKey() {
   return k;
 }
 
-bool isPublicId(std::string_view text) { return text.size() == kPublicIdLength && isBase62(text); }
+bool isPublicId(std::string_view text) {
+  return text.size() == kPublicIdLength && text::isBase62(text);
+}
 
 ParsedKey parseKey(std::string_view key) {
   ParsedKey p;
@@ -62,7 +59,7 @@ ParsedKey parseKey(std::string_view key) {
   }
   const std::string_view public_id = key.substr(0, kPublicIdLength);
   const std::string_view secret = key.substr(kPublicIdLength + 1);
-  if (!isBase62(public_id) || !isBase62(secret)) {
+  if (!text::isBase62(public_id) || !text::isBase62(secret)) {
     return p;
   }
   return {KeyShape::Ok, public_id, secret};

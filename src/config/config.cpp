@@ -153,10 +153,6 @@ bool isAsciiHexDigit(char c) {
   return isAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-bool isAsciiAlnum(char c) {
-  return isAsciiDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 /// A label the system resolver reads as a number (decimal, or hex with 0x), so that a name ending
 /// in it is taken as a shorthand IPv4 address: 127.1 and 0x7f000001 both reach 127.0.0.1.
 bool isNumericLabel(std::string_view label) {
@@ -180,7 +176,7 @@ bool isHostName(std::string_view name) {
     const std::string_view label = name.substr(start, dot - start);
     if (label.empty() || label.size() > kMaxLabel || label.front() == '-' || label.back() == '-' ||
         !std::all_of(label.begin(), label.end(),
-                     [](char c) { return isAsciiAlnum(c) || c == '-'; })) {
+                     [](char c) { return text::isAsciiAlnum(c) || c == '-'; })) {
       return false;
     }
     start = dot + 1;

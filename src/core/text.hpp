@@ -30,6 +30,22 @@ constexpr char lowerAscii(char c) {
 /// `s` with its ASCII capital letters made small.
 std::string lowerAscii(std::string_view s);
 
+/// True when `c` is an ASCII letter or digit (no locale involved).
+constexpr bool isAsciiAlnum(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+/// True when every byte of `s` is an ASCII letter or digit: base62, the alphabet of our keys,
+/// session ids and sign-in links. Compared by ranges (this runs on every request's key).
+constexpr bool isBase62(std::string_view s) {
+  for (const char c : s) {
+    if (!isAsciiAlnum(c)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// `s` without the spaces and tabs at either end (HTTP's optional whitespace, RFC 9110 §5.6.3).
 std::string_view trimOws(std::string_view s);
 

@@ -1,6 +1,7 @@
 #include "store/migrations.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <memory>
@@ -190,6 +191,31 @@ TEST(SqliteConnection, NumbersAreBoundAsNumbersAndBorrowedTextAsIs) {
   EXPECT_EQ(rows[0].text(2), "text");
   EXPECT_EQ(rows[0].text(3), "borrowed") << "a view's own length, not up to a NUL";
   EXPECT_EQ(rows[0].integer(4), 1);
+}
+
+TEST(SqliteConnection, AStatementIsFoundByItsTextWhereverItLies) {
+  const test::TempDir dir("tollgate-store-test");
+  auto c = connect({Engine::Sqlite, dir.file("t.db")});
+  // One buffer, two statements of one length: the second lies where the first did.
+  std::string sql = "SELECT 'first ' || $1";
+  const char* where = sql.data();
+  EXPECT_EQ(c->query(sql, {"run"}).at(0).text(0), "first run");
+  sql = "SELECT 'other ' || $1";
+  ASSERT_EQ(sql.data(), where);
+  EXPECT_EQ(c->query(sql, {"run"}).at(0).text(0), "other run");
+  sql = "SELECT 'first ' || $1";
+  EXPECT_EQ(c->query(sql, {"again"}).at(0).text(0), "first again");
+  // The same text from another place is the same statement.
+  EXPECT_EQ(c->query(std::string("SELECT 'other ' || $1"), {"copy"}).at(0).text(0), "other copy");
+}
+
+TEST(SqliteConnection, SqliteKeepsNoProcessWideCountOfItsMemory) {
+  // The count takes a lock of the whole process around each of SQLite's allocations.
+  const test::TempDir dir("tollgate-store-test");
+  auto c = connect({Engine::Sqlite, dir.file("t.db")});
+  c->script("CREATE TABLE t (v TEXT)");
+  c->query("INSERT INTO t (v) VALUES ($1)", {std::string(10'000, 'v')});
+  EXPECT_EQ(sqlite3_memory_used(), 0);
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <string>
+
 namespace tollgate::ids {
 namespace {
 
@@ -11,6 +15,25 @@ TEST(UuidV7, IsCanonicalVersion7AndVariant) {
   EXPECT_EQ(id[14], '7');
   EXPECT_NE(std::string("89ab").find(id[19]), std::string::npos) << id;
   EXPECT_NE(uuidV7(), id);
+}
+
+TEST(UuidV7, BeginsWithTheMillisecondItWasMadeInAndEachByteIsTwoDigits) {
+  const auto now = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const std::int64_t before = now();
+  const std::string id = uuidV7();
+  const std::int64_t after = now();
+  const std::int64_t made = std::stoll(id.substr(0, 8) + id.substr(9, 4), nullptr, 16);
+  EXPECT_GE(made, before) << id;
+  // A thread's ids never go back: a burst of them just before may run a little ahead of the clock.
+  EXPECT_LE(made, after + 1'000) << id;
+  for (const std::size_t dash : {8, 13, 18, 23}) {
+    EXPECT_EQ(id[dash], '-') << id;
+  }
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef-"), std::string::npos) << id;
 }
 
 TEST(UuidV7, IsTimeOrdered) {

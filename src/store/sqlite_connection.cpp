@@ -62,9 +62,8 @@ StoreError fileGone(const std::string& path) {
 
 /// SQLite's process-wide settings, made once before its first connection opens (it initializes
 /// itself then, after which they can no longer change): no count of the memory it holds, which
-/// took a lock of the whole process around each of its allocations (about 190 for a
-/// settlement committed alone). Nothing here reads the count, nor sets
-/// the soft heap limit that needs it.
+/// took a lock of the whole process around each of its allocations (about 190 for a settlement
+/// committed alone). Nothing here reads the count, nor sets the soft heap limit that needs it.
 void configureOnce() {
   static std::once_flag once;
   std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });

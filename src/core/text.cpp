@@ -224,6 +224,24 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
+void writeHex(std::span<const std::uint8_t> bytes, char* out) {
+  // Each byte's two digits at once, from a table of the 256 pairs: ids and trace headers are
+  // written on every request.
+  static constexpr std::array<char, 512> kPairs = [] {
+    constexpr std::string_view kHex = "0123456789abcdef";
+    std::array<char, 512> pairs{};
+    for (std::size_t byte = 0; byte < 256; ++byte) {
+      pairs[2 * byte] = kHex[byte >> 4];
+      pairs[2 * byte + 1] = kHex[byte & 0x0F];
+    }
+    return pairs;
+  }();
+  for (const std::uint8_t b : bytes) {
+    std::memcpy(out, &kPairs[2 * std::size_t{b}], 2);
+    out += 2;
+  }
+}
+
 std::string printable(std::string_view s, std::size_t max_bytes) {
   constexpr char kHex[] = "0123456789abcdef";
   constexpr unsigned char kFirstPrintable = 0x20;

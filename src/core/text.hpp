@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -70,6 +71,9 @@ std::size_t codePoints(std::string_view s);
 /// The longest start of `s` (UTF-8) of at most `max_bytes` that ends on a character's boundary:
 /// a cut that never splits a character.
 std::string_view utf8Prefix(std::string_view s, std::size_t max_bytes);
+
+/// Writes `bytes` in lower-case hex at `out`, two characters a byte, without allocating.
+void writeHex(std::span<const std::uint8_t> bytes, char* out);
 
 /// `s` with every byte outside printable ASCII written as `\xNN`, at most `max_bytes` of input
 /// (then "…"): client or upstream bytes made safe to put into an error message or a log line.

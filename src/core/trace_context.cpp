@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include "core/text.hpp"
+
 namespace tollgate::trace {
 namespace {
 
@@ -177,17 +179,9 @@ Context begin(std::string_view traceparent, std::string_view tracestate, double 
 
 SpanId newSpanId() { return randomNonZero<8>(); }
 
-void writeHex(std::span<const std::uint8_t> bytes, char* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (const std::uint8_t b : bytes) {
-    *out++ = kHex[b >> 4];
-    *out++ = kHex[b & 0x0f];
-  }
-}
-
 std::string hex(std::span<const std::uint8_t> bytes) {
   std::string out(2 * bytes.size(), '0');
-  writeHex(bytes, out.data());
+  text::writeHex(bytes, out.data());
   return out;
 }
 
@@ -198,8 +192,8 @@ std::string traceparent(const Context& trace, const SpanId& span) {
   constexpr std::size_t kFlagsAt = kSpanAt + 2 * sizeof(SpanId) + 1;
   std::string out(kFlagsAt + 2, '-');
   out.replace(0, 2, "00");
-  writeHex(trace.trace_id, out.data() + kTraceAt);
-  writeHex(span, out.data() + kSpanAt);
+  text::writeHex(trace.trace_id, out.data() + kTraceAt);
+  text::writeHex(span, out.data() + kSpanAt);
   out.replace(kFlagsAt, 2, trace.sampled ? "01" : "00");
   return out;
 }

@@ -53,9 +53,6 @@ Context begin(std::string_view traceparent, std::string_view tracestate, double 
 /// A new random span id, never all zeros.
 SpanId newSpanId();
 
-/// Writes `bytes` in lower-case hex at `out`, two characters a byte, without allocating.
-void writeHex(std::span<const std::uint8_t> bytes, char* out);
-
 /// `bytes` in lower-case hex.
 std::string hex(std::span<const std::uint8_t> bytes);
 

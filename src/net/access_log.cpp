@@ -205,7 +205,7 @@ void writeLine(std::string& out, const exchange::RequestContext& e) {
   line.number("ts_ms", static_cast<std::int64_t>(now.count()));
   line.text("request_id", e.request_id);
   std::array<char, 2 * sizeof(trace::TraceId)> trace_id;
-  trace::writeHex(e.trace.trace_id, trace_id.data());
+  text::writeHex(e.trace.trace_id, trace_id.data());
   line.text("trace_id", std::string_view(trace_id.data(), trace_id.size()));
   line.text("method", e.method);
   line.text("path", e.path);

@@ -324,7 +324,8 @@ class SqliteConnection final : public Connection {
   /// strings thousands of times a second, and a hit compares the text instead of hashing it
   /// (a spend row's insert is several hundred bytes). A slot is only a guess: it is taken when its
   /// text is the text asked for, wherever that lies.
-  static constexpr unsigned kRecentShift = 4;  // Strings' buffers are at least 16 bytes apart.
+  /// Heap blocks are 16-byte aligned: the lowest four bits of where a text lies tell nothing.
+  static constexpr unsigned kRecentShift = 4;
   std::array<Recent, 32> recent_{};
 };
 

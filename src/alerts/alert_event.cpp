@@ -58,13 +58,7 @@ std::string signature(std::string_view secret, std::int64_t unix_seconds, std::s
   HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
        reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), mac.data(),
        &length);
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string out = "t=" + t + ",v1=";
-  for (unsigned int i = 0; i < length; ++i) {
-    out += kHex[mac[i] >> 4];
-    out += kHex[mac[i] & 0xf];
-  }
-  return out;
+  return "t=" + t + ",v1=" + text::hex({mac.data(), length});
 }
 
 std::chrono::seconds retryDelay(std::int64_t attempts) {

@@ -133,16 +133,7 @@ Digest keyedHash(std::string_view server_secret, std::string_view secret) {
   return KeyedHasher(server_secret)(secret);
 }
 
-std::string toHex(const Digest& d) {
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(d.size() * 2);
-  for (const std::uint8_t b : d) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xf]);
-  }
-  return out;
-}
+std::string toHex(const Digest& d) { return text::hex(d); }
 
 bool fromHex(std::string_view hex, Digest& out) {
   if (hex.size() != out.size() * 2) {

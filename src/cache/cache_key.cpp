@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/json.hpp"
+#include "core/text.hpp"
 
 namespace tollgate::cache {
 namespace {
@@ -196,18 +197,7 @@ class FramedHash {
     std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
     unsigned int n = 0;
     check(EVP_DigestFinal_ex(ctx_.get(), digest.data(), &n) == 1);
-    return toHex({digest.data(), n});
-  }
-
-  static std::string toHex(std::span<const unsigned char> bytes) {
-    constexpr std::string_view kHex = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (const unsigned char b : bytes) {
-      out += kHex[b >> 4];
-      out += kHex[b & 0xF];
-    }
-    return out;
+    return text::hex({digest.data(), n});
   }
 
  private:
@@ -226,7 +216,7 @@ std::string sha256Hex(std::string_view bytes) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int n = 0;
   check(EVP_Digest(bytes.data(), bytes.size(), digest.data(), &n, EVP_sha256(), nullptr) == 1);
-  return FramedHash::toHex({digest.data(), n});
+  return text::hex({digest.data(), n});
 }
 
 std::string requestKey(const KeyParts& parts, const rapidjson::Value& body) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "core/text.hpp"
+
 namespace tollgate::cache {
 
 struct Digest::Context {
@@ -52,14 +54,7 @@ std::string Digest::hex() {
   std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
   unsigned int n = 0;
   EVP_DigestFinal_ex(ctx_->md, out.data(), &n);
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string text;
-  text.reserve(2 * n);
-  for (unsigned int i = 0; i < n; ++i) {
-    text += kHex[out[i] >> 4];
-    text += kHex[out[i] & 0xf];
-  }
-  return text;
+  return text::hex({out.data(), n});
 }
 
 }  // namespace tollgate::cache

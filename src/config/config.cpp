@@ -500,13 +500,7 @@ std::string sha256Prefix(std::string_view bytes) {
   std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
   SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest.data());
   constexpr std::size_t kHexDigits = 16;
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < kHexDigits / 2; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xf];
-  }
-  return out;
+  return text::hex(std::span(digest).first(kHexDigits / 2));
 }
 
 }  // namespace

@@ -242,6 +242,12 @@ void writeHex(std::span<const std::uint8_t> bytes, char* out) {
   }
 }
 
+std::string hex(std::span<const std::uint8_t> bytes) {
+  std::string out(2 * bytes.size(), '0');
+  writeHex(bytes, out.data());
+  return out;
+}
+
 std::string printable(std::string_view s, std::size_t max_bytes) {
   constexpr char kHex[] = "0123456789abcdef";
   constexpr unsigned char kFirstPrintable = 0x20;

@@ -75,6 +75,9 @@ std::string_view utf8Prefix(std::string_view s, std::size_t max_bytes);
 /// Writes `bytes` in lower-case hex at `out`, two characters a byte, without allocating.
 void writeHex(std::span<const std::uint8_t> bytes, char* out);
 
+/// `bytes` in lower-case hex.
+std::string hex(std::span<const std::uint8_t> bytes);
+
 /// `s` with every byte outside printable ASCII written as `\xNN`, at most `max_bytes` of input
 /// (then "…"): client or upstream bytes made safe to put into an error message or a log line.
 std::string printable(std::string_view s, std::size_t max_bytes = 200);

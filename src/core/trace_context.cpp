@@ -179,12 +179,6 @@ Context begin(std::string_view traceparent, std::string_view tracestate, double 
 
 SpanId newSpanId() { return randomNonZero<8>(); }
 
-std::string hex(std::span<const std::uint8_t> bytes) {
-  std::string out(2 * bytes.size(), '0');
-  text::writeHex(bytes, out.data());
-  return out;
-}
-
 std::string traceparent(const Context& trace, const SpanId& span) {
   // "00-" trace id "-" span id "-" flags, written in place.
   constexpr std::size_t kTraceAt = 3;

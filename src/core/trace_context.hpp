@@ -53,9 +53,6 @@ Context begin(std::string_view traceparent, std::string_view tracestate, double 
 /// A new random span id, never all zeros.
 SpanId newSpanId();
 
-/// `bytes` in lower-case hex.
-std::string hex(std::span<const std::uint8_t> bytes);
-
 /// The `traceparent` value of a request sent from span `span` of `trace`: version 00, the
 /// sampled flag as `trace`'s.
 std::string traceparent(const Context& trace, const SpanId& span);

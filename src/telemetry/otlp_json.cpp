@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/json.hpp"
+#include "core/text.hpp"
 #include "telemetry/gen_ai_names.hpp"
 
 namespace tollgate::telemetry {
@@ -36,12 +37,12 @@ class SpanText {
   /// Starts a span, up to its attributes' list.
   void begin(const SpanHead& h) {
     out_ += R"({"traceId":")";
-    out_ += trace::hex(h.trace_id);
+    out_ += text::hex(h.trace_id);
     out_ += R"(","spanId":")";
-    out_ += trace::hex(h.span_id);
+    out_ += text::hex(h.span_id);
     if (h.parent != nullptr) {
       out_ += R"(","parentSpanId":")";
-      out_ += trace::hex(*h.parent);
+      out_ += text::hex(*h.parent);
     }
     out_ += R"(","name":)";
     json::appendQuoted(h.name, out_);

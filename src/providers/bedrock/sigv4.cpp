@@ -16,17 +16,6 @@ namespace {
 
 constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 
-std::string hex(const unsigned char* bytes, std::size_t n) {
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    out += kHex[bytes[i] >> 4U];
-    out += kHex[bytes[i] & 0xFU];
-  }
-  return out;
-}
-
 /// SHA-256 and HMAC-SHA256 with their algorithms fetched once per thread: OpenSSL 3's one-shot
 /// SHA256() and HMAC() look the algorithm up (under a lock) on every call, which was most of what
 /// signing a request cost.
@@ -126,7 +115,7 @@ std::string credentialScope(const Scope& scope) {
 
 std::string sha256Hex(std::string_view bytes) {
   const auto digest = crypto().sha256(bytes);
-  return hex(digest.data(), digest.size());
+  return text::hex(digest);
 }
 
 std::string amzDate(std::chrono::system_clock::time_point time) {
@@ -191,7 +180,7 @@ std::string stringToSign(const Scope& scope, std::string_view canonical_request)
 std::string signature(std::string_view secret, const Scope& scope,
                       std::string_view string_to_sign) {
   const std::string mac = hmac(signingKey(secret, scope), string_to_sign);
-  return hex(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
+  return text::hex({reinterpret_cast<const std::uint8_t*>(mac.data()), mac.size()});
 }
 
 std::string authorization(std::string_view access_key_id, const Scope& scope,

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "core/text.hpp"
+
 namespace tollgate::trace {
 namespace {
 
@@ -12,8 +14,8 @@ constexpr std::string_view kValid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067a
 TEST(TraceContextTest, ValidTraceparentIsRead) {
   const auto p = parseTraceparent(kValid);
   ASSERT_TRUE(p.has_value());
-  EXPECT_EQ(hex(p->trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
-  EXPECT_EQ(hex(p->span_id), "00f067aa0ba902b7");
+  EXPECT_EQ(text::hex(p->trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(text::hex(p->span_id), "00f067aa0ba902b7");
   EXPECT_EQ(p->flags, 0x01);
   const auto unsampled =
       parseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
@@ -89,9 +91,9 @@ TEST(TraceContextTest, TracestateIsCheckedByTheSpecsGrammar) {
 
 TEST(TraceContextTest, AValidParentIsContinuedWithItsFlagAndState) {
   const Context c = begin(kValid, "congo=t61rcWkgMzE", 0.0);
-  EXPECT_EQ(hex(c.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(text::hex(c.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
   ASSERT_TRUE(c.parent.has_value());
-  EXPECT_EQ(hex(*c.parent), "00f067aa0ba902b7");
+  EXPECT_EQ(text::hex(*c.parent), "00f067aa0ba902b7");
   EXPECT_NE(c.span_id, *c.parent);
   EXPECT_TRUE(c.sampled);  // The caller's flag, whatever the ratio.
   EXPECT_EQ(c.tracestate, "congo=t61rcWkgMzE");
@@ -104,8 +106,8 @@ TEST(TraceContextTest, AValidParentIsContinuedWithItsFlagAndState) {
 TEST(TraceContextTest, AMalformedParentStartsANewTraceSampledAtTheRatio) {
   const Context c =
       begin("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", "congo=t61rcWkgMzE", 1.0);
-  EXPECT_NE(hex(c.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
-  EXPECT_NE(hex(c.trace_id), std::string(32, '0'));
+  EXPECT_NE(text::hex(c.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_NE(text::hex(c.trace_id), std::string(32, '0'));
   EXPECT_FALSE(c.parent.has_value());
   EXPECT_TRUE(c.sampled);
   EXPECT_EQ(c.tracestate, "");  // Without its parent, a caller's state means nothing.
@@ -126,7 +128,7 @@ TEST(TraceContextTest, TraceparentIsWrittenFromASpan) {
   const Context c = begin(kValid, "", 1.0);
   const SpanId span = newSpanId();
   const std::string written = traceparent(c, span);
-  EXPECT_EQ(written, "00-4bf92f3577b34da6a3ce929d0e0e4736-" + hex(span) + "-01");
+  EXPECT_EQ(written, "00-4bf92f3577b34da6a3ce929d0e0e4736-" + text::hex(span) + "-01");
   const auto read = parseTraceparent(written);
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->span_id, span);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "core/text.hpp"
+
 namespace tollgate::telemetry {
 namespace {
 
@@ -75,7 +77,7 @@ TEST_F(OtlpJsonTest, AnExchangeIsAServerSpanAndEachAttemptAClientChild) {
   const auto& server = spans[0];
   EXPECT_EQ(std::string(server["traceId"].GetString()), "4bf92f3577b34da6a3ce929d0e0e4736");
   EXPECT_EQ(std::string(server["parentSpanId"].GetString()), "00f067aa0ba902b7");
-  EXPECT_EQ(std::string(server["spanId"].GetString()), trace::hex(ctx_.trace.span_id));
+  EXPECT_EQ(std::string(server["spanId"].GetString()), text::hex(ctx_.trace.span_id));
   EXPECT_EQ(server["kind"].GetInt(), 2);
   EXPECT_EQ(std::string(server["name"].GetString()), "chat gpt_small");
   EXPECT_EQ(std::string(server["endTimeUnixNano"].GetString()), std::to_string(kEndNs));
@@ -94,8 +96,8 @@ TEST_F(OtlpJsonTest, AnExchangeIsAServerSpanAndEachAttemptAClientChild) {
   for (int i = 1; i <= 2; ++i) {
     const auto& client = spans[i];
     EXPECT_EQ(std::string(client["traceId"].GetString()), "4bf92f3577b34da6a3ce929d0e0e4736");
-    EXPECT_EQ(std::string(client["parentSpanId"].GetString()), trace::hex(ctx_.trace.span_id));
-    EXPECT_EQ(std::string(client["spanId"].GetString()), trace::hex(ctx_.attempt_log[i - 1].span));
+    EXPECT_EQ(std::string(client["parentSpanId"].GetString()), text::hex(ctx_.trace.span_id));
+    EXPECT_EQ(std::string(client["spanId"].GetString()), text::hex(ctx_.attempt_log[i - 1].span));
     EXPECT_EQ(client["kind"].GetInt(), 3);
     EXPECT_EQ(attribute(client, "server.address"), "api.example.com");
     EXPECT_EQ(attribute(client, "server.port"), "443");

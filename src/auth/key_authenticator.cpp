@@ -1,5 +1,10 @@
 #include "auth/key_authenticator.hpp"
 
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 
 #include "core/text.hpp"
@@ -17,7 +22,52 @@ bool isBearer(std::string_view scheme) {
 
 Error fail(ErrorKind kind, std::string message) { return Error{kind, std::move(message), ""}; }
 
+/// A secret that verified on this thread, and its digest under authenticator `owner`'s server
+/// secret (0: empty).
+struct Verified {
+  std::uint64_t owner = 0;
+  std::array<char, kPublicIdLength> public_id{};
+  std::array<char, kSecretLength> secret{};
+  Digest digest{};
+};
+
+struct VerifiedOnThisThread {
+  std::array<Verified, 8> slots{};
+  VerifiedOnThisThread() = default;
+  VerifiedOnThisThread(const VerifiedOnThisThread&) = delete;
+  VerifiedOnThisThread& operator=(const VerifiedOnThisThread&) = delete;
+  ~VerifiedOnThisThread() { OPENSSL_cleanse(slots.data(), sizeof slots); }
+
+  Verified& slot(std::string_view public_id) {
+    std::size_t h = 0;
+    for (const char c : public_id) {
+      h = h * 31 + static_cast<unsigned char>(c);
+    }
+    return slots[h % slots.size()];
+  }
+};
+
+thread_local VerifiedOnThisThread verified;
+
+std::uint64_t newAuthenticatorId() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
+
+KeyAuthenticator::KeyAuthenticator(const KeyDirectory& keys, std::string_view server_secret,
+                                   const Lease* lease)
+    : keys_(keys), hash_(server_secret), lease_(lease), id_(newAuthenticatorId()) {}
+
+Digest KeyAuthenticator::digest(const ParsedKey& key) const {
+  const Verified& v = verified.slot(key.public_id);
+  if (v.owner == id_ && std::string_view(v.public_id.data(), v.public_id.size()) == key.public_id &&
+      CRYPTO_memcmp(v.secret.data(), key.secret.data(), v.secret.size()) == 0) {
+    return v.digest;
+  }
+  return hash_(key.secret);
+}
 
 std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorization,
                                                     exchange::Caller& caller) const {
@@ -54,10 +104,15 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   const KeyTable* table = keys_.current();
   const Grant* grant = table != nullptr ? table->find(key.public_id) : nullptr;
   // Hash whether or not the key exists, so that timing does not tell which public ids do.
-  const Digest presented = hash_(key.secret);
+  const Digest presented = digest(key);
   if (grant == nullptr || !constantTimeEqual(presented, grant->secret_hash)) {
     return fail(ErrorKind::InvalidApiKey, "Incorrect API key provided.");
   }
+  Verified& v = verified.slot(key.public_id);
+  v.owner = id_;
+  std::copy(key.public_id.begin(), key.public_id.end(), v.public_id.begin());
+  std::copy(key.secret.begin(), key.secret.end(), v.secret.begin());
+  v.digest = presented;
   if (grant->revoked) {
     return fail(ErrorKind::RevokedApiKey, "This API key has been revoked.");
   }

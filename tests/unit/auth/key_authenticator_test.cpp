@@ -8,6 +8,7 @@ namespace tollgate::auth {
 namespace {
 
 constexpr std::string_view kServerSecret = "unit-test-server-secret-of-32-bytes!";
+const std::string kKeyPrefixText(kKeyPrefix);
 
 struct Fixture {
   NewKey good = generateKey();
@@ -141,6 +142,38 @@ TEST(KeyAuthenticator, SeesANewTableOnTheNextRequest) {
                                   "team-id", "team", true, true, true}},
       f.dir.latest().get()));
   EXPECT_EQ(f.code("Bearer " + f.good.full), "revoked_api_key");
+}
+
+// A thread remembers the secrets that verified; a remembered one must never let another secret
+// of the same public id in, nor answer for an authenticator under another server secret.
+TEST(KeyAuthenticator, ARememberedSecretLetsInThatSecretAlone) {
+  Fixture f;
+  const std::string bearer = "Bearer " + kKeyPrefixText + f.good.public_id + "-";
+  std::string near = f.good.secret;
+  near.back() = near.back() == 'a' ? 'b' : 'a';
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(f.code(bearer + f.good.secret), "ok");
+    EXPECT_EQ(f.code(bearer + near), "invalid_api_key");
+    EXPECT_EQ(f.code(bearer + f.revoked.secret), "invalid_api_key");
+    EXPECT_EQ(f.code(bearer + std::string(kSecretLength, 'a')), "invalid_api_key");
+  }
+}
+
+TEST(KeyAuthenticator, AnotherServerSecretsAuthenticatorHashesForItself) {
+  Fixture f;
+  ASSERT_EQ(f.code("Bearer " + f.good.full), "ok");  // Remembered under kServerSecret's hash.
+  constexpr std::string_view kOther = "another-server-secret-of-32-bytes!!";
+  KeyDirectory dir;
+  dir.publish(std::make_shared<KeyTable>(
+      std::vector{store::KeyGrant{f.good.public_id, toHex(keyedHash(kOther, f.good.secret)),
+                                  "team-id", "team", false, true, true}},
+      nullptr));
+  const KeyAuthenticator other(dir, kOther);
+  exchange::Caller caller;
+  EXPECT_FALSE(other.authenticate("Bearer " + f.good.full, caller));
+  EXPECT_EQ(caller.key_public_id, f.good.public_id);
+  // And the first, whose slot the second took, still hashes its own.
+  EXPECT_EQ(f.code("Bearer " + f.good.full), "ok");
 }
 
 TEST(KeyTable, CarriesLastUsedMarksOverAndHandsThemOutOnce) {

@@ -8,6 +8,8 @@
 // hand-off, no C++ between the statements. Shapes, each dropping a part of the transaction:
 //   gateway    the gateway's statements
 //   one-index  the spend row in a table without its request-id index (the time index kept)
+//   keyed      the spend row in a table stored by its request id (WITHOUT ROWID): the id still
+//              unique, the time index kept, one B-tree fewer than the gateway's
 //   no-daily   the gateway's, without the aggregates
 //   row-only   the spend row alone (no hold, no team, no aggregates)
 //   balance    the team's and the hold's updates alone
@@ -67,8 +69,8 @@ void run(sqlite3* db, sqlite3_stmt* s) {
 
 /// The spend log's table `name` as the gateway's migrations leave it (store/migrations.cpp),
 /// its request id `request_id` (the gateway's: TEXT PRIMARY KEY, a second index), and its
-/// index for the listings.
-std::string spendTable(const std::string& name, const char* request_id) {
+/// index for the listings; `options` follow the columns (" WITHOUT ROWID").
+std::string spendTable(const std::string& name, const char* request_id, const char* options = "") {
   return "CREATE TABLE " + name + " (request_id " + request_id +
          ", created_at BIGINT NOT NULL, team_id TEXT NOT NULL REFERENCES teams (id), "
          "key_public_id TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL, provider "
@@ -79,8 +81,8 @@ std::string spendTable(const std::string& name, const char* request_id) {
          "DEFAULT 0, user_id TEXT NOT NULL DEFAULT '', cached_tokens BIGINT NOT NULL DEFAULT 0, "
          "cache_write_tokens BIGINT NOT NULL DEFAULT 0, cache_write_1h_tokens BIGINT NOT NULL "
          "DEFAULT 0, audio_prompt_tokens BIGINT NOT NULL DEFAULT 0, reasoning_tokens BIGINT NOT "
-         "NULL DEFAULT 0, audio_completion_tokens BIGINT NOT NULL DEFAULT 0); CREATE INDEX " +
-         name + "_team_time ON " + name + " (team_id, created_at);";
+         "NULL DEFAULT 0, audio_completion_tokens BIGINT NOT NULL DEFAULT 0)" +
+         options + "; CREATE INDEX " + name + "_team_time ON " + name + " (team_id, created_at);";
 }
 
 // The other tables the billed path writes, as the gateway's migrations leave them.
@@ -111,6 +113,7 @@ struct Statements {
   sqlite3_stmt* team;
   sqlite3_stmt* spend;
   sqlite3_stmt* spend_one;
+  sqlite3_stmt* spend_keyed;
   sqlite3_stmt* daily;
   sqlite3_stmt* tags;
   sqlite3_stmt* one;
@@ -136,7 +139,7 @@ std::string upsert(const char* table, const char* keys, const char* values) {
          "excluded.completion_tokens, cost = cost + excluded.cost";
 }
 
-enum class Shape { Gateway, OneIndex, NoDaily, RowOnly, Balance, Commit, Fsync };
+enum class Shape { Gateway, OneIndex, Keyed, NoDaily, RowOnly, Balance, Commit, Fsync };
 
 using Clock = std::chrono::steady_clock;
 
@@ -176,7 +179,9 @@ void batch(sqlite3* db, const Statements& s, Shape shape, int size) {
     run(db, s.team);
   }
   if (shape != Shape::Balance) {
-    sqlite3_stmt* row = shape == Shape::OneIndex ? s.spend_one : s.spend;
+    sqlite3_stmt* row = shape == Shape::OneIndex ? s.spend_one
+                        : shape == Shape::Keyed  ? s.spend_keyed
+                                                 : s.spend;
     for (int i = 0; i < size; ++i) {
       const std::string id = requestId();
       sqlite3_bind_text(row, 1, id.c_str(), static_cast<int>(id.size()), SQLITE_TRANSIENT);
@@ -185,7 +190,8 @@ void batch(sqlite3* db, const Statements& s, Shape shape, int size) {
       run(db, row);
     }
   }
-  if (shape == Shape::Gateway || shape == Shape::OneIndex || shape == Shape::Fsync) {
+  if (shape == Shape::Gateway || shape == Shape::OneIndex || shape == Shape::Keyed ||
+      shape == Shape::Fsync) {
     for (sqlite3_stmt* agg : {s.daily, s.tags}) {
       sqlite3_bind_int64(agg, 1, size);
       sqlite3_bind_int64(agg, 2, 421LL * size);
@@ -229,6 +235,7 @@ int main(int argc, char** argv) {
   exec(db, kSchema);
   exec(db, spendTable("spend", "TEXT PRIMARY KEY"));
   exec(db, spendTable("spend_one", "TEXT NOT NULL"));
+  exec(db, spendTable("spend_keyed", "TEXT PRIMARY KEY", " WITHOUT ROWID"));
   Statements s{prepare(db, "BEGIN IMMEDIATE"),
                prepare(db, "COMMIT"),
                prepare(db,
@@ -239,6 +246,7 @@ int main(int argc, char** argv) {
                        "id = 'team_0000000000000000000000'"),
                prepare(db, insert("spend")),
                prepare(db, insert("spend_one")),
+               prepare(db, insert("spend_keyed")),
                prepare(db, upsert("spend_daily", "team_id, day, model, key_public_id",
                                   "'team_0000000000000000000000', '2026-11-27', 'bench_model', "
                                   "'k7Qx2mPz9LrT'")),
@@ -262,9 +270,9 @@ int main(int argc, char** argv) {
   });
 
   const std::pair<Shape, const char*> shapes[] = {
-      {Shape::Gateway, "gateway"},  {Shape::OneIndex, "one-index"}, {Shape::NoDaily, "no-daily"},
-      {Shape::RowOnly, "row-only"}, {Shape::Balance, "balance"},    {Shape::Commit, "commit"},
-      {Shape::Fsync, "fsync"}};
+      {Shape::Gateway, "gateway"},  {Shape::OneIndex, "one-index"}, {Shape::Keyed, "keyed"},
+      {Shape::NoDaily, "no-daily"}, {Shape::RowOnly, "row-only"},   {Shape::Balance, "balance"},
+      {Shape::Commit, "commit"},    {Shape::Fsync, "fsync"}};
   std::printf("%-10s %6s %10s %10s %10s %12s\n", "shape", "batch", "cpu_us/req", "user", "system",
               "commits/s");
   for (const auto& [shape, name] : shapes) {

@@ -257,6 +257,21 @@ cpu_ticks_split() { # "utime stime" summed over the given PIDs
   echo "$user $sys"
 }
 
+store_thread_ticks() { # utime+stime ticks of the gateway's store threads (its writer, checkpointer
+  # and key follower: src/store/writer.cpp, checkpointer.cpp, auth/key_follower.cpp name them)
+  local p t f total=0
+  for p in "$@"; do
+    for t in /proc/"$p"/task/*; do
+      [[ $(cat "$t/comm" 2>/dev/null) =~ ^tg-(writer|checkpoint|keys) ]] || continue
+      f=$(cat "$t/stat" 2>/dev/null) || continue
+      f=${f##*) }
+      read -r -a f <<<"$f"
+      total=$((total + f[11] + f[12]))
+    done
+  done
+  echo "$total"
+}
+
 cpu_stat() { # "busy steal" ticks of CPU $1 from /proc/stat. busy = user+nice+system; irq and
   # softirq time are left out: loopback packet processing lands there for whoever sends.
   local line
@@ -748,7 +763,7 @@ wrk_kind() { # wrk_kind TARGET KIND: sets W_PATH W_BODY W_TYPE W_METRIC
 
 run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   local target=$1 c=$2 run=$3 out ticks0 ticks1 load0 load1 store0 store1 reqs dur errs rps cpu m tck=$CLK_TCK
-  local user0 sys0 user1 sys1 perf_pid=""
+  local user0 sys0 user1 sys1 threads0 threads1 perf_pid=""
   wrk_kind "$target" "${4:-chat}"
   phase_begin "$target"
   if [[ $W_METRIC == sys_ ]]; then
@@ -762,6 +777,7 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   fi
   read -r user0 sys0 <<<"$(cpu_ticks_split $T_PIDS)"
   ticks0=$((user0 + sys0))
+  threads0=$(store_thread_ticks $T_PIDS)
   store0=$(store_ticks)
   read -r load0 _ <<<"$(cpu_stat "$LOAD_CPU")"
   BENCH_BODY="$W_BODY" BENCH_CONTENT_TYPE="$W_TYPE" run_capture "$WORK/out.txt" timeout $((DUR + 30)) \
@@ -769,6 +785,7 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
     "http://127.0.0.1:$T_PORT$W_PATH"
   read -r user1 sys1 <<<"$(cpu_ticks_split $T_PIDS)"
   ticks1=$((user1 + sys1))
+  threads1=$(store_thread_ticks $T_PIDS)
   store1=$(store_ticks)
   read -r load1 _ <<<"$(cpu_stat "$LOAD_CPU")"
   if [[ -n $perf_pid ]]; then
@@ -782,7 +799,7 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   if [[ -z $reqs || -z $dur || $reqs -le 0 ]]; then
     WARN+=("$target run $run: wrk -c$c produced no result")
     # A round keeps one entry per path, so that round i of every path lines up.
-    [[ $W_METRIC == round_ ]] && for m in rps cpu loadbusy ucpu scpu; do add "$target" "${W_METRIC}$m$c" "-"; done
+    [[ $W_METRIC == round_ ]] && for m in rps cpu loadbusy ucpu scpu threadcpu; do add "$target" "${W_METRIC}$m$c" "-"; done
     return 0
   fi
   errs=$(($(kv connect_err "$out") + $(kv read_err "$out") + $(kv write_err "$out") + $(kv status_err "$out") + $(kv timeout_err "$out")))
@@ -793,6 +810,9 @@ run_wrk() { # run_wrk TARGET CONNS RUN [KIND]
   add "$target" "${W_METRIC}cpu$c" "$cpu"
   add "$target" "${W_METRIC}ucpu$c" "$(calc "($user1 - $user0) * 1e6 / $tck / $reqs" 2)"
   add "$target" "${W_METRIC}scpu$c" "$(calc "($sys1 - $sys0) * 1e6 / $tck / $reqs" 2)"
+  # The store's threads apart (none on nginx; on the billed path the ledger's commits): what the
+  # rest of the proxy, its request threads, spent is the difference.
+  add "$target" "${W_METRIC}threadcpu$c" "$(calc "($threads1 - $threads0) * 1e6 / $tck / $reqs" 2)"
   if [[ -n $perf_pid ]]; then
     # perf counted from before the first request to after the last: a few idle calls more.
     m=$(awk -F, '/raw_syscalls:sys_enter/ { print $1 }' "$WORK/syscalls.txt" 2>/dev/null)
@@ -1386,6 +1406,10 @@ REPORT="$OUT/results.md"
       awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
         for (i = 1; i <= n; i++) if (y[i] > 0) printf "%.4f ", x[i] / y[i] }'
     }
+    request_series() { # request_series PATH: each kept round's CPU per request less its store threads'
+      awk -v a="$(series "$1" round_cpu64)" -v b="$(series "$1" round_threadcpu64)" 'BEGIN {
+        n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) printf "%.2f ", x[i] - y[i] }'
+    }
     best_rps=$(stats "$(series nginx round_rps64)" | awk '{ print $3 }')
     best_cpu=$(stats "$(series nginx round_cpu64)" | awk '{ print $2 }')
     ((n_kept > 0)) || WARN+=("interleaved rounds: every round had the load CPU above ${LOAD_MAX}% busy; none is reported")
@@ -1418,14 +1442,18 @@ REPORT="$OUT/results.md"
     echo "CPU/req at its best round; GET /health on the open path: $(med tollgate health_rps) req/s at"
     echo "64 connections."
     echo
-    echo "| path          | user us/req | sys us/req | system calls/req | wake-ups/req |"
-    echo "|---------------|------------:|-----------:|-----------------:|-------------:|"
+    echo "| path          | user us/req | sys us/req | system calls/req | wake-ups/req | store threads us/req |"
+    echo "|---------------|------------:|-----------:|-----------------:|-------------:|---------------------:|"
     for t in "${ROUND_PATHS[@]}"; do
       read -r umed _ _ <<<"$(stats "$(series "$t" round_ucpu64)")"
       read -r smed _ _ <<<"$(stats "$(series "$t" round_scpu64)")"
-      printf '| %-13s | %11s | %10s | %16s | %12s |\n' "$t" "$umed" "$smed" \
-        "$(med "$t" sys_syscalls64)" "$(med "$t" sys_wakeups64)"
+      read -r tmed _ _ <<<"$(stats "$(series "$t" round_threadcpu64)")"
+      printf '| %-13s | %11s | %10s | %16s | %12s | %20s |\n' "$t" "$umed" "$smed" \
+        "$(med "$t" sys_syscalls64)" "$(med "$t" sys_wakeups64)" "$tmed"
     done
+    echo
+    echo "Store threads: the gateway's writer, checkpointer and key follower (CPU per request from"
+    echo "/proc/<pid>/task/*/stat over each round); the rest of its CPU is its request threads'."
     echo
     if has tollgate_pg; then
       read -r smed smin smax <<<"$(stats "$(series tollgate_pg round_storecpu64)")"
@@ -1455,6 +1483,10 @@ REPORT="$OUT/results.md"
         read -r kc _ _ <<<"$(per_round "$(series "$t" round_cpu64)" "$(series tollgate round_cpu64)" | { read -r l2; stats "$l2"; })"
         printf '  %-52s %s (%sx per round, median)\n' "$l: CPU us/req @64 conns <= 1.2x open" \
           "$(round_verdict "$kc" 'v <= 1.2')" "$(printf '%.2f' "$kc")"
+        # The same ratio without the store's threads on either side: what the billed path's request
+        # threads do beyond the open path's (the key, the hold, the charge), the commits apart.
+        read -r kc kmin kmax <<<"$(stats "$(per_round "$(request_series "$t")" "$(request_series tollgate)")")"
+        printf '  %-52s %.2fx per round, median (%.2f-%.2f)\n' "$l: request threads' CPU vs open's" "$kc" "$kmin" "$kmax"
       fi
     done
     # feature_verdict LABEL WITH WITHOUT BAR: WITH's CPU per request against WITHOUT's in the same

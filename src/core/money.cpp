@@ -1,5 +1,7 @@
 #include "core/money.hpp"
 
+#include <array>
+#include <charconv>
 #include <cstdlib>
 
 namespace tollgate::money {
@@ -99,17 +101,27 @@ std::string formatUsd(Pico amount) {
       negative ? 0 - static_cast<std::uint64_t>(amount) : static_cast<std::uint64_t>(amount);
   const std::uint64_t whole = magnitude / static_cast<std::uint64_t>(kPicoPerUsd);
   std::uint64_t fraction = magnitude % static_cast<std::uint64_t>(kPicoPerUsd);
-  std::string out = negative ? "-" : "";
-  out += std::to_string(whole);
-  if (fraction != 0) {
-    std::string digits = std::to_string(fraction);
-    digits.insert(0, static_cast<std::size_t>(kPicoDigits) - digits.size(), '0');
-    while (digits.back() == '0') {
-      digits.pop_back();
-    }
-    out += "." + digits;
+  // "-", up to 20 digits, "." and kPicoDigits digits: written in place, no string grown.
+  std::array<char, 40> buf{};
+  char* at = buf.data();
+  if (negative) {
+    *at++ = '-';
   }
-  return out;
+  at = std::to_chars(at, buf.data() + buf.size(), whole).ptr;
+  if (fraction != 0) {
+    *at++ = '.';
+    int digits = kPicoDigits;
+    while (fraction % 10 == 0) {  // The shortest decimal: no trailing zeros.
+      fraction /= 10;
+      --digits;
+    }
+    for (int i = digits - 1; i >= 0; --i) {
+      at[i] = static_cast<char>('0' + fraction % 10);
+      fraction /= 10;
+    }
+    at += digits;
+  }
+  return {buf.data(), at};
 }
 
 std::optional<Pico> times(std::int64_t count, Pico unit_price) {

@@ -39,6 +39,7 @@ TEST(SpendTags, UserAgentCappedAndCleaned) {
 TEST(TagsJson, AnObjectOfStrings) {
   EXPECT_EQ(tagsJson({}), "{}");
   EXPECT_EQ(tagsJson({{"a", "b\"c"}}), R"({"a":"b\"c"})");
+  EXPECT_EQ(tagsJson({{"a", "1"}, {"b\n", "\x01"}}), R"({"a":"1","b\n":"\u0001"})");
 }
 
 }  // namespace

@@ -36,6 +36,10 @@ TEST(Money, FormatsTheShortestDecimal) {
   EXPECT_EQ(formatUsd(150'000), "0.00000015");
   EXPECT_EQ(formatUsd(1), "0.000000000001");
   EXPECT_EQ(formatUsd(12 * kPicoPerUsd), "12");
+  EXPECT_EQ(formatUsd(12 * kPicoPerUsd + kPicoPerUsd / 2), "12.5");
+  EXPECT_EQ(formatUsd(kPicoPerUsd + 1), "1.000000000001");
+  EXPECT_EQ(formatUsd(-1), "-0.000000000001");
+  EXPECT_EQ(formatUsd(std::numeric_limits<Pico>::max()), "9223372.036854775807");
   EXPECT_EQ(formatUsd(-35 * kPicoPerUsd / 10), "-3.5");
   EXPECT_EQ(formatUsd(std::numeric_limits<Pico>::min()), "-9223372.036854775808");
   for (const Pico v : {Pico{1}, Pico{75'000}, Pico{123'456'789'012'345}, kPicoPerUsd}) {

@@ -179,6 +179,20 @@ class StopWaiting {
   NameLookup& lookup_;
 };
 
+/// The endpoint of a host that is an IPv4 or IPv6 address (the configuration keeps them without
+/// brackets): it needs no lookup, nor a thread for one. None for a host name.
+std::optional<tcp::endpoint> addressEndpoint(const config::UpstreamUrl& url) {
+  beast::error_code not_an_address;
+  const asio::ip::address address = asio::ip::make_address(url.host, not_an_address);
+  unsigned short port = 0;
+  const char* end = url.port.data() + url.port.size();
+  const auto [at, err] = std::from_chars(url.port.data(), end, port);
+  if (not_an_address || err != std::errc{} || at != end) {
+    return std::nullopt;
+  }
+  return tcp::endpoint(address, port);
+}
+
 std::string poolKey(const config::Provider& p) {
   const config::UpstreamUrl& url = p.api_base;
   std::string key;
@@ -354,6 +368,9 @@ class Pool final : public UpstreamPool {
   /// A new connection to `p`, within its connect timeout and `request_deadline`.
   asio::awaitable<Result<std::unique_ptr<Connection>>> connect(const config::Provider& p,
                                                                Clock::time_point request_deadline);
+  /// The addresses of `p`'s host name, looked up on a thread of its own by `deadline`.
+  asio::awaitable<Result<std::vector<tcp::endpoint>>> lookUp(const config::Provider& p,
+                                                             Clock::time_point deadline);
 
   /// Made on the first TLS connection: loading the CA store costs tens of milliseconds.
   ssl::context& tlsContext() {
@@ -464,18 +481,9 @@ asio::awaitable<void> HttpCall::finish(std::chrono::milliseconds budget) {
   }
 }
 
-asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(
-    const config::Provider& p, Clock::time_point request_deadline) {
-  auto conn = std::make_unique<Connection>(live_);
-  conn->key = poolKey(p);
+asio::awaitable<Result<std::vector<tcp::endpoint>>> Pool::lookUp(const config::Provider& p,
+                                                                 Clock::time_point deadline) {
   const auto& url = p.api_base;
-  if (url.tls) {
-    conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, tlsContext());
-  } else {
-    conn->plain = std::make_unique<beast::tcp_stream>(ioc_);
-  }
-  // The connect timeout covers the name lookup too, which has no deadline of its own.
-  const auto deadline = std::min(Clock::now() + p.connect_timeout, request_deadline);
   if (lookups_in_flight.load() >= kMaxLookupsInFlight) {
     co_return Error{ErrorKind::UpstreamUnavailable,
                     "cannot reach upstream provider '" + p.name +
@@ -488,19 +496,40 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(
   const StopWaiting stop_waiting(*lookup);
   startLookup(lookup, ioc_.get_executor(), url.host, url.port);
   co_await lookup_deadline.async_wait(kUseTuple);
+  const std::lock_guard lock(lookup->mu);
+  if (!lookup->done) {
+    co_return timedOut(p, "while resolving its host name");
+  }
+  if (lookup->status != 0 || lookup->endpoints.empty()) {
+    co_return Error{ErrorKind::UpstreamUnavailable,
+                    "cannot reach upstream provider '" + p.name + "': cannot resolve its host (" +
+                        std::string(::gai_strerror(lookup->status)) + ")",
+                    ""};
+  }
+  co_return std::move(lookup->endpoints);
+}
+
+asio::awaitable<Result<std::unique_ptr<Connection>>> Pool::connect(
+    const config::Provider& p, Clock::time_point request_deadline) {
+  auto conn = std::make_unique<Connection>(live_);
+  conn->key = poolKey(p);
+  const auto& url = p.api_base;
+  if (url.tls) {
+    conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, tlsContext());
+  } else {
+    conn->plain = std::make_unique<beast::tcp_stream>(ioc_);
+  }
+  // The connect timeout covers the name lookup too, which has no deadline of its own.
+  const auto deadline = std::min(Clock::now() + p.connect_timeout, request_deadline);
   std::vector<tcp::endpoint> endpoints;
-  {
-    const std::lock_guard lock(lookup->mu);
-    if (!lookup->done) {
-      co_return timedOut(p, "while resolving its host name");
+  if (const auto address = addressEndpoint(url)) {
+    endpoints.push_back(*address);
+  } else {
+    auto found = co_await lookUp(p, deadline);
+    if (!found) {
+      co_return std::move(found).error();
     }
-    if (lookup->status != 0 || lookup->endpoints.empty()) {
-      co_return Error{ErrorKind::UpstreamUnavailable,
-                      "cannot reach upstream provider '" + p.name + "': cannot resolve its host (" +
-                          std::string(::gai_strerror(lookup->status)) + ")",
-                      ""};
-    }
-    endpoints = std::move(lookup->endpoints);
+    endpoints = std::move(*found);
   }
   conn->tcp().expires_at(deadline);
   auto [cec, ep] = co_await conn->tcp().async_connect(endpoints, kUseTuple);

@@ -1,14 +1,18 @@
 // The name lookup of an upstream host is bounded by the provider's connect_timeout_ms. The
 // gateway runs in a private mount namespace whose /etc/resolv.conf names a DNS server of the
 // test's own, on a loopback address, that never answers. Needs root (to bind port 53 and mount);
-// skipped otherwise. A lookup still hanging at shutdown must not delay the exit.
+// skipped otherwise. A lookup still hanging at shutdown must not delay the exit. An upstream given
+// by its address is looked up by no one: it answers while every lookup the gateway allows hangs.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import dgram from 'node:dgram';
-import { TOLLGATE_BIN, toToml, writeTempFile, postJson, chatBody, assertError } from '../fixtures/gateway.mjs';
+import {
+  TOLLGATE_BIN, toToml, writeTempFile, postJson, chatBody, assertError, openaiProvider,
+} from '../fixtures/gateway.mjs';
+import { startMock } from '../fixtures/mock_upstream.mjs';
 
 const DNS_ADDRESS = '127.0.0.77';
 
@@ -90,5 +94,40 @@ test('a name lookup that never answers ends at connect_timeout_ms with 504 upstr
       await dns.close();
       // A lookup still hanging must not hold up the exit either.
       assert.ok(Date.now() - t1 < 3000, `exit took ${Date.now() - t1} ms`);
+    }
+  });
+
+test('an upstream given by its address answers while the 64 lookups the gateway allows hang',
+  { timeout: 20_000, skip: canIsolate() ?? false }, async () => {
+    const dns = await silentDns();
+    const mock = await startMock();
+    const resolv = writeTempFile('resolv.conf', `nameserver ${DNS_ADDRESS}\noptions timeout:5 attempts:2\n`);
+    const hanging = {
+      type: 'openai', api_base: 'http://upstream.tollgate-test:8000/v1', model: 'x',
+      connect_timeout_ms: 2000, first_byte_timeout_ms: 3000, total_timeout_ms: 4000,
+    };
+    const config = writeTempFile('tollgate.toml', toToml({
+      gateway: { listen: '127.0.0.1:0', auth: 'open', workers: 1 },
+      models: {
+        mock_model: { routing: ['p'], providers: { p: hanging } },
+        direct: { routing: ['m'], providers: { m: openaiProvider(mock.url) } },
+      },
+    }));
+    const gw = await startIsolated(config, resolv);
+    try {
+      // 64 requests each open a connection of their own to a host whose lookup never ends.
+      const stuck = Array.from({ length: 64 },
+        () => postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi')));
+      await new Promise((r) => setTimeout(r, 500));
+      assert.ok(dns.queries > 0, 'the lookups never reached the test DNS server');
+      const r = await postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi', {}, 'direct'));
+      assert.equal(r.status, 200, r.text);
+      for (const s of await Promise.all(stuck)) {
+        assertError(s, { status: 504, type: 'api_error', code: 'upstream_timeout' });
+      }
+    } finally {
+      await gw.stop();
+      await mock.close();
+      await dns.close();
     }
   });

@@ -484,13 +484,18 @@ asio::awaitable<void> HttpCall::finish(std::chrono::milliseconds budget) {
 asio::awaitable<Result<std::vector<tcp::endpoint>>> Pool::lookUp(const config::Provider& p,
                                                                  Clock::time_point deadline) {
   const auto& url = p.api_base;
-  if (lookups_in_flight.load() >= kMaxLookupsInFlight) {
-    co_return Error{ErrorKind::UpstreamUnavailable,
-                    "cannot reach upstream provider '" + p.name +
-                        "': too many host name lookups are in progress",
-                    ""};
-  }
   asio::steady_timer lookup_deadline(ioc_, deadline);
+  // Past kMaxLookupsInFlight, an attempt waits for a lookup to end (a burst of new connections
+  // to a host by name), looking again after 1 ms, then 2, 4, up to 32, within its deadline.
+  for (auto pause = std::chrono::milliseconds(1); lookups_in_flight.load() >= kMaxLookupsInFlight;
+       pause = std::min(pause * 2, std::chrono::milliseconds(32))) {
+    if (Clock::now() >= deadline) {
+      co_return timedOut(p, "while waiting for another name lookup to end");
+    }
+    lookup_deadline.expires_at(std::min(deadline, Clock::now() + pause));
+    co_await lookup_deadline.async_wait(kUseTuple);
+  }
+  lookup_deadline.expires_at(deadline);
   auto lookup = std::make_shared<NameLookup>();
   lookup->timer = &lookup_deadline;
   const StopWaiting stop_waiting(*lookup);

@@ -3,6 +3,7 @@
 // test's own, on a loopback address, that never answers. Needs root (to bind port 53 and mount);
 // skipped otherwise. A lookup still hanging at shutdown must not delay the exit. An upstream given
 // by its address is looked up by no one: it answers while every lookup the gateway allows hangs.
+// A burst of new connections to a host by name, past the lookups allowed at once, waits for them.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,6 +33,31 @@ async function silentDns() {
     socket.bind(53, DNS_ADDRESS, resolve);
   });
   return { get queries() { return queries; }, close: () => new Promise((r) => socket.close(r)) };
+}
+
+/** A DNS server that answers every A query with 127.0.0.1 (and AAAA with none), `delayMs` late. */
+async function slowDns(delayMs) {
+  const socket = dgram.createSocket('udp4');
+  socket.on('message', (query, from) => {
+    let end = 12;
+    while (end < query.length && query[end] !== 0) end += query[end] + 1;
+    end += 5;  // the root label, QTYPE, QCLASS
+    if (end > query.length) return;
+    const isA = query.readUInt16BE(end - 4) === 1;
+    const header = Buffer.alloc(12);
+    query.copy(header, 0, 0, 2);
+    header.writeUInt16BE(0x8180, 2);  // a response, recursion desired and available, no error
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(isA ? 1 : 0, 6);
+    const answer = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 127, 0, 0, 1]);
+    const reply = Buffer.concat([header, query.subarray(12, end), isA ? answer : Buffer.alloc(0)]);
+    setTimeout(() => socket.send(reply, from.port, from.address), delayMs);
+  });
+  await new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(53, DNS_ADDRESS, resolve);
+  });
+  return { close: () => new Promise((r) => socket.close(r)) };
 }
 
 /** Starts the gateway with /etc/resolv.conf replaced, inside its own mount namespace only. */
@@ -125,6 +151,35 @@ test('an upstream given by its address answers while the 64 lookups the gateway 
       for (const s of await Promise.all(stuck)) {
         assertError(s, { status: 504, type: 'api_error', code: 'upstream_timeout' });
       }
+    } finally {
+      await gw.stop();
+      await mock.close();
+      await dns.close();
+    }
+  });
+
+test('100 requests at once to an upstream by name all answer: past 64 lookups, an attempt waits',
+  { timeout: 20_000, skip: canIsolate() ?? false }, async () => {
+    const dns = await slowDns(300);
+    const mock = await startMock();
+    const resolv = writeTempFile('resolv.conf', `nameserver ${DNS_ADDRESS}\noptions timeout:5 attempts:2\n`);
+    const port = new URL(mock.url).port;
+    const config = writeTempFile('tollgate.toml', toToml({
+      gateway: { listen: '127.0.0.1:0', auth: 'open', workers: 1 },
+      models: {
+        mock_model: {
+          routing: ['p'],
+          providers: { p: openaiProvider(`http://upstream.tollgate-test:${port}/v1`) },
+        },
+      },
+    }));
+    const gw = await startIsolated(config, resolv);
+    try {
+      // Every request needs a connection of its own: none is free while the lookups take 300 ms.
+      const all = await Promise.all(Array.from({ length: 100 },
+        () => postJson(gw.baseURL, '/v1/chat/completions', chatBody('hi'))));
+      const failed = all.filter((r) => r.status !== 200);
+      assert.equal(failed.length, 0, failed.map((r) => r.text).slice(0, 3).join('\n'));
     } finally {
       await gw.stop();
       await mock.close();

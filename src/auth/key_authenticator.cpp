@@ -60,15 +60,6 @@ KeyAuthenticator::KeyAuthenticator(const KeyDirectory& keys, std::string_view se
                                    const Lease* lease)
     : keys_(keys), hash_(server_secret), lease_(lease), id_(newAuthenticatorId()) {}
 
-Digest KeyAuthenticator::digest(const ParsedKey& key) const {
-  const Verified& v = verified.slot(key.public_id);
-  if (v.owner == id_ && std::string_view(v.public_id.data(), v.public_id.size()) == key.public_id &&
-      CRYPTO_memcmp(v.secret.data(), key.secret.data(), v.secret.size()) == 0) {
-    return v.digest;
-  }
-  return hash_(key.secret);
-}
-
 std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorization,
                                                     exchange::Caller& caller) const {
   // Messages never quote the header: it may hold a real key.
@@ -103,16 +94,22 @@ std::optional<Error> KeyAuthenticator::authenticate(std::string_view authorizati
   }
   const KeyTable* table = keys_.current();
   const Grant* grant = table != nullptr ? table->find(key.public_id) : nullptr;
-  // Hash whether or not the key exists, so that timing does not tell which public ids do.
-  const Digest presented = digest(key);
+  // The same key verified on this thread last: its digest, not the hash again. Else hash whether
+  // or not the key exists, so that timing does not tell which public ids do.
+  Verified& v = verified.slot(key.public_id);
+  const bool remembered =
+      v.owner == id_ && std::string_view(v.public_id.data(), v.public_id.size()) == key.public_id &&
+      CRYPTO_memcmp(v.secret.data(), key.secret.data(), v.secret.size()) == 0;
+  const Digest presented = remembered ? v.digest : hash_(key.secret);
   if (grant == nullptr || !constantTimeEqual(presented, grant->secret_hash)) {
     return fail(ErrorKind::InvalidApiKey, "Incorrect API key provided.");
   }
-  Verified& v = verified.slot(key.public_id);
-  v.owner = id_;
-  std::copy(key.public_id.begin(), key.public_id.end(), v.public_id.begin());
-  std::copy(key.secret.begin(), key.secret.end(), v.secret.begin());
-  v.digest = presented;
+  if (!remembered) {
+    v.owner = id_;
+    std::copy(key.public_id.begin(), key.public_id.end(), v.public_id.begin());
+    std::copy(key.secret.begin(), key.secret.end(), v.secret.begin());
+    v.digest = presented;
+  }
   if (grant->revoked) {
     return fail(ErrorKind::RevokedApiKey, "This API key has been revoked.");
   }

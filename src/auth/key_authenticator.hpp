@@ -31,10 +31,6 @@ class KeyAuthenticator final : public http::Authenticator {
                                     exchange::Caller& caller) const override;
 
  private:
-  /// The digest of a well-formed key's secret: remembered by this thread when the same key
-  /// verified here last, else hashed.
-  Digest digest(const ParsedKey& key) const;
-
   const KeyDirectory& keys_;
   KeyedHasher hash_;
   const Lease* lease_;

@@ -245,10 +245,10 @@ cpu_ticks() { # sum of utime+stime over the given PIDs
   echo $((u + s))
 }
 
-cpu_ticks_split() { # "utime stime" summed over the given PIDs
-  local p s user=0 sys=0
-  for p in "$@"; do
-    s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+stat_ticks_split() { # "utime stime" summed over the given stat files (of processes or threads)
+  local f s user=0 sys=0
+  for f in "$@"; do
+    s=$(cat "$f" 2>/dev/null) || continue
     s=${s##*) }
     set -- $s
     user=$((user + ${12}))
@@ -257,19 +257,22 @@ cpu_ticks_split() { # "utime stime" summed over the given PIDs
   echo "$user $sys"
 }
 
+cpu_ticks_split() { # "utime stime" summed over the given PIDs
+  local p files=()
+  for p in "$@"; do files+=("/proc/$p/stat"); done
+  stat_ticks_split "${files[@]}"
+}
+
 store_thread_ticks() { # utime+stime ticks of the gateway's store threads (its writer, checkpointer
   # and key follower: src/store/writer.cpp, checkpointer.cpp, auth/key_follower.cpp name them)
-  local p t f total=0
+  local p t u s files=()
   for p in "$@"; do
     for t in /proc/"$p"/task/*; do
-      [[ $(cat "$t/comm" 2>/dev/null) =~ ^tg-(writer|checkpoint|keys) ]] || continue
-      f=$(cat "$t/stat" 2>/dev/null) || continue
-      f=${f##*) }
-      read -r -a f <<<"$f"
-      total=$((total + f[11] + f[12]))
+      [[ $(cat "$t/comm" 2>/dev/null) =~ ^tg-(writer|checkpoint|keys) ]] && files+=("$t/stat")
     done
   done
-  echo "$total"
+  read -r u s <<<"$(stat_ticks_split "${files[@]}")"
+  echo $((u + s))
 }
 
 cpu_stat() { # "busy steal" ticks of CPU $1 from /proc/stat. busy = user+nice+system; irq and

@@ -7,7 +7,10 @@
 // system calls and wake-ups; the open path's excess over it is the gateway's own work.
 //
 //   g++ -O2 -std=c++20 -o proxy_floor bench/proxy_floor.cpp
-//   proxy_floor UPSTREAM_PORT     # listens on 127.0.0.1, an ephemeral port; prints it
+//   proxy_floor UPSTREAM_PORT [BUSY_NS]   # listens on 127.0.0.1, an ephemeral port; prints it
+// BUSY_NS (0 by default): user-space time spent on each request before it is sent upstream (a
+// loop reading the clock), standing in for a gateway's work: how the kernel's share of a
+// request's CPU moves with the user-space work a proxy does (bench/README.md, ninth round).
 // bench/run.sh runs it on the proxy's CPU as the rounds' path `floor` (BENCH_TARGETS).
 #include <array>
 #include <boost/asio/awaitable.hpp>
@@ -18,6 +21,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -66,7 +70,16 @@ asio::awaitable<std::size_t> readMessage(tcp::socket& socket, std::array<char, k
   co_return want;
 }
 
-asio::awaitable<void> relay(tcp::socket client, tcp::endpoint upstream_at) {
+/// Spends `ns` of this thread's time (0: none).
+void busy(std::chrono::nanoseconds ns) {
+  if (ns.count() == 0) return;
+  const auto until = std::chrono::steady_clock::now() + ns;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+asio::awaitable<void> relay(tcp::socket client, tcp::endpoint upstream_at,
+                            std::chrono::nanoseconds work) {
   tcp::socket upstream(client.get_executor());
   std::array<char, kRoom> room;
   try {
@@ -74,6 +87,7 @@ asio::awaitable<void> relay(tcp::socket client, tcp::endpoint upstream_at) {
     upstream.set_option(tcp::no_delay(true));
     for (;;) {
       auto length = co_await readMessage(client, room);
+      busy(work);
       co_await asio::async_write(upstream, asio::buffer(room.data(), length), asio::use_awaitable);
       length = co_await readMessage(upstream, room);
       co_await asio::async_write(client, asio::buffer(room.data(), length), asio::use_awaitable);
@@ -83,27 +97,30 @@ asio::awaitable<void> relay(tcp::socket client, tcp::endpoint upstream_at) {
   }
 }
 
-asio::awaitable<void> accept(tcp::acceptor& acceptor, tcp::endpoint upstream_at) {
+asio::awaitable<void> accept(tcp::acceptor& acceptor, tcp::endpoint upstream_at,
+                             std::chrono::nanoseconds work) {
   for (;;) {
     auto client = co_await acceptor.async_accept(asio::use_awaitable);
     client.set_option(tcp::no_delay(true));
-    asio::co_spawn(acceptor.get_executor(), relay(std::move(client), upstream_at), asio::detached);
+    asio::co_spawn(acceptor.get_executor(), relay(std::move(client), upstream_at, work),
+                   asio::detached);
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: proxy_floor UPSTREAM_PORT\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: proxy_floor UPSTREAM_PORT [BUSY_NS]\n");
     return 2;
   }
   const auto loopback = asio::ip::make_address_v4("127.0.0.1");
   const tcp::endpoint upstream_at(loopback, static_cast<unsigned short>(std::atoi(argv[1])));
+  const std::chrono::nanoseconds work(argc == 3 ? std::atol(argv[2]) : 0);
   asio::io_context io(1);
   tcp::acceptor acceptor(io, tcp::endpoint(loopback, 0));
   std::printf("%u\n", acceptor.local_endpoint().port());
   std::fflush(stdout);
-  asio::co_spawn(io, accept(acceptor, upstream_at), asio::detached);
+  asio::co_spawn(io, accept(acceptor, upstream_at, work), asio::detached);
   io.run();
 }

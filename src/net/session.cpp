@@ -252,7 +252,7 @@ asio::awaitable<ReadResult> readPart(beast::tcp_stream& stream, LazyDeadline& de
     // an upload then costs half the system calls it would in pieces of kReadBytes.
     const std::size_t bound = readRoom(buffer, reader.bufferLimit());
     const std::size_t room = reader.headDone() ? bound : std::min(kReadBytes, bound);
-    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(room), kUseTuple);
+    auto [ec, n] = co_await stream.socket().async_read_some(buffer.prepare(room), kUseTuple);
     buffer.commit(n);
     if (deadline.expired()) {
       co_return ReadResult{false,
@@ -395,7 +395,8 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
       // Waiting for the next request: only the idle timeout applies, and shutdown may end it.
       const Registered idle(shared.idle, stream.socket());
       deadline.set(Clock::now() + g.idle_timeout);
-      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kFirstReadBytes), kUseTuple);
+      auto [ec, n] =
+          co_await stream.socket().async_read_some(buffer.prepare(kFirstReadBytes), kUseTuple);
       deadline.clear();
       if (ec) {
         co_return;

@@ -69,19 +69,24 @@ struct Connection {
 
   beast::tcp_stream& tcp() { return plain ? *plain : beast::get_lowest_layer(*tls); }
 
-  template <class F>
-  auto visit(F&& f) {
-    return plain ? f(*plain) : f(*tls);
-  }
-
   /// Reads what arrives into `buffer`, never past the response reader's bound.
   asio::awaitable<std::tuple<beast::error_code, std::size_t>> readMore() {
     if (deadline->expired()) {
       co_return std::make_tuple(beast::error_code(beast::error::timeout), std::size_t{0});
     }
     const std::size_t room = std::min(kReadBytes, readRoom(buffer, ResponseReader::bufferLimit()));
-    auto [ec, n] =
-        co_await visit([&](auto& s) { return s.async_read_some(buffer.prepare(room), kUseTuple); });
+    // A plain connection is read on its socket: Beast's stream would pass Asio a buffer
+    // sequence of its own, which Asio reads with recvmsg, not recv, and wrap the read in an
+    // operation of its own; the deadline is this call's, not the stream's.
+    const auto room_at = buffer.prepare(room);
+    // An if, not a conditional expression: GCC 12 resumed a co_await of one in the wrong branch.
+    std::tuple<beast::error_code, std::size_t> read;
+    if (plain) {
+      read = co_await plain->socket().async_read_some(room_at, kUseTuple);
+    } else {
+      read = co_await tls->async_read_some(room_at, kUseTuple);
+    }
+    auto [ec, n] = read;
     buffer.commit(n);
     co_return std::make_tuple(timedOut(ec), n);
   }

@@ -79,7 +79,8 @@ struct Connection {
     // sequence of its own, which Asio reads with recvmsg, not recv, and wrap the read in an
     // operation of its own; the deadline is this call's, not the stream's.
     const auto room_at = buffer.prepare(room);
-    // An if, not a conditional expression: GCC 12 resumed a co_await of one in the wrong branch.
+    // An if, not a conditional expression: a co_await of one, built by GCC 12, read a plain
+    // connection through its (null) TLS stream.
     std::tuple<beast::error_code, std::size_t> read;
     if (plain) {
       read = co_await plain->socket().async_read_some(room_at, kUseTuple);

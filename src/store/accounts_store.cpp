@@ -99,7 +99,8 @@ ApiKey apiKey(const Row& r) {
           r.integer(7),
           r.optionalInteger(8),
           r.optionalInteger(9),
-          keyRules(r, 10)};
+          keyRules(r, 10),
+          std::nullopt};
 }
 
 std::string q(std::string_view head, std::string_view tail) {
@@ -109,7 +110,7 @@ std::string q(std::string_view head, std::string_view tail) {
 }  // namespace
 
 Team AccountsStore::createTeam(const std::string& name) {
-  Team t{ids::uuidV7(), name, "active", nowMs(), 0, 0};
+  Team t{ids::uuidV7(), name, "active", nowMs(), 0, 0, true, {}};
   c_->query(
       "INSERT INTO teams (id, name, state, created_at, name_skeleton) VALUES ($1, $2, $3, $4, $5)",
       {t.id, t.name, t.state, t.created_at, unicode::skeleton(name)});

@@ -45,9 +45,11 @@ let stderr = ''; // Its last lines, for a failure's message: the access log has 
 gateway.stderr.on('data', (d) => { stderr = (stderr + d).slice(-4096); });
 const exited = new Promise((resolve) => gateway.once('exit', (code, signal) => resolve({ code, signal })));
 let stdout = '';
+// What the gateway printed, for a failure's message, its first key masked.
+const printed = () => `${stdout.replace(/sk-tollgate-\S+/g, '[redacted]')}${stderr}`;
 function started() {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the gateway did not start: ${stdout}${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`the gateway did not start: ${printed()}`)), 30_000);
     gateway.stdout.on('data', (d) => {
       stdout += d;
       const port = stdout.match(/^tollgate listening on 127\.0\.0\.1:(\d+)$/m);
@@ -57,7 +59,7 @@ function started() {
         resolve({ port: Number(port[1]), key: key[1] });
       }
     });
-    exited.then(({ code, signal }) => reject(new Error(`the gateway exited (${code ?? signal}): ${stdout}${stderr}`)));
+    exited.then(({ code, signal }) => reject(new Error(`the gateway exited (${code ?? signal}): ${printed()}`)));
   });
 }
 

@@ -15,8 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { startMock } from '../tests/fixtures/mock_upstream.mjs';
 
 const [bin, secondsArg] = process.argv.slice(2);
-if (!bin) throw new Error('usage: pgo_train.mjs BIN [SECONDS]');
 const seconds = Number(secondsArg ?? 6);
+if (!bin || !(seconds > 0)) throw new Error('usage: pgo_train.mjs BIN [SECONDS]');
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 const mock = await startMock();

@@ -45,9 +45,9 @@ std::size_t messageLength(std::string_view seen) {
     ++at;
     constexpr std::string_view kName = "content-length:";
     if (head.size() - at < kName.size()) break;
+    // Every byte of kName has bit 0x20 set, so setting it in the head's byte folds case alone.
     bool same = true;
-    for (std::size_t i = 0; i < kName.size() && same; ++i)
-      same = (head[at + i] | 0x20) == kName[i] || head[at + i] == kName[i];
+    for (std::size_t i = 0; i < kName.size() && same; ++i) same = (head[at + i] | 0x20) == kName[i];
     if (!same) continue;
     auto from = head.data() + at + kName.size();
     while (*from == ' ') ++from;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/status.hpp>
 #include <cstring>
 #include <string>
@@ -14,6 +13,13 @@ namespace {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
+using http1::ParseError;
+
+/// The bytes `buffer` holds.
+std::string_view bytes(const beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  return {static_cast<const char*>(data.data()), data.size()};
+}
 
 /// Room for one read beyond the largest head: the buffer never needs to hold more.
 constexpr std::size_t kReadAllowance = 16 * 1024;
@@ -32,8 +38,8 @@ RequestReader::RequestReader(std::size_t max_header_bytes, std::size_t max_body_
     : max_header_bytes_(max_header_bytes),
       max_body_bytes_(max_body_bytes),
       buffer_limit_(max_header_bytes + kReadAllowance) {
-  parser_.header_limit(static_cast<std::uint32_t>(max_header_bytes));
-  parser_.body_limit(max_body_bytes);
+  parser_.headerLimit(max_header_bytes);
+  parser_.bodyLimit(max_body_bytes);
   parser_.eager(false);  // Stop after the head: it is checked before the body is read.
 }
 
@@ -44,11 +50,11 @@ Error RequestReader::tooLarge() const {
 
 bool RequestReader::limitBody(std::size_t max_body_bytes) {
   max_body_bytes_ = max_body_bytes;
-  if (const auto length = parser_.content_length(); length && *length > max_body_bytes) {
+  if (const auto length = parser_.contentLength(); length && *length > max_body_bytes) {
     fail(tooLarge());
     return false;
   }
-  parser_.body_limit(max_body_bytes);
+  parser_.bodyLimit(max_body_bytes);
   return true;
 }
 
@@ -61,27 +67,27 @@ RequestReader::Step RequestReader::parse(beast::flat_buffer& buffer) {
   if (error_) {
     return Step::Failed;
   }
-  while (!parser_.is_done()) {
-    beast::error_code ec;
-    const std::size_t used = parser_.put(buffer.data(), ec);
+  while (!parser_.done()) {
+    ParseError ec = ParseError::None;
+    const std::size_t used = parser_.put(bytes(buffer), ec);
     buffer.consume(used);
-    if (ec == http::error::header_limit) {
+    if (ec == ParseError::HeaderLimit) {
       return fail(Error{ErrorKind::HeadersTooLarge,
                         "request headers exceed " + std::to_string(max_header_bytes_) + " bytes",
                         ""});
     }
-    if (ec == http::error::body_limit) {
+    if (ec == ParseError::BodyLimit) {
       // Also raised with the head, when Content-Length already exceeds the limit.
       return fail(tooLarge());
     }
-    if (ec == boost::system::errc::no_space_on_device) {
+    if (ec == ParseError::NoSpace) {
       return fail(Error{ErrorKind::ServiceUnavailable,
                         "the gateway has no room to store the upload; try again later", ""});
     }
-    if (ec && ec != http::error::need_more) {
-      return fail(malformed(ec.message()));
+    if (ec != ParseError::None && ec != ParseError::NeedMore) {
+      return fail(malformed(std::string(http1::describe(ec))));
     }
-    if (parser_.is_header_done() && !head_reported_) {
+    if (parser_.headerDone() && !head_reported_) {
       head_reported_ = true;
       if (auto e = checkRequestFraming(parser_.fields(), parser_.version())) {
         return fail(std::move(*e));
@@ -89,7 +95,7 @@ RequestReader::Step RequestReader::parse(beast::flat_buffer& buffer) {
       parser_.eager(true);
       return Step::HeadDone;
     }
-    if (ec == http::error::need_more || used == 0) {
+    if (ec == ParseError::NeedMore || used == 0) {
       if (readRoom(buffer, buffer_limit_) == 0) {
         // The head is bounded by header_limit above, so this is a chunk-size line, a chunk
         // extension or a trailer that does not end.
@@ -112,16 +118,16 @@ std::optional<Error> checkRequestFraming(const HeadFields& fields, unsigned vers
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const HeadFields::Entry f = fields[i];
     switch (f.code) {
-      case http::field::transfer_encoding:
+      case http1::Field::TransferEncoding:
         coding = codings++ == 0 ? f.value : coding;
         break;
-      case http::field::content_length:
+      case http1::Field::ContentLength:
         ++lengths;
         break;
-      case http::field::host:
+      case http1::Field::Host:
         ++hosts;
         break;
-      case http::field::authorization:
+      case http1::Field::Authorization:
         ++authorizations;
         break;
       default:
@@ -156,87 +162,25 @@ std::optional<Error> checkRequestFraming(const HeadFields& fields, unsigned vers
   return std::nullopt;
 }
 
-void HeadFields::add(http::field code, std::string_view name, std::string_view value) {
-  // The head is bounded (header_limit), so every offset fits. Room for a usual head at once.
-  constexpr std::size_t kUsualBytes = 512;
-  if (size_ == 0) {
-    text_.reserve(kUsualBytes);
-  }
-  const Place p{static_cast<std::uint32_t>(text_.size()), static_cast<std::uint32_t>(name.size()),
-                static_cast<std::uint32_t>(value.size()), code};
-  if (size_ < kInPlace) {
-    in_place_[size_] = p;
-  } else {
-    more_.push_back(p);
-  }
-  ++size_;
-  text_.append(name).append(value);
-}
-
-HeadFields::Entry HeadFields::operator[](std::size_t i) const {
-  const Place& p = place(i);
-  const std::string_view all = text_;
-  return Entry{p.code, all.substr(p.at, p.name_size), all.substr(p.at + p.name_size, p.value_size)};
-}
-
-std::string_view HeadFields::find(std::string_view name) const {
-  for (std::size_t i = 0; i < size(); ++i) {  // In order: the first of repeated fields.
-    const Entry f = (*this)[i];
-    if (beast::iequals(f.name, name)) {
-      return f.value;
-    }
-  }
-  return {};
-}
-
-std::string_view HeadFields::find(http::field code) const {
-  for (std::size_t i = 0; i < size_; ++i) {
-    const Place& p = place(i);
-    if (p.code == code) {
-      return std::string_view(text_).substr(p.at + p.name_size, p.value_size);
-    }
-  }
-  return {};
-}
-
-std::string HeadFields::joined(std::string_view name) const {
-  std::string all;
-  for (std::size_t i = 0; i < size(); ++i) {
-    const Entry f = (*this)[i];
-    if (beast::iequals(f.name, name)) {
-      all.append(all.empty() ? "" : ",").append(f.value);
-    }
-  }
-  return all;
-}
-
-void RequestParser::on_request_impl(http::verb, string_view method, string_view target, int version,
-                                    error_code& ec) {
-  line_.reserve(method.size() + target.size());
-  line_.assign(method.data(), method.size()).append(target.data(), target.size());
-  method_size_ = method.size();
-  version_ = static_cast<unsigned>(version);
-  ec = {};
-}
-
-std::size_t RequestParser::store(string_view body, error_code& ec) {
+std::size_t RequestParser::store(std::string_view body, http1::ParseError& error) {
   if (!body_.append(body)) {
-    ec = boost::system::errc::make_error_code(boost::system::errc::no_space_on_device);
+    error = http1::ParseError::NoSpace;
     return 0;
   }
-  ec = {};
   return body.size();
 }
 
-std::size_t AnswerParser::store(string_view body, error_code& ec) {
-  // As buffer_body's reader: what does not fit stops the parser, which keeps it for later.
+std::size_t AnswerParser::store(std::string_view body, http1::ParseError& error) {
+  // What does not fit stops the parser, which keeps it for later.
   const std::size_t n = std::min(room_, body.size());
   if (n > 0) {
     std::memcpy(out_, body.data(), n);
     out_ += n;
     room_ -= n;
   }
-  ec = n < body.size() ? http::error::need_buffer : error_code();
+  if (n < body.size()) {
+    error = http1::ParseError::NeedBuffer;
+  }
   return n;
 }
 
@@ -244,8 +188,8 @@ ResponseReader::ResponseReader() { startParser(); }
 
 void ResponseReader::startParser() {
   parser_.emplace();
-  parser_->header_limit(static_cast<std::uint32_t>(kMaxHeadBytes));
-  parser_->body_limit(boost::none);  // Bounded by the caller and the total timeout.
+  parser_->headerLimit(kMaxHeadBytes);
+  parser_->bodyLimit(std::nullopt);  // Bounded by the caller and the total timeout.
   parser_->eager(false);
 }
 
@@ -256,13 +200,13 @@ ResponseReader::Step ResponseReader::fail(std::string what) {
 
 ResponseReader::Step ResponseReader::parseHead(beast::flat_buffer& buffer) {
   for (;;) {
-    beast::error_code ec;
-    const std::size_t used = parser_->put(buffer.data(), ec);
+    ParseError ec = ParseError::None;
+    const std::size_t used = parser_->put(bytes(buffer), ec);
     buffer.consume(used);
-    if (ec && ec != http::error::need_more) {
-      return fail("sent no valid HTTP answer: " + ec.message());
+    if (ec != ParseError::None && ec != ParseError::NeedMore) {
+      return fail("sent no valid HTTP answer: " + std::string(http1::describe(ec)));
     }
-    if (!parser_->is_header_done()) {
+    if (!parser_->headerDone()) {
       if (readRoom(buffer, kBufferLimit) == 0) {
         return fail("sent an answer head larger than " + std::to_string(kMaxHeadBytes) + " bytes");
       }
@@ -291,22 +235,22 @@ ResponseReader::Step ResponseReader::parseBody(beast::flat_buffer& buffer, std::
   if (error_) {
     return Step::Failed;
   }
-  if (parser_->is_done()) {
+  if (parser_->done()) {
     return Step::Complete;
   }
   parser_->eager(true);
   parser_->bodyInto(out.data(), out.size());
-  beast::error_code ec;
-  const std::size_t used = parser_->put(buffer.data(), ec);
+  ParseError ec = ParseError::None;
+  const std::size_t used = parser_->put(bytes(buffer), ec);
   buffer.consume(used);
   written = out.size() - parser_->room();
-  if (ec && ec != http::error::need_more && ec != http::error::need_buffer) {
-    return fail("sent a malformed answer body: " + ec.message());
+  if (ec != ParseError::None && ec != ParseError::NeedMore && ec != ParseError::NeedBuffer) {
+    return fail("sent a malformed answer body: " + std::string(http1::describe(ec)));
   }
   if (written > 0) {
     return Step::Body;
   }
-  if (parser_->is_done()) {
+  if (parser_->done()) {
     return Step::Complete;
   }
   if (readRoom(buffer, kBufferLimit) == 0) {
@@ -316,16 +260,16 @@ ResponseReader::Step ResponseReader::parseBody(beast::flat_buffer& buffer, std::
 }
 
 ResponseReader::Step ResponseReader::finishAtEof() {
-  beast::error_code ec;
-  parser_->put_eof(ec);
-  if (ec) {
+  ParseError ec = ParseError::None;
+  parser_->putEof(ec);
+  if (ec != ParseError::None) {
     return fail("closed the connection before its answer was complete");
   }
   return Step::Complete;
 }
 
 std::string_view ResponseReader::contentType() const {
-  return parser_->fields().find(http::field::content_type);
+  return parser_->fields().find(http1::Field::ContentType);
 }
 
 std::string_view ResponseReader::header(std::string_view name) const {
@@ -333,7 +277,7 @@ std::string_view ResponseReader::header(std::string_view name) const {
 }
 
 bool ResponseReader::reusable(const beast::flat_buffer& buffer) const {
-  return !error_ && parser_->is_done() && parser_->keep_alive() && buffer.size() == 0;
+  return !error_ && parser_->done() && parser_->keepAlive() && buffer.size() == 0;
 }
 
 }  // namespace tollgate::net

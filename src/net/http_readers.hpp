@@ -1,112 +1,32 @@
-// Sans-I/O readers of HTTP/1.x messages, over Beast's parser, with the framing rules the gateway
-// enforces (docs/http.md): the server's request reader and the upstream client's response
-// reader. Sessions and pooled connections move bytes into a buffer; these decide what the bytes
-// mean, so they can be tested and fuzzed without sockets (tests/fuzz).
+// Sans-I/O readers of HTTP/1.x messages, over our parser (http1_parser.hpp), with the framing rules
+// the gateway enforces (docs/http.md): the server's request reader and the upstream client's
+// response reader. Sessions and pooled connections move bytes into a buffer; these decide what the
+// bytes mean, so they can be tested and fuzzed without sockets (tests/fuzz).
 #pragma once
 
-#include <array>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/basic_parser.hpp>
-#include <boost/beast/http/field.hpp>
 #include <cstddef>
-#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "core/error.hpp"
 #include "core/spool.hpp"
+#include "net/http1_parser.hpp"
 
 namespace tollgate::net {
 
 /// How much a read may add to `buffer` without passing `limit` bytes buffered; 0 when full.
 std::size_t readRoom(const boost::beast::flat_buffer& buffer, std::size_t limit);
 
-/// The fields of a message head, every one in one buffer (Beast's fields give each its own
-/// allocation in a tree of names), in the order they came.
-class HeadFields {
+/// Our parser of an upstream's answer, keeping its status, its fields, and the body written
+/// where the caller says (with no room left, the parser stops: NeedBuffer).
+class AnswerParser final : public http1::Parser {
  public:
-  /// One field: Beast's code for its name (field::unknown for a name it has none for), its name
-  /// as sent and its value.
-  struct Entry {
-    boost::beast::http::field code;
-    std::string_view name;
-    std::string_view value;
-  };
-
-  void add(boost::beast::http::field code, std::string_view name, std::string_view value);
-  std::size_t size() const { return size_; }
-  Entry operator[](std::size_t i) const;
-  /// The first value of the field `name` (any case), or "".
-  std::string_view find(std::string_view name) const;
-  /// The first value of the field Beast names `code` (not field::unknown), or "".
-  std::string_view find(boost::beast::http::field code) const;
-  /// Every value of the field `name` (any case), in order, joined by commas: one list, however
-  /// many lines it came in.
-  std::string joined(std::string_view name) const;
-
- private:
-  /// Where one field is in text_: its name, then its value.
-  struct Place {
-    std::uint32_t at;
-    std::uint32_t name_size;
-    std::uint32_t value_size;
-    boost::beast::http::field code;
-  };
-
-  /// Room for a usual head's fields in place; more go to more_.
-  static constexpr std::size_t kInPlace = 16;
-
-  const Place& place(std::size_t i) const {
-    return i < kInPlace ? in_place_[i] : more_[i - kInPlace];
-  }
-
-  std::string text_;
-  std::array<Place, kInPlace> in_place_{};
-  std::vector<Place> more_;
-  std::size_t size_ = 0;
-};
-
-/// Beast's parser keeping a message's fields (HeadFields) and handing its body, chunked or not,
-/// to `Derived::store`; the start line is the derived class's to keep.
-template <bool isRequest, class Derived>
-class KeepingParser : public boost::beast::http::basic_parser<isRequest> {
- public:
-  const HeadFields& fields() const { return fields_; }
-
- protected:
-  using string_view = boost::beast::string_view;
-  using error_code = boost::beast::error_code;
-
- private:
-  void on_field_impl(boost::beast::http::field code, string_view name, string_view value,
-                     error_code&) override {
-    fields_.add(code, name, value);
-  }
-  void on_header_impl(error_code& ec) override { ec = {}; }
-  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code& ec) override {
-    ec = {};
-  }
-  std::size_t on_body_impl(string_view body, error_code& ec) override {
-    return static_cast<Derived*>(this)->store(body, ec);
-  }
-  void on_chunk_header_impl(std::uint64_t, string_view, error_code& ec) override { ec = {}; }
-  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
-    return static_cast<Derived*>(this)->store(body, ec);
-  }
-  void on_finish_impl(error_code& ec) override { ec = {}; }
-
-  HeadFields fields_;
-};
-
-/// Beast's parser of an upstream's answer, keeping what a response_parser would, in less: the
-/// status, the fields, and the body written where the caller says, as buffer_body does.
-class AnswerParser final : public KeepingParser<false, AnswerParser> {
- public:
+  AnswerParser() : Parser(false) {}
   int status() const { return status_; }
-  /// Where body bytes go next, and how many fit; with no room the parser stops (need_buffer).
+  /// Where body bytes go next, and how many fit.
   void bodyInto(char* out, std::size_t room) {
     out_ = out;
     room_ = room;
@@ -114,40 +34,25 @@ class AnswerParser final : public KeepingParser<false, AnswerParser> {
   std::size_t room() const { return room_; }
 
  private:
-  friend class KeepingParser<false, AnswerParser>;
+  std::size_t store(std::string_view body, http1::ParseError& error) override;
 
-  void on_request_impl(boost::beast::http::verb, string_view, string_view, int,
-                       error_code&) override {}
-  void on_response_impl(int code, string_view, int, error_code&) override { status_ = code; }
-  std::size_t store(string_view body, error_code& ec);
-
-  int status_ = 0;
   char* out_ = nullptr;
   std::size_t room_ = 0;
 };
 
-/// Beast's parser of a request, keeping what the gateway reads of it: the method, the target,
-/// the version, the fields and the body, in a Spool (memory up to the route's limit, a
-/// temporary file past it).
-class RequestParser final : public KeepingParser<true, RequestParser> {
+/// Our parser of a request, keeping what the gateway reads of it: the method, the target, the
+/// version, the fields and the body, in a Spool (memory up to the route's limit, a temporary
+/// file past it).
+class RequestParser final : public http1::Parser {
  public:
+  RequestParser() : Parser(true) {}
   std::string_view method() const { return std::string_view(line_).substr(0, method_size_); }
   std::string_view target() const { return std::string_view(line_).substr(method_size_); }
-  /// 10 for HTTP/1.0, 11 for HTTP/1.1.
-  unsigned version() const { return version_; }
   Spool& body() { return body_; }
 
  private:
-  friend class KeepingParser<true, RequestParser>;
+  std::size_t store(std::string_view body, http1::ParseError& error) override;
 
-  void on_request_impl(boost::beast::http::verb, string_view method, string_view target,
-                       int version, error_code& ec) override;
-  void on_response_impl(int, string_view, int, error_code&) override {}
-  std::size_t store(string_view body, error_code& ec);
-
-  std::string line_;  ///< The method, then the target.
-  std::size_t method_size_ = 0;
-  unsigned version_ = 0;
   Spool body_;
 };
 
@@ -177,7 +82,7 @@ class RequestReader {
   /// The most bytes the session's buffer may hold while this request is read.
   std::size_t bufferLimit() const { return buffer_limit_; }
 
-  bool headDone() const { return parser_.is_header_done(); }
+  bool headDone() const { return parser_.headerDone(); }
   const Error& error() const { return *error_; }
   /// The request read so far: its head once headDone(), its body once Complete.
   RequestParser& request() { return parser_; }
@@ -194,7 +99,7 @@ class RequestReader {
   std::optional<Error> error_;
 };
 
-/// The framing rules of RFC 9112 the gateway enforces on a request head, beyond Beast's own:
+/// The framing rules of RFC 9112 the gateway enforces on a request head, beyond the parser's:
 /// Transfer-Encoding only as one `chunked` on HTTP/1.1 and never with Content-Length; exactly
 /// one Host on HTTP/1.1 and at most one on HTTP/1.0. nullopt when the head is acceptable.
 std::optional<Error> checkRequestFraming(const HeadFields& fields, unsigned version);
@@ -230,7 +135,7 @@ class ResponseReader {
   int status() const { return parser_->status(); }
   std::string_view contentType() const;
   std::string_view header(std::string_view name) const;
-  bool complete() const { return parser_->is_done(); }
+  bool complete() const { return parser_->done(); }
   const Error& error() const { return *error_; }
 
   /// True only when the answer was read exactly to its end, nothing follows it in `buffer`, and

@@ -22,7 +22,6 @@ namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
@@ -48,19 +47,16 @@ class FieldHeaders final : public http::Headers {
 
 /// The exchange's trace: the caller's when it sent one valid traceparent (two are invalid), its
 /// tracestate lines joined; else a new one, sampled at [traces] sample_ratio. One pass over the
-/// fields: neither name has a code of Beast's.
+/// fields, by their codes.
 trace::Context startTrace(const HeadFields& fields, double sample_ratio) {
   std::size_t parents = 0;
   std::string_view parent;
   bool state = false;
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const HeadFields::Entry f = fields[i];
-    if (f.code != bhttp::field::unknown) {
-      continue;
-    }
-    if (beast::iequals(f.name, "traceparent")) {
+    if (f.code == http1::Field::Traceparent) {
       parent = parents++ == 0 ? f.value : parent;
-    } else if (beast::iequals(f.name, "tracestate")) {
+    } else if (f.code == http1::Field::Tracestate) {
       state = true;
     }
   }
@@ -430,16 +426,16 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
     const Target target = splitTarget(req.target());
     const http::Method method = http::parseMethod(req.method());
     const bool head_only = method == http::Method::Head;
-    const bool keep_alive = req.keep_alive() && !shared.draining.load();
+    const bool keep_alive = req.keepAlive() && !shared.draining.load();
     ctx.method = req.method();
     ctx.path = target.path;
     http::Routing routing =
-        shared.router.route(method, target.path, fields.find(bhttp::field::content_type));
+        shared.router.route(method, target.path, fields.find(http1::Field::ContentType));
     if (routing.route != nullptr) {
       ctx.route = routing.route->pattern;
       // Who is calling is settled before the body is read: a stranger cannot make us buffer it.
       if (auto refused = shared.router.admit(
-              *routing.route, fields.find(bhttp::field::authorization), ctx.caller)) {
+              *routing.route, fields.find(http1::Field::Authorization), ctx.caller)) {
         ctx.error_code = errorSpec(refused->kind).code;
         routing.route = nullptr;
         routing.refusal = http::Response::error(*refused);
@@ -471,7 +467,7 @@ asio::awaitable<void> session(SessionShared& shared, tcp::socket socket,
       continue;
     }
     if (body_pending && req.version() >= kHttp11 &&
-        beast::iequals(fields.find(bhttp::field::expect), "100-continue")) {
+        beast::iequals(fields.find(http1::Field::Expect), "100-continue")) {
       // Only now that the request may go on (RFC 9110 §10.1.1), and never to HTTP/1.0.
       constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       co_await writeNow(stream, asio::buffer(kContinue), kWriteTimeout);

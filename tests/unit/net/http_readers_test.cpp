@@ -51,15 +51,15 @@ TEST(RequestReader, KeepsTheHeadAsSent) {
   ASSERT_EQ(fields.size(), 5U);
   EXPECT_EQ(fields[2].name, "x-forwarded-for");
   EXPECT_EQ(fields[2].value, "2.2.2.2");
-  EXPECT_EQ(fields[1].code, boost::beast::http::field::content_type);
-  EXPECT_EQ(fields[3].code, boost::beast::http::field::unknown);
+  EXPECT_EQ(fields[1].code, http1::Field::ContentType);
+  EXPECT_EQ(fields[3].code, http1::Field::Other);
   EXPECT_EQ(fields[3].value, "");
   // The first of a repeated field, by its name in any case or by its code; all of them joined.
   EXPECT_EQ(fields.find("X-FORWARDED-FOR"), "1.1.1.1");
-  EXPECT_EQ(fields.find(boost::beast::http::field::content_type), "text/plain");
+  EXPECT_EQ(fields.find(http1::Field::ContentType), "text/plain");
   EXPECT_EQ(fields.joined("X-Forwarded-For"), "1.1.1.1,2.2.2.2");
   EXPECT_EQ(fields.find("X-Forwarded"), "");
-  EXPECT_EQ(fields.find(boost::beast::http::field::host), "");
+  EXPECT_EQ(fields.find(http1::Field::Host), "");
   EXPECT_EQ(fields.joined("Host"), "");
 
   // More fields than are kept in place.
@@ -76,7 +76,7 @@ TEST(RequestReader, KeepsTheHeadAsSent) {
   EXPECT_EQ(all[79].name, "X-39");
   EXPECT_EQ(all[80].value, "39");
   EXPECT_EQ(all.find("x-39"), "v39");
-  EXPECT_EQ(all.find(boost::beast::http::field::host), "x");
+  EXPECT_EQ(all.find(http1::Field::Host), "x");
   EXPECT_EQ(all.joined("X-All").size(), 10 + 2 * 30 + 39);  // "0,1,…,39"
 }
 
@@ -118,6 +118,41 @@ TEST(RequestReader, AcceptsChunkedAndHttp10Requests) {
   append(buffer, "GET /health HTTP/1.0\r\n\r\n");
   RequestReader old(1024, 1024);
   EXPECT_EQ(parseBuffered(old, buffer).second, RStep::Complete);
+}
+
+TEST(RequestReader, RefusesFoldedFieldValues) {
+  boost::beast::flat_buffer buffer;
+  append(buffer, "POST / HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\nContent-Length: 0\r\n\r\n");
+  RequestReader reader(1024, 1024);
+  EXPECT_EQ(reader.parse(buffer), RStep::Failed);
+  EXPECT_EQ(reader.error().kind, ErrorKind::InvalidValue);
+  EXPECT_NE(reader.error().message.find("obs-fold"), std::string::npos) << reader.error().message;
+}
+
+TEST(RequestReader, ReadsTheSameRequestSentAByteAtATime) {
+  const std::string request =
+      "POST /v1/x HTTP/1.1\r\nHost: x\r\ntraceparent: t\r\nX-Long: " + std::string(300, 'v') +
+      "\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\"q\\\"\"\r\nabc\r\n2\r\nde\r\n0\r\nX-T: "
+      "1\r\n\r\n";
+  boost::beast::flat_buffer buffer;
+  RequestReader reader(1024, 1024);
+  RStep step = RStep::NeedMore;
+  for (const char c : request) {
+    append(buffer, std::string_view(&c, 1));
+    step = reader.parse(buffer);
+    if (step == RStep::HeadDone) {
+      step = reader.parse(buffer);
+    }
+    ASSERT_NE(step, RStep::Failed) << reader.error().message;
+  }
+  EXPECT_EQ(step, RStep::Complete);
+  EXPECT_EQ(reader.request().target(), "/v1/x");
+  EXPECT_EQ(reader.request().body().memory(), "abcde");
+  const HeadFields& fields = reader.request().fields();
+  ASSERT_EQ(fields.size(), 4U);  // The trailer's field is not one of the head's.
+  EXPECT_EQ(fields[1].code, http1::Field::Traceparent);
+  EXPECT_EQ(fields.find("x-long").size(), 300U);
+  EXPECT_EQ(buffer.size(), 0U);
 }
 
 TEST(RequestReader, BoundsLinesThatNeverEnd) {
@@ -218,6 +253,14 @@ TEST(ResponseReader, KeepsTheFinalHeadsFieldsAndChunksTheBodyIntoTheRoomGiven) {
   }
   EXPECT_EQ(body, "{\"error\":1}   ");
   EXPECT_TRUE(reader.reusable(buffer));
+}
+
+TEST(ResponseReader, UnfoldsFoldedFieldValues) {
+  boost::beast::flat_buffer buffer;
+  append(buffer, "HTTP/1.1 200 OK\r\nX-A: a \r\n  b\r\n\t \r\n\tc\r\nContent-Length: 0\r\n\r\n");
+  ResponseReader reader;
+  ASSERT_EQ(reader.parseHead(buffer), UStep::HeadDone);
+  EXPECT_EQ(reader.header("x-a"), "a b c");
 }
 
 TEST(ResponseReader, RefusesTooManyInterimAnswersAndProtocolSwitches) {

@@ -2,6 +2,7 @@
 // taken from the first input byte), requests are pipelined (each next reader goes on with what
 // is left in the buffer), and the buffer is bounded. Invariants: the buffer never grows past the
 // reader's bound, a failure is one of the request errors, an accepted head obeys the framing rules.
+#include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <cstdint>
 #include <cstdlib>

@@ -3,6 +3,7 @@
 // Invariants: the buffer stays bounded, body bytes never exceed input bytes, and a connection
 // is called reusable only when its answer is complete and nothing follows it; a Retry-After
 // header is read as a wait of at most a day, or not at all.
+#include <algorithm>
 #include <array>
 #include <boost/asio/buffer.hpp>
 #include <cstdint>

@@ -201,8 +201,10 @@ bool chunkExtensions(const char* p, const char* end) {
       return false;
     }
     const char* after = skipSpace(p, end);
-    if (after == end || *after != '=') {
-      p = after == end ? after : p;
+    if (after == end) {
+      return after == p;  // No white space after the last extension.
+    }
+    if (*after != '=') {
       continue;
     }
     p = skipSpace(after + 1, end);
@@ -613,19 +615,19 @@ ParseError Parser::framing(Field code, std::string_view value) {
       if (chunked_ || length_) {
         return ParseError::BadTransferEncoding;
       }
-      // Chunked when the first "chunked" is the last coding (RFC 9112 §6.1).
+      // Chunked when the first "chunked" is the last coding (RFC 9112 §6.1); a coding that is
+      // not a token makes the framing a guess, and is refused.
       bool seen = false;
       bool last = false;
-      eachElement(value, [&](std::string_view coding) {
-        if (coding.empty()) {
-          return true;
+      const bool listed = eachElement(value, [&](std::string_view coding) {
+        if (!coding.empty()) {
+          last = !seen && boost::beast::iequals(coding, "chunked");
+          seen = seen || last;
         }
-        last = !seen && boost::beast::iequals(coding, "chunked");
-        seen = seen || last;
-        return true;
+        return allToken(coding);
       });
-      chunked_ = last;
-      return ParseError::None;
+      chunked_ = listed && last;
+      return listed ? ParseError::None : ParseError::BadTransferEncoding;
     }
     default:
       return ParseError::None;

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "core/text.hpp"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -63,22 +65,27 @@ const char* findValueStop(const char* p, const char* end) {
   return p;
 }
 
+/// Moves `p` to the CR that ends a line of value bytes (a reason phrase, a field value): `bad`
+/// for another control byte, BadLineEnding for a CR without its LF, NeedMore when the bytes end.
+ParseError toLineEnd(const char*& p, const char* end, ParseError bad) {
+  p = findValueStop(p, end);
+  if (p == end) {
+    return ParseError::NeedMore;
+  }
+  if (*p != '\r') {
+    return bad;
+  }
+  if (end - p < 2) {
+    return ParseError::NeedMore;
+  }
+  return p[1] == '\n' ? ParseError::None : ParseError::BadLineEnding;
+}
+
 const char* skipSpace(const char* p, const char* end) {
   while (p < end && space(*p)) {
     ++p;
   }
   return p;
-}
-
-/// `s` without leading and trailing SP and HTAB.
-std::string_view trimSpace(std::string_view s) {
-  while (!s.empty() && space(s.front())) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && space(s.back())) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 /// Calls `each` with every element of a comma-separated list, trimmed (empty ones too); stops
@@ -87,7 +94,7 @@ template <class Each>
 bool eachElement(std::string_view list, Each each) {
   for (;;) {
     const std::size_t comma = list.find(',');
-    if (!each(trimSpace(list.substr(0, comma)))) {
+    if (!each(text::trimOws(list.substr(0, comma)))) {
       return false;
     }
     if (comma == std::string_view::npos) {
@@ -488,18 +495,9 @@ ParseError Parser::statusLine(const char*& p, const char* end) {
   if (p[3] != ' ') {
     return ParseError::BadStatus;
   }
-  p = findValueStop(p + 4, end);
-  if (p == end) {
-    return ParseError::NeedMore;
-  }
-  if (*p != '\r') {
-    return ParseError::BadReason;
-  }
-  if (end - p < 2) {
-    return ParseError::NeedMore;
-  }
-  if (p[1] != '\n') {
-    return ParseError::BadLineEnding;
+  p += 4;
+  if (const ParseError e = toLineEnd(p, end, ParseError::BadReason); e != ParseError::None) {
+    return e;
   }
   p += 2;
   status_ = code;
@@ -523,18 +521,9 @@ ParseError Parser::field(const char* begin, const char*& p, const char* end, boo
   bool folds = false;
   for (bool first = true;; first = false) {
     const char* const start = skipSpace(p, end);
-    p = findValueStop(start, end);
-    if (p == end) {
-      return ParseError::NeedMore;
-    }
-    if (*p != '\r') {
-      return ParseError::BadValue;
-    }
-    if (end - p < 2) {
-      return ParseError::NeedMore;
-    }
-    if (p[1] != '\n') {
-      return ParseError::BadLineEnding;
+    p = start;
+    if (const ParseError e = toLineEnd(p, end, ParseError::BadValue); e != ParseError::None) {
+      return e;
     }
     if (end - p < 3) {
       return ParseError::NeedMore;  // The next line's first byte says whether this one goes on.

@@ -192,7 +192,7 @@ TEST(OneLine, LineFeedsBetweenTokensBecomeSpacesAndTheRewriterTakesThem) {
 }
 
 TEST(OneLine, ALineFeedInsideAStringIsLeftForTheRewriterToRefuse) {
-  for (const std::string data :
+  for (const std::string& data :
        {std::string("{\"a\":\"x\ny\"}"), std::string("{\"a\":\"x\\\"\n\"}")}) {
     const std::string flat = oneLine(data);
     EXPECT_EQ(flat, data);

@@ -280,6 +280,28 @@ TEST(Text, JsonPlainPrefixStopsAtTheFirstByteAStringMustEscape) {
   EXPECT_EQ(text::jsonPlainPrefix(" !#[]~\x7f\xff"), 8U);  // 0x20 and up, DEL and 0xFF are plain.
 }
 
+TEST(JsonParse, FindsBadUtf8AfterValidStringsAndEscapesInPlaceOrNot) {
+  rapidjson::Document doc;
+  // Valid text of every kind is taken, escapes and non-ASCII characters among ASCII runs.
+  for (const std::string& good :
+       {std::string(R"({"a":"plain ascii text longer than one block","b":"\n\u00e9"})"),
+        std::string("{\"caf\xC3\xA9\":\"na\xC3\xAFve\",\"e\":\"\\ud83d\\ude00\"}")}) {
+    EXPECT_FALSE(parse(doc, good)) << good;
+    std::string in_place = good;
+    EXPECT_FALSE(parseInPlace(doc, in_place, Keys::Unique)) << good;
+  }
+  // A bad byte or a lone low surrogate after valid strings, close to their ends or after an
+  // escape, in a key or a value.
+  for (const std::string& bad :
+       {std::string("{\"a\":\"x\",\"b\":\"\xFF\"}"), std::string("{\"a\":\"\\n\xC3\"}"),
+        std::string(R"({"a":"ascii","b":"\t\udfff"})"),
+        std::string(R"({"a":"\ud83d\ude00\udc00"})"), std::string("{\"a\":1,\"k\xFF\":2}")}) {
+    EXPECT_TRUE(parse(doc, bad)) << bad;
+    std::string in_place = bad;
+    EXPECT_TRUE(parseInPlace(doc, in_place, Keys::Unique)) << bad;
+  }
+}
+
 TEST(Text, MillisAreWhatRapidJsonWritesForTheDouble) {
   const auto rapid = [](std::int64_t us) {
     Writer w;

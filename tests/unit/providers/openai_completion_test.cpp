@@ -234,6 +234,11 @@ TEST(SpliceCompletion, GarbageIsABadGateway) {
            std::string("{\"choices\":[{\"message\":{\"content\":\"\xff\"}}]}"),
            std::string("{\"choices\":[{\"message\":{\"\xc3\":1}}]}"),
            std::string(R"({"choices":[{"message":{"content":"\ud800"}}]})"),
+           // Not UTF-8 after strings that were: in the block that ended them, after an escape,
+           // as a lone low surrogate after a pair.
+           std::string("{\"id\":\"x\",\"choices\":[{\"message\":{\"a\":\"b\",\"c\":\"\xff\"}}]}"),
+           std::string("{\"choices\":[{\"message\":{\"content\":\"\\n\xc3\"}}]}"),
+           std::string(R"({"choices":[{"message":{"content":"\ud83d\ude00\udc00"}}]})"),
            // A raw control byte, a NUL or the end inside a string, past a long plain run.
            std::string("{\"choices\":[{\"message\":{\"content\":\"plain text run\nx\"}}]}"),
            std::string(R"({"choices":[{"message":{"content":"plain text run)") + '\0' + "\"}}]}",

@@ -1,10 +1,16 @@
 #include "core/ids.hpp"
 
+#include <sys/random.h>
+
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <span>
+#include <stdexcept>
+#include <vector>
 
 #include "core/text.hpp"
 
@@ -71,6 +77,21 @@ std::string uuidV7() {
     p += 2 * (end - from);
     from = end;
   }
+  return out;
+}
+
+std::string unguessableHex(std::size_t bytes) {
+  std::vector<std::uint8_t> raw(bytes);
+  for (std::size_t filled = 0; filled < bytes;) {
+    const ssize_t got = getrandom(raw.data() + filled, bytes - filled, 0);
+    if (got < 0 && errno != EINTR) {
+      throw std::runtime_error("the kernel's random source failed: " +
+                               std::string(std::strerror(errno)));
+    }
+    filled += got > 0 ? static_cast<std::size_t>(got) : 0;
+  }
+  std::string out(2 * bytes, '0');
+  text::writeHex(raw, out.data());
   return out;
 }
 

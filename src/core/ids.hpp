@@ -1,6 +1,8 @@
-// Identifiers: UUIDv7 generation (time-ordered, random tail) and UUID text validation.
+// Identifiers: UUIDv7 generation (time-ordered, random tail), UUID text validation, and values
+// that must not be guessed.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -11,5 +13,12 @@ std::string uuidV7();
 
 /// True when `text` is a UUID in canonical 8-4-4-4-12 hexadecimal form (any case).
 bool isUuid(std::string_view text);
+
+/// `bytes` bytes from the kernel's random source (getrandom), as 2 * `bytes` lower-case hex
+/// digits: for a value no one may work out from the values seen before, as a multipart boundary
+/// a client's bytes must not be able to hold. uuidV7's random bits are not that: they come from
+/// a fast generator, seeded once a thread, whose outputs follow from one another. Throws
+/// std::runtime_error when the kernel gives none.
+std::string unguessableHex(std::size_t bytes);
 
 }  // namespace tollgate::ids

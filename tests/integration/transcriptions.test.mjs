@@ -203,7 +203,12 @@ describe('transcriptions: forwarding', () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(up.method, 'POST');
     assert.equal(up.url, '/v1/audio/transcriptions');
-    assert.match(up.headers['content-type'] ?? '', /^multipart\/form-data; *boundary=/);
+    // 128 bits from the kernel's random source, new for each request: a client that could
+    // work the boundary out (from the ids it is shown, say) could end a field with it and add
+    // parts of its own.
+    const boundaryOf = (u) => /^multipart\/form-data; *boundary=(.*)$/.exec(u.headers['content-type'] ?? '')?.[1];
+    assert.match(boundaryOf(up) ?? '', /^tollgate-[0-9a-f]{32}$/);
+    assert.notEqual(boundaryOf((await forwarded(parts)).up), boundaryOf(up));
     assert.equal(up.headers.authorization, `Bearer ${UPSTREAM_KEY}`);
     assert.ok(up.form, `the mock could not parse the upstream body: ${up.formError}`);
     assert.deepEqual(up.form.fields, [['model', 'whisper-upstream'], ...fields]);

@@ -101,7 +101,10 @@ class TranscriptionExchange final : public WholeExchange {
       : request_(request), provider_(provider) {}
 
   Result<UpstreamRequest> request() override {
-    const std::string boundary = "tollgate-" + ids::uuidV7();
+    // Unguessable: a client that could work the boundary out could end its file or a field's
+    // value with it and add parts of its own (another model, say) to what the upstream reads.
+    constexpr std::size_t kBoundaryBytes = 16;
+    const std::string boundary = "tollgate-" + ids::unguessableHex(kBoundaryBytes);
     std::string head;
     appendField(head, boundary, "model", provider_.model);
     for (const auto& [name, value] : request_.fields) {

@@ -9,6 +9,15 @@
 namespace tollgate::ids {
 namespace {
 
+TEST(UnguessableHex, IsTwoLowerCaseHexDigitsAByteAndNeverTheSameTwice) {
+  EXPECT_EQ(unguessableHex(0), "");
+  const std::string a = unguessableHex(16);
+  ASSERT_EQ(a.size(), 32U);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  EXPECT_NE(unguessableHex(16), a);
+  EXPECT_EQ(unguessableHex(300).size(), 600U);  // More than one read may be needed.
+}
+
 TEST(UuidV7, IsCanonicalVersion7AndVariant) {
   const std::string id = uuidV7();
   ASSERT_TRUE(isUuid(id)) << id;

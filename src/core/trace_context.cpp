@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "core/ids.hpp"
 #include "core/text.hpp"
 
 namespace tollgate::trace {
@@ -18,11 +19,6 @@ constexpr std::size_t kMaxKeyBytes = 256;
 constexpr std::size_t kMaxTenantBytes = 241;
 constexpr std::size_t kMaxSystemBytes = 14;
 constexpr std::size_t kMaxValueBytes = 256;
-
-std::mt19937_64& generator() {
-  thread_local std::mt19937_64 gen{std::random_device{}()};
-  return gen;
-}
 
 /// A lower-case hex digit's value; -1 for anything else (upper case included).
 int hexDigit(char c) {
@@ -57,7 +53,7 @@ std::array<std::uint8_t, N> randomNonZero() {
   std::array<std::uint8_t, N> id{};
   do {
     for (std::size_t i = 0; i < N; i += 8) {
-      const std::uint64_t r = generator()();
+      const std::uint64_t r = ids::fastGenerator()();
       for (std::size_t j = 0; j < 8 && i + j < N; ++j) {
         id[i + j] = static_cast<std::uint8_t>(r >> (8 * j));
       }
@@ -172,8 +168,8 @@ Context begin(std::string_view traceparent, std::string_view tracestate, double 
   }
   c.trace_id = randomNonZero<16>();
   c.sampled = sample_ratio >= 1.0 ||
-              (sample_ratio > 0.0 &&
-               std::uniform_real_distribution<double>(0.0, 1.0)(generator()) < sample_ratio);
+              (sample_ratio > 0.0 && std::uniform_real_distribution<double>(
+                                         0.0, 1.0)(ids::fastGenerator()) < sample_ratio);
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <random>
 
+#include "core/ids.hpp"
 #include "core/text.hpp"
 #include "core/trace_context.hpp"
 #include "inference/relay.hpp"
@@ -57,10 +58,7 @@ asio::awaitable<bool> clientLeft() {
 }
 
 /// A uniform number in [0, 1) for the backoff's jitter.
-double jitter() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
-}
+double jitter() { return std::uniform_real_distribution<double>(0.0, 1.0)(ids::fastGenerator()); }
 
 asio::awaitable<void> sleepFor(std::chrono::milliseconds delay) {
   asio::steady_timer timer(co_await asio::this_coro::executor, delay);

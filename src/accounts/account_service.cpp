@@ -1,6 +1,7 @@
 #include "accounts/account_service.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -53,7 +54,15 @@ AccountService::~AccountService() {
 AccountService::Awaitable<void> AccountService::onThread(
     const std::function<void(Accounts&)>& work) {
   visits_.fetch_add(1, std::memory_order_relaxed);
-  co_await asio::co_spawn(thread_->pool, runHere(work), asio::use_awaitable);
+  // Not cancelled from the caller's side: the work is one synchronous call, and Boost 1.81's
+  // co_spawn passes a cancellation to another executor by posting it with a pointer to a signal
+  // that is freed once the work completes. A client that hung up while its console call ran
+  // (the hang-up watch cancels the session) could make that posted emit run after the work had
+  // ended: a use after free on the service's thread, seen as a crash under the browser tests.
+  // The caller still sees its cancellation at its next operation.
+  co_await asio::co_spawn(
+      thread_->pool, runHere(work),
+      asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
 }
 
 AccountService::Awaitable<void> AccountService::runHere(

@@ -26,8 +26,6 @@ bool isHex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-}  // namespace
-
 std::mt19937_64& fastGenerator() {
   thread_local std::mt19937_64 generator = [] {
     std::random_device source;
@@ -42,13 +40,19 @@ std::mt19937_64& fastGenerator() {
   return generator;
 }
 
+}  // namespace
+
+std::uint64_t fastRandom() { return fastGenerator()(); }
+
+double fastUnit() { return std::uniform_real_distribution<double>(0.0, 1.0)(fastGenerator()); }
+
 std::string uuidV7() {
   std::array<std::uint8_t, 16> b{};
   auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                            std::chrono::system_clock::now().time_since_epoch())
                                            .count());
-  const std::uint64_t r1 = fastGenerator()();
-  const std::uint64_t r2 = fastGenerator()();
+  const std::uint64_t r1 = fastRandom();
+  const std::uint64_t r2 = fastRandom();
   // RFC 9562's method 1: rand_a (12 bits) counts up within a millisecond from a random start
   // below 2048, so that the ids a thread makes one after another sort in that order (audit rows
   // of the same millisecond among them); rand_b stays random.

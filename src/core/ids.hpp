@@ -3,17 +3,20 @@
 #pragma once
 
 #include <cstddef>
-#include <random>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace tollgate::ids {
 
-/// This thread's fast generator: for ids, trace ids and jitter, never for secrets (its outputs
-/// follow from one another). Seeded with 256 bits from std::random_device, not one 32-bit draw:
-/// with 32 bits, two of about 77,000 threads (over a fleet's restarts) share a seed half the
-/// time, and so every trace id one of them makes.
-std::mt19937_64& fastGenerator();
+/// 64 bits from this thread's fast generator: for ids, trace ids and jitter, never for secrets
+/// (its outputs follow from one another). Seeded with 256 bits from std::random_device, not one
+/// 32-bit draw: with 32 bits, two of about 77,000 threads (over a fleet's restarts) share a seed
+/// half the time, and so every trace id one of them makes.
+std::uint64_t fastRandom();
+
+/// A uniform number in [0, 1) from the same generator (a sampling decision, a jitter).
+double fastUnit();
 
 /// A new UUIDv7 in canonical lower-case 8-4-4-4-12 form.
 std::string uuidV7();

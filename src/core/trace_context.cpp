@@ -1,7 +1,6 @@
 #include "core/trace_context.hpp"
 
 #include <algorithm>
-#include <random>
 
 #include "core/ids.hpp"
 #include "core/text.hpp"
@@ -53,7 +52,7 @@ std::array<std::uint8_t, N> randomNonZero() {
   std::array<std::uint8_t, N> id{};
   do {
     for (std::size_t i = 0; i < N; i += 8) {
-      const std::uint64_t r = ids::fastGenerator()();
+      const std::uint64_t r = ids::fastRandom();
       for (std::size_t j = 0; j < 8 && i + j < N; ++j) {
         id[i + j] = static_cast<std::uint8_t>(r >> (8 * j));
       }
@@ -167,9 +166,7 @@ Context begin(std::string_view traceparent, std::string_view tracestate, double 
     return c;
   }
   c.trace_id = randomNonZero<16>();
-  c.sampled = sample_ratio >= 1.0 ||
-              (sample_ratio > 0.0 && std::uniform_real_distribution<double>(
-                                         0.0, 1.0)(ids::fastGenerator()) < sample_ratio);
+  c.sampled = sample_ratio >= 1.0 || (sample_ratio > 0.0 && ids::fastUnit() < sample_ratio);
   return c;
 }
 

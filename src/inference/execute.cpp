@@ -4,7 +4,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <random>
 
 #include "core/ids.hpp"
 #include "core/text.hpp"
@@ -56,9 +55,6 @@ asio::awaitable<bool> clientLeft() {
   co_return (co_await asio::this_coro::cancellation_state).cancelled() !=
       asio::cancellation_type::none;
 }
-
-/// A uniform number in [0, 1) for the backoff's jitter.
-double jitter() { return std::uniform_real_distribution<double>(0.0, 1.0)(ids::fastGenerator()); }
 
 asio::awaitable<void> sleepFor(std::chrono::milliseconds delay) {
   asio::steady_timer timer(co_await asio::this_coro::executor, delay);
@@ -271,7 +267,8 @@ asio::awaitable<Next> tryProvider(Run& run, const Route& route, const config::Pr
     if (!worthRetrying(e) || retry >= route.retries.num_retries) {
       co_return Next::Provider;
     }
-    const auto delay = routing::retryDelay(retry, route.retries.max_delay, a.retry_after, jitter());
+    const auto delay =
+        routing::retryDelay(retry, route.retries.max_delay, a.retry_after, ids::fastUnit());
     if (!delay || Clock::now() + *delay >= run.deadline) {
       co_return Next::Provider;  // Asked to wait longer than allowed: another may answer sooner.
     }
